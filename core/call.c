@@ -1,0 +1,458 @@
+/* The call object: binding inputs, differentiation targets and seeds,
+ * validating them against the schema, and running the endpoint. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+static int same_header(const tsr_array *a, const tsr_array *b) {
+    return a->dtype == b->dtype && a->rank == b->rank &&
+           memcmp(a->shape, b->shape, (size_t)a->rank * sizeof(int64_t)) == 0;
+}
+
+TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
+    if (!c || (int)ep < 0 || (int)ep >= TSR_EP_COUNT) return NULL;
+    tsr_call *call = calloc(1, sizeof *call);
+    if (!call) return NULL;
+    host_ctx_init(&call->ctx, c, call);
+    call->comp = c;
+    call->ep = ep;
+    int32_t n_in = max_i32(c->n_in, 1), n_out = max_i32(c->n_out, 1);
+    int32_t cap = max_i32(n_out, n_in);
+    if (ep == TSR_EP_JACOBIAN) cap = max_i32(cap, n_in * n_out);
+    call->cap_results = cap;
+    call->inputs = calloc((size_t)n_in, sizeof *call->inputs);
+    call->input_bound = calloc((size_t)n_in, 1);
+    call->wrt_in = calloc((size_t)n_in, sizeof *call->wrt_in);
+    call->wrt_out = calloc((size_t)n_out, sizeof *call->wrt_out);
+    call->seeds = calloc((size_t)cap, sizeof *call->seeds);
+    call->seed_set = calloc((size_t)cap, 1);
+    call->results = calloc((size_t)cap, sizeof *call->results);
+    call->expect = calloc((size_t)cap, sizeof *call->expect);
+    call->bufs = calloc((size_t)cap, sizeof *call->bufs);
+    call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
+    call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
+    if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
+        !call->seed_set || !call->results || !call->expect || !call->bufs || !call->symval ||
+        !call->sym_from) {
+        tsr_call_free(call);
+        return NULL;
+    }
+    if (ep == TSR_EP_APPLY || ep == TSR_EP_ABSTRACT_EVAL) call->wrt_set = 1;
+    return call;
+}
+
+TSR_API void tsr_call_free(tsr_call *call) {
+    if (!call) return;
+    for (int32_t k = 0; call->bufs && k < call->cap_results; k++) result_release(&call->bufs[k]);
+    free(call->inputs);
+    free(call->input_bound);
+    free(call->wrt_in);
+    free(call->wrt_out);
+    free(call->seeds);
+    free(call->seed_set);
+    free(call->results);
+    free(call->expect);
+    free(call->bufs);
+    free(call->symval);
+    free(call->sym_from);
+    free(call);
+}
+
+static int ok(tsr_call *call) {
+    call->errcode = 0;
+    call->errmsg[0] = '\0';
+    return 0;
+}
+
+TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a) {
+    if (!call) return TSR_E_ARGUMENT;
+    if (index < 0 || index >= call->comp->n_in)
+        return call_fail(call, TSR_E_UNKNOWN_FIELD, "input index %d out of range (%d inputs)",
+                         (int)index, (int)call->comp->n_in);
+    call->results_valid = 0;
+    if (!a) {
+        call->validated = 0;
+        call->n_bound -= call->input_bound[index];
+        call->input_bound[index] = 0;
+        return 0;
+    }
+    if (a->rank < 0 || a->rank > TSR_MAX_RANK)
+        return call_fail(call, TSR_E_SHAPE, "input '%s': rank %d is out of range (0 to %d)",
+                         call->comp->in[index].field.name, (int)a->rank, TSR_MAX_RANK);
+    /* Copy only the dims in use: this sits on every call's path. */
+    tsr_array *dst = &call->inputs[index];
+    dst->data = a->data;
+    if (!call->input_bound[index] || !same_header(dst, a)) {
+        call->validated = 0;
+        dst->dtype = a->dtype;
+        dst->rank = a->rank;
+        memcpy(dst->shape, a->shape, (size_t)a->rank * sizeof(int64_t));
+    }
+    call->n_bound += !call->input_bound[index];
+    call->input_bound[index] = 1;
+    return 0;
+}
+
+static void list_names(const field_info *fs, int32_t n, char *buf, size_t cap) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < n && used < cap; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", fs[i].field.name);
+        if (w > 0) used += (size_t)w;
+    }
+}
+
+TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a) {
+    if (!call) return TSR_E_ARGUMENT;
+    int32_t i = tsr_find_input(call->comp, name);
+    if (i < 0) {
+        char known[512];
+        list_names(call->comp->in, call->comp->n_in, known, sizeof known);
+        return call_fail(call, TSR_E_UNKNOWN_FIELD, "'%s' is not an input (inputs: %s)",
+                         name ? name : "(null)", known);
+    }
+    return tsr_call_set_input_at(call, i, a);
+}
+
+/* Names of the differentiation lists, as in Tesseract's payloads. */
+static const char *wrt_in_label(tsr_endpoint ep) {
+    return ep == TSR_EP_JVP ? "jvp_inputs" : ep == TSR_EP_VJP ? "vjp_inputs" : "jac_inputs";
+}
+static const char *wrt_out_label(tsr_endpoint ep) {
+    return ep == TSR_EP_JVP ? "jvp_outputs" : ep == TSR_EP_VJP ? "vjp_outputs" : "jac_outputs";
+}
+
+static int resolve_wrt(tsr_call *call, const char *label, const char *what,
+                       const char *const *names, int32_t n, const field_info *fs, int32_t n_fs,
+                       int32_t *idx) {
+    if (n < 0 || n > n_fs || (n > 0 && !names))
+        return call_fail(call, TSR_E_ARGUMENT, "%s: invalid list (%d names for %d %ss)", label,
+                         (int)n, (int)n_fs, what);
+    for (int32_t k = 0; k < n; k++) {
+        int32_t f = find_field(fs, n_fs, names[k]);
+        if (f < 0) {
+            char known[512];
+            list_names(fs, n_fs, known, sizeof known);
+            return call_fail(call, TSR_E_UNKNOWN_FIELD, "%s: '%s' is not an %s (%ss: %s)", label,
+                             names[k] ? names[k] : "(null)", what, what, known);
+        }
+        if (!(fs[f].field.flags & TSR_FIELD_DIFFERENTIABLE))
+            return call_fail(call, TSR_E_NOT_DIFFERENTIABLE,
+                             "%s: %s '%s' is not differentiable", label, what, names[k]);
+        for (int32_t j = 0; j < k; j++)
+            if (idx[j] == f)
+                return call_fail(call, TSR_E_ARGUMENT, "%s: '%s' is named twice", label,
+                                 names[k]);
+        idx[k] = f;
+    }
+    return 0;
+}
+
+TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
+                             const char *const *out_names, int32_t n_out) {
+    if (!call) return TSR_E_ARGUMENT;
+    tsr_endpoint ep = call->ep;
+    if (ep != TSR_EP_JVP && ep != TSR_EP_VJP && ep != TSR_EP_JACOBIAN)
+        return call_fail(call, TSR_E_ARGUMENT,
+                         "differentiation targets apply only to jvp, vjp and jacobian");
+    tsr_component *c = call->comp;
+    call->wrt_set = 0;
+    call->validated = 0;
+    call->n_wrt_in = call->n_wrt_out = 0;
+    call->results_valid = 0;
+    memset(call->seed_set, 0, (size_t)call->cap_results);
+    int rc = resolve_wrt(call, wrt_in_label(ep), "input", in_names, n_in, c->in, c->n_in,
+                         call->wrt_in);
+    if (!rc)
+        rc = resolve_wrt(call, wrt_out_label(ep), "output", out_names, n_out, c->out, c->n_out,
+                         call->wrt_out);
+    if (rc) return rc;
+    call->n_wrt_in = n_in;
+    call->n_wrt_out = n_out;
+    call->wrt_set = 1;
+    return ok(call);
+}
+
+TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a) {
+    if (!call) return TSR_E_ARGUMENT;
+    tsr_endpoint ep = call->ep;
+    if (ep != TSR_EP_JVP && ep != TSR_EP_VJP)
+        return call_fail(call, TSR_E_ARGUMENT,
+                         "only jvp (tangent_vector) and vjp (cotangent_vector) take seeds");
+    if (!call->wrt_set)
+        return call_fail(call, TSR_E_ARGUMENT, "set %s and %s (tsr_call_set_wrt) before seeds",
+                         wrt_in_label(ep), wrt_out_label(ep));
+    int jvp = ep == TSR_EP_JVP;
+    const char *label = jvp ? "tangent_vector" : "cotangent_vector";
+    const field_info *fs = jvp ? call->comp->in : call->comp->out;
+    const int32_t *wrt = jvp ? call->wrt_in : call->wrt_out;
+    int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
+    for (int32_t k = 0; k < n; k++)
+        if (name && strcmp(fs[wrt[k]].field.name, name) == 0) {
+            call->results_valid = 0;
+            if (!a) {
+                call->validated = 0;
+                call->seed_set[k] = 0;
+                return 0;
+            }
+            if (a->rank < 0 || a->rank > TSR_MAX_RANK)
+                return call_fail(call, TSR_E_SHAPE, "%s['%s']: rank %d is out of range", label,
+                                 name, (int)a->rank);
+            if (!call->seed_set[k] || !same_header(&call->seeds[k], a)) call->validated = 0;
+            call->seeds[k] = *a;
+            call->seed_set[k] = 1;
+            return 0;
+        }
+    return call_fail(call, TSR_E_UNKNOWN_FIELD, "%s: '%s' is not one of %s", label,
+                     name ? name : "(null)", jvp ? "jvp_inputs" : "vjp_outputs");
+}
+
+/* ---- validation at run time ------------------------------------------- */
+
+static int check_array(tsr_call *call, const char *label, const field_info *f,
+                       const tsr_array *a, int need_data) {
+    char why[400];
+    if (a->dtype != f->field.dtype) {
+        const char *given = tsr_dtype_name(a->dtype);
+        if (given)
+            return call_fail(call, TSR_E_DTYPE, "%s: dtype %s given, %s expected", label, given,
+                             tsr_dtype_name(f->field.dtype));
+        return call_fail(call, TSR_E_DTYPE, "%s: invalid dtype code %d given, %s expected",
+                         label, (int)a->dtype, tsr_dtype_name(f->field.dtype));
+    }
+    if (shape_match(f, a->shape, a->rank, call->symval, call->sym_from, call->comp->sym_names,
+                    why, sizeof why) != 0)
+        return call_fail(call, TSR_E_SHAPE, "%s: %s", label, why);
+    int64_t count = shape_count(a->shape, a->rank);
+    if (count < 0)
+        return call_fail(call, TSR_E_SHAPE, "%s: the element count overflows", label);
+    if (need_data && !a->data && count > 0)
+        return call_fail(call, TSR_E_ARGUMENT, "%s: data is NULL for %lld elements", label,
+                         (long long)count);
+    return 0;
+}
+
+static int bind_inputs(tsr_call *call) {
+    tsr_component *c = call->comp;
+    int need_data = call->ep != TSR_EP_ABSTRACT_EVAL;
+    for (int32_t s = 0; s < c->n_sym; s++) call->symval[s] = -1;
+    if (call->n_bound != c->n_in)
+        for (int32_t i = 0; i < c->n_in; i++)
+            if (!call->input_bound[i])
+                return call_fail(call, TSR_E_MISSING, "input '%s' is missing",
+                                 c->in[i].field.name);
+    for (int32_t i = 0; i < c->n_in; i++) {
+        const field_info *f = &c->in[i];
+        const tsr_array *a = &call->inputs[i];
+        /* The common case, an exact match of a plain field, costs no
+         * formatting; labels are built only on failure. */
+        if (a->dtype == f->field.dtype && a->rank == f->field.rank) {
+            char dummy[1];
+            if (shape_match(f, a->shape, a->rank, call->symval, call->sym_from, c->sym_names,
+                            dummy, 0) == 0 &&
+                (!need_data || a->data || shape_count(a->shape, a->rank) == 0) &&
+                shape_count(a->shape, a->rank) >= 0)
+                continue;
+        }
+        for (int32_t s = 0; s < c->n_sym; s++) call->symval[s] = -1;
+        for (int32_t j = 0; j < i; j++)  /* rebind earlier fields for a precise message */
+            shape_match(&c->in[j], call->inputs[j].shape, call->inputs[j].rank, call->symval,
+                        call->sym_from, c->sym_names, (char[1]){0}, 0);
+        char label[TSR_MAX_NAME + 16];
+        snprintf(label, sizeof label, "input '%s'", f->field.name);
+        return check_array(call, label, f, a, need_data);
+    }
+    return 0;
+}
+
+/* Tangents are shaped like their inputs, cotangents like their outputs. */
+static int check_seeds(tsr_call *call) {
+    tsr_component *c = call->comp;
+    if (!call->wrt_set)
+        return call_fail(call, TSR_E_MISSING, "%s and %s are not set (tsr_call_set_wrt)",
+                         wrt_in_label(call->ep), wrt_out_label(call->ep));
+    if (call->ep != TSR_EP_JVP && call->ep != TSR_EP_VJP) return 0;
+    int jvp = call->ep == TSR_EP_JVP;
+    int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
+    for (int32_t k = 0; k < n; k++) {
+        const field_info *f = jvp ? &c->in[call->wrt_in[k]] : &c->out[call->wrt_out[k]];
+        char label[TSR_MAX_NAME + 32];
+        snprintf(label, sizeof label, "%s['%s']", jvp ? "tangent_vector" : "cotangent_vector",
+                 f->field.name);
+        if (!call->seed_set[k])
+            return call_fail(call, TSR_E_MISSING, "%s is missing", label);
+        const tsr_array *s = &call->seeds[k];
+        if (jvp) {
+            const tsr_array *in = &call->inputs[call->wrt_in[k]];
+            if (s->rank != in->rank ||
+                memcmp(s->shape, in->shape, (size_t)in->rank * sizeof(int64_t)) != 0) {
+                char a[96], b[96];
+                return call_fail(call, TSR_E_SHAPE,
+                                 "%s: shape %s given, %s expected (the shape of input '%s')",
+                                 label, shape_str(s->shape, s->rank, a, sizeof a),
+                                 shape_str(in->shape, in->rank, b, sizeof b), f->field.name);
+            }
+        }
+        int rc = check_array(call, label, f, s, 1);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int unsupported(tsr_call *call) {
+    char have[128] = "";
+    size_t used = 0;
+    for (int e = 0; e < TSR_EP_COUNT; e++)
+        if (tsr_has_endpoint(call->comp, (tsr_endpoint)e)) {
+            int w = snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
+                             tsr_endpoint_name((tsr_endpoint)e));
+            if (w > 0 && (size_t)w < sizeof have - used) used += (size_t)w;
+        }
+    if (call->ep == TSR_EP_ABSTRACT_EVAL)
+        return call_fail(call, TSR_E_UNSUPPORTED,
+                         "the plugin has no abstract_eval and some output shapes depend on "
+                         "values (available endpoints: %s)",
+                         have);
+    return call_fail(call, TSR_E_UNSUPPORTED,
+                     "the component does not implement this endpoint (available: %s)", have);
+}
+
+static int plugin_failed(tsr_call *call, int status) {
+    host_ctx *hc = &call->ctx;
+    if (hc->alloc_code)
+        return call_fail(call, hc->alloc_code, "%s", hc->alloc_msg);
+    if (hc->plugin_msg_set)
+        return call_fail(call, TSR_E_PLUGIN, "the plugin failed: %s", hc->plugin_msg);
+    return call_fail(call, TSR_E_PLUGIN, "the plugin failed (status %d) without a message",
+                     status);
+}
+
+/* Everything but data pointers was checked by the last run: only a NULL
+ * pointer could make this run invalid, and the slow path reports it. */
+static int fast_path_ok(const tsr_call *call) {
+    if (!call->validated) return 0;
+    for (int32_t i = 0; i < call->comp->n_in; i++)
+        if (!call->inputs[i].data) return 0;
+    for (int32_t k = 0; k < call->args.n_seeds; k++)
+        if (!call->seeds[k].data) return 0;
+    return 1;
+}
+
+static int validate(tsr_call *call) {
+    tsr_component *c = call->comp;
+    int rc = bind_inputs(call);
+    if (!rc && call->ep != TSR_EP_APPLY && call->ep != TSR_EP_ABSTRACT_EVAL)
+        rc = check_seeds(call);
+    if (!rc) rc = results_prepare(call);
+    if (rc) return rc;
+    call->args = (tsr_args){
+        .struct_size = sizeof(tsr_args),
+        .endpoint = call->ep,
+        .inputs = call->inputs,
+        .n_inputs = c->n_in,
+        .wrt_in = call->wrt_in,
+        .n_wrt_in = call->n_wrt_in,
+        .wrt_out = call->wrt_out,
+        .n_wrt_out = call->n_wrt_out,
+        .seeds = call->seeds,
+        .n_seeds = call->ep == TSR_EP_JVP   ? call->n_wrt_in
+                   : call->ep == TSR_EP_VJP ? call->n_wrt_out
+                                            : 0,
+        .results = call->results,
+        .n_results = call->n_results,
+    };
+    return 0;
+}
+
+/* The host sized every result before the call (none waits for
+ * tsr_ctx_alloc), so the same sizes hold while shapes do not change. */
+static int results_all_host_sized(const tsr_call *call) {
+    for (int32_t k = 0; k < call->n_results; k++)
+        if (!call->expect[k].data) return 0;
+    return 1;
+}
+
+TSR_API int tsr_call_run(tsr_call *call) {
+    if (!call) return TSR_E_ARGUMENT;
+    tsr_component *c = call->comp;
+    call->results_valid = 0;
+    tsr_endpoint_fn fn = c->ep[call->ep];
+    if (!fn && !tsr_has_endpoint(c, call->ep)) return unsupported(call);
+    if (!fast_path_ok(call)) {
+        call->validated = 0;
+        int rc = validate(call);
+        if (rc) return rc;
+    }
+    if (fn) {
+        int cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
+        call->ctx.plugin_msg_set = 0;
+        call->ctx.alloc_code = 0;
+        if (!c->thread_safe) pthread_mutex_lock(&c->lock);
+        int status = fn(&call->ctx.pub, &call->args);
+        if (!c->thread_safe) pthread_mutex_unlock(&c->lock);
+        if (status != 0 || call->ctx.alloc_code) {
+            call->validated = 0;
+            return plugin_failed(call, status);
+        }
+        int rc = results_check(call);
+        if (rc) {
+            call->validated = 0;
+            return rc;
+        }
+        call->validated = cacheable;
+    }
+    call->results_valid = 1;
+    if (call->errcode) ok(call);
+    return 0;
+}
+
+/* ---- results ------------------------------------------------------------- */
+
+TSR_API int32_t tsr_call_n_results(const tsr_call *call) {
+    return (call && call->results_valid) ? call->n_results : 0;
+}
+
+TSR_API const tsr_array *tsr_call_result(const tsr_call *call, int32_t k) {
+    if (!call || !call->results_valid || k < 0 || k >= call->n_results) return NULL;
+    return &call->results[k];
+}
+
+TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name) {
+    if (!call || !call->results_valid || !name) return NULL;
+    const tsr_component *c = call->comp;
+    for (int32_t k = 0; k < call->n_results; k++) {
+        const char *rname;
+        switch (call->ep) {
+        case TSR_EP_JVP: rname = c->out[call->wrt_out[k]].field.name; break;
+        case TSR_EP_VJP: rname = c->in[call->wrt_in[k]].field.name; break;
+        case TSR_EP_JACOBIAN: return NULL;
+        default: rname = c->out[k].field.name; break;
+        }
+        if (strcmp(rname, name) == 0) return &call->results[k];
+    }
+    return NULL;
+}
+
+TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
+                                           const char *in_name) {
+    if (!call || !call->results_valid || call->ep != TSR_EP_JACOBIAN || !out_name || !in_name)
+        return NULL;
+    const tsr_component *c = call->comp;
+    for (int32_t o = 0; o < call->n_wrt_out; o++) {
+        if (strcmp(c->out[call->wrt_out[o]].field.name, out_name) != 0) continue;
+        for (int32_t i = 0; i < call->n_wrt_in; i++)
+            if (strcmp(c->in[call->wrt_in[i]].field.name, in_name) == 0)
+                return &call->results[o * call->n_wrt_in + i];
+    }
+    return NULL;
+}
+
+TSR_API int tsr_call_errcode(const tsr_call *call) { return call ? call->errcode : TSR_E_ARGUMENT; }
+
+TSR_API const char *tsr_call_errmsg(const tsr_call *call) {
+    return call ? call->errmsg : "no call (NULL)";
+}

@@ -1,0 +1,87 @@
+/* Services offered to plugins through tsr_ctx: error messages, result
+ * buffers, logging and configuration. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static host_ctx *host_of(tsr_ctx *ctx) { return (host_ctx *)ctx; }
+
+static void api_set_error(tsr_ctx *ctx, const char *message) {
+    host_ctx *hc = host_of(ctx);
+    snprintf(hc->plugin_msg, sizeof hc->plugin_msg, "%s", message ? message : "(no message)");
+    hc->plugin_msg_set = 1;
+}
+
+static void *api_alloc_result(tsr_ctx *ctx, int32_t index) {
+    host_ctx *hc = host_of(ctx);
+    char why[TSR_ERRMSG_MAX];
+    int code = TSR_E_PLUGIN_RESULT;
+    void *p;
+    if (!hc->call) {
+        snprintf(why, sizeof why, "tsr_ctx_alloc called outside an endpoint call");
+        p = NULL;
+    } else {
+        p = result_alloc(hc->call, index, &code, why, sizeof why);
+    }
+    if (!p) {
+        /* Kept apart from the plugin's own message: the host's diagnosis
+         * wins when the plugin then fails. */
+        snprintf(hc->alloc_msg, sizeof hc->alloc_msg, "%s", why);
+        hc->alloc_code = code;
+    }
+    return p;
+}
+
+static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+
+static void default_log(const struct tsr_options *o, tsr_log_level level, const char *component,
+                        const char *message) {
+    if (o->log_off || level < o->log_level) return;
+    if (o->log_fn) {
+        o->log_fn(o->log_user, level, component, message);
+        return;
+    }
+    int l = (level >= TSR_LOG_DEBUG && level <= TSR_LOG_ERROR) ? (int)level : TSR_LOG_ERROR;
+    fprintf(stderr, "tessera[%s] %s: %s\n", component, level_names[l], message);
+}
+
+static void api_log(tsr_ctx *ctx, tsr_log_level level, const char *message) {
+    host_ctx *hc = host_of(ctx);
+    default_log(&hc->comp->opts, level, comp_label(hc->comp), message ? message : "");
+}
+
+void comp_log(const tsr_component *c, tsr_log_level level, const char *fmt, ...) {
+    if (c->opts.log_off || level < c->opts.log_level) return;
+    char msg[TSR_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    default_log(&c->opts, level, comp_label(c), msg);
+}
+
+static const char *api_config(tsr_ctx *ctx, const char *key) {
+    const struct tsr_options *o = &host_of(ctx)->comp->opts;
+    if (!key) return NULL;
+    for (int32_t i = 0; i < o->n_config; i++)
+        if (strcmp(o->config[i].key, key) == 0) return o->config[i].value;
+    return NULL;
+}
+
+const tsr_host_api tsr_host_api_v1 = {
+    .struct_size = sizeof(tsr_host_api),
+    .set_error = api_set_error,
+    .alloc_result = api_alloc_result,
+    .log = api_log,
+    .config = api_config,
+};
+
+void host_ctx_init(host_ctx *hc, tsr_component *c, tsr_call *call) {
+    memset(hc, 0, sizeof *hc);
+    hc->pub.struct_size = sizeof hc->pub;
+    hc->pub.host = &tsr_host_api_v1;
+    hc->pub.state = c->state;
+    hc->comp = c;
+    hc->call = call;
+}

@@ -1,0 +1,173 @@
+/* Internal structures of the core: the loaded component, the call object,
+ * options. Not part of the public API. */
+#ifndef TESSERA_CORE_INTERNAL_H
+#define TESSERA_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "tessera/tessera.h"
+
+#ifndef TSR_API
+#define TSR_API __attribute__((visibility("default")))
+#endif
+
+/* Buffers handed to plugins are aligned for AVX-512 and for JAX, which
+ * copies misaligned buffers instead of viewing them. */
+#define TSR_ALIGN 64
+
+/* Sanity bounds on a descriptor, to refuse garbage rather than walk it. */
+#define TSR_MAX_FIELDS 4096
+#define TSR_MAX_NAME 256
+
+/* Kind of one declared dimension, resolved once at load. */
+enum dim_kind { DIM_FIXED, DIM_ANY, DIM_SYMBOL };
+
+/* The host's validated copy of one schema field. The public part (field)
+ * points at `dims`; strings still point into the plugin's static data,
+ * which lives as long as the plugin stays loaded. */
+typedef struct field_info {
+    tsr_field field;
+    tsr_dim dims[TSR_MAX_FIELD_RANK];
+    uint8_t kind[TSR_MAX_FIELD_RANK];  /* enum dim_kind */
+    int16_t sym[TSR_MAX_FIELD_RANK];   /* symbol id for DIM_SYMBOL, else -1 */
+    /* Outputs only: every dimension is fixed or a symbol that some input
+     * binds, so the host can compute the shape before the call. */
+    uint8_t shape_static;
+} field_info;
+
+typedef struct config_entry {
+    char *key;
+    char *value;
+} config_entry;
+
+struct tsr_options {
+    tsr_mode mode;
+    tsr_log_level log_level;
+    int log_off;
+    tsr_log_fn log_fn;
+    void *log_user;
+    config_entry *config;
+    int32_t n_config;
+};
+
+struct tsr_component {
+    char *path;
+    tsr_mode mode;
+    void *dl;                        /* dlopen handle */
+    const tsr_plugin *desc;
+    tsr_endpoint_fn ep[TSR_EP_COUNT];
+    tsr_fini_fn fini;
+    void *state;                     /* what the plugin's init returned */
+    int32_t n_in, n_out;
+    field_info *in, *out;
+    int32_t n_sym;
+    const char **sym_names;          /* n_sym symbol names, in id order */
+    int thread_safe;
+    pthread_mutex_t lock;            /* serialises non-thread-safe plugins */
+    struct tsr_options opts;         /* a private copy (config strings owned) */
+};
+
+/* What a tsr_ctx really points to: the public part first, then the
+ * host's bookkeeping. One per call object, plus a temporary one for
+ * init and fini. */
+typedef struct host_ctx {
+    tsr_ctx pub;
+    tsr_component *comp;
+    struct tsr_call *call;           /* NULL during init */
+    int plugin_msg_set;
+    int alloc_code;                  /* 0, or why tsr_ctx_alloc refused */
+    char plugin_msg[TSR_ERRMSG_MAX];
+    char alloc_msg[TSR_ERRMSG_MAX];
+} host_ctx;
+
+/* A result buffer owned by a call, kept across runs. */
+typedef struct result_buf {
+    void *ptr;
+    size_t cap;
+} result_buf;
+
+struct tsr_call {
+    host_ctx ctx;                    /* first: (tsr_call *) == (host_ctx *) */
+    tsr_component *comp;
+    tsr_endpoint ep;
+    /* inputs */
+    tsr_array *inputs;               /* n_in */
+    uint8_t *input_bound;            /* n_in */
+    int32_t n_bound;
+    /* differentiation targets and their seeds */
+    int32_t *wrt_in, *wrt_out;       /* capacity n_in / n_out */
+    int32_t n_wrt_in, n_wrt_out;
+    int wrt_set;
+    tsr_array *seeds;                /* n_in (jvp) or n_out (vjp) */
+    uint8_t *seed_set;
+    /* results */
+    tsr_array *results;              /* capacity max(n_out, n_wrt_in, n_out*n_in) */
+    tsr_array *expect;               /* what the host set before the call */
+    result_buf *bufs;
+    int32_t n_results, cap_results;
+    int results_valid;
+    /* The last run succeeded, every result was sized by the host, and no
+     * dtype, rank or shape has changed since: the next run may skip shape
+     * validation and result sizing (only data pointers moved). */
+    int validated;
+    tsr_args args;                   /* kept from the last validated run */
+    /* symbol values during one run; -1 = unbound */
+    int64_t *symval;
+    const char **sym_from;           /* field that bound each symbol */
+    int errcode;
+    char errmsg[TSR_ERRMSG_MAX];
+};
+
+/* errors.c */
+void error_set(tsr_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int call_fail(struct tsr_call *call, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *comp_label(const tsr_component *c);
+
+/* descriptor.c: validate a plugin's descriptor and copy its schema. */
+int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err);
+void descriptor_free(tsr_component *c);
+
+/* host_api.c: services offered to plugins through tsr_ctx. */
+extern const tsr_host_api tsr_host_api_v1;
+void host_ctx_init(host_ctx *hc, tsr_component *c, struct tsr_call *call);
+void comp_log(const tsr_component *c, tsr_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* options.c */
+int options_copy(struct tsr_options *dst, const struct tsr_options *src);
+void options_clear(struct tsr_options *o);
+void options_defaults(struct tsr_options *o);
+
+/* shape.c: checks shared by validation of inputs, seeds and results. */
+int64_t shape_count(const int64_t *shape, int32_t rank);   /* -1 on overflow */
+int shape_bytes(const tsr_array *a, size_t *bytes);          /* -1 on overflow */
+const char *shape_str(const int64_t *shape, int32_t rank, char *buf, size_t n);
+const char *field_shape_str(const field_info *f, char *buf, size_t n);
+/* Check an array's dims against a field's declared dims, binding symbols in
+ * symval (and noting in sym_from which field bound each). On mismatch
+ * writes a cause into why and returns -1. */
+int shape_match(const field_info *f, const int64_t *shape, int32_t rank, int64_t *symval,
+                const char **sym_from, const char *const *sym_names, char *why, size_t n);
+/* Shape of a field from bound symbols; 0 if every dim is known, else -1. */
+int shape_from_symbols(const field_info *f, const int64_t *symval, int64_t *shape);
+
+/* buffer.c */
+void *result_reserve(result_buf *b, size_t bytes);
+void result_release(result_buf *b);
+
+/* component.c */
+int32_t find_field(const field_info *fs, int32_t n, const char *name);
+int schema_gives_shapes(const tsr_component *c);
+
+/* results.c */
+int32_t results_count(const struct tsr_call *call);
+int results_prepare(struct tsr_call *call);
+int results_check(struct tsr_call *call);
+void *result_alloc(struct tsr_call *call, int32_t k, int *code, char *why, size_t n);
+const char *result_name(const struct tsr_call *call, int32_t k, char *buf, size_t n);
+
+#endif

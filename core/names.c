@@ -1,0 +1,76 @@
+/* Names of dtypes, endpoints and error codes, and their sizes. */
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtypes[TSR_DTYPE_COUNT] = {
+    [TSR_BOOL] = {"bool", 1},        [TSR_INT8] = {"int8", 1},
+    [TSR_INT16] = {"int16", 2},      [TSR_INT32] = {"int32", 4},
+    [TSR_INT64] = {"int64", 8},      [TSR_UINT8] = {"uint8", 1},
+    [TSR_UINT16] = {"uint16", 2},    [TSR_UINT32] = {"uint32", 4},
+    [TSR_UINT64] = {"uint64", 8},    [TSR_FLOAT16] = {"float16", 2},
+    [TSR_FLOAT32] = {"float32", 4},  [TSR_FLOAT64] = {"float64", 8},
+    [TSR_COMPLEX64] = {"complex64", 8}, [TSR_COMPLEX128] = {"complex128", 16},
+};
+
+TSR_API const char *tsr_dtype_name(tsr_dtype dtype) {
+    if ((int)dtype <= TSR_DTYPE_INVALID || (int)dtype >= TSR_DTYPE_COUNT) return NULL;
+    return dtypes[dtype].name;
+}
+
+TSR_API tsr_dtype tsr_dtype_from_name(const char *name) {
+    if (!name) return TSR_DTYPE_INVALID;
+    for (int d = TSR_BOOL; d < TSR_DTYPE_COUNT; d++)
+        if (strcmp(dtypes[d].name, name) == 0) return (tsr_dtype)d;
+    return TSR_DTYPE_INVALID;
+}
+
+TSR_API size_t tsr_dtype_size(tsr_dtype dtype) {
+    if ((int)dtype <= TSR_DTYPE_INVALID || (int)dtype >= TSR_DTYPE_COUNT) return 0;
+    return dtypes[dtype].size;
+}
+
+static const char *const endpoint_names[TSR_EP_COUNT] = {
+    [TSR_EP_APPLY] = "apply",       [TSR_EP_JVP] = "jvp",
+    [TSR_EP_VJP] = "vjp",           [TSR_EP_JACOBIAN] = "jacobian",
+    [TSR_EP_ABSTRACT_EVAL] = "abstract_eval",
+};
+
+TSR_API const char *tsr_endpoint_name(tsr_endpoint ep) {
+    if ((int)ep < 0 || (int)ep >= TSR_EP_COUNT) return "unknown endpoint";
+    return endpoint_names[ep];
+}
+
+TSR_API int tsr_endpoint_from_name(const char *name) {
+    if (!name) return -1;
+    if (strcmp(name, "abstract-eval") == 0) return TSR_EP_ABSTRACT_EVAL;
+    for (int e = 0; e < TSR_EP_COUNT; e++)
+        if (strcmp(endpoint_names[e], name) == 0) return e;
+    return -1;
+}
+
+TSR_API const char *tsr_strerror(int code) {
+    switch ((tsr_status)code) {
+    case TSR_OK: return "success";
+    case TSR_E_ARGUMENT: return "invalid argument";
+    case TSR_E_NOMEM: return "out of memory";
+    case TSR_E_LOAD: return "cannot load plugin";
+    case TSR_E_ABI: return "incompatible plugin ABI";
+    case TSR_E_DESCRIPTOR: return "malformed plugin descriptor";
+    case TSR_E_UNSUPPORTED: return "not supported";
+    case TSR_E_UNKNOWN_FIELD: return "unknown field";
+    case TSR_E_MISSING: return "missing argument";
+    case TSR_E_DTYPE: return "dtype mismatch";
+    case TSR_E_SHAPE: return "shape mismatch";
+    case TSR_E_NOT_DIFFERENTIABLE: return "field is not differentiable";
+    case TSR_E_PLUGIN: return "plugin reported an error";
+    case TSR_E_PLUGIN_RESULT: return "plugin returned an invalid result";
+    case TSR_E_INIT: return "plugin init failed";
+    case TSR_E_PAYLOAD: return "malformed payload";
+    case TSR_E_IO: return "input/output error";
+    }
+    return "unknown error code";
+}

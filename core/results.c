@@ -1,0 +1,210 @@
+/* Results of a call: their expected shapes, their buffers (allocated by the
+ * host before the call, or on the plugin's request when a shape depends on
+ * values), and the check of what the plugin left in them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+int32_t results_count(const tsr_call *call) {
+    switch (call->ep) {
+    case TSR_EP_JVP: return call->n_wrt_out;
+    case TSR_EP_VJP: return call->n_wrt_in;
+    case TSR_EP_JACOBIAN: return call->n_wrt_out * call->n_wrt_in;
+    default: return call->comp->n_out;
+    }
+}
+
+/* The output field a result is shaped by (all but vjp), or NULL. */
+static const field_info *result_out_field(const tsr_call *call, int32_t k) {
+    const tsr_component *c = call->comp;
+    switch (call->ep) {
+    case TSR_EP_JVP: return &c->out[call->wrt_out[k]];
+    case TSR_EP_VJP: return NULL;
+    case TSR_EP_JACOBIAN: return &c->out[call->wrt_out[k / call->n_wrt_in]];
+    default: return &c->out[k];
+    }
+}
+
+/* The input whose actual shape a result carries (vjp: all of it;
+ * jacobian: its trailing dims), or NULL. */
+static const tsr_array *result_in_array(const tsr_call *call, int32_t k) {
+    switch (call->ep) {
+    case TSR_EP_VJP: return &call->inputs[call->wrt_in[k]];
+    case TSR_EP_JACOBIAN: return &call->inputs[call->wrt_in[k % call->n_wrt_in]];
+    default: return NULL;
+    }
+}
+
+const char *result_name(const tsr_call *call, int32_t k, char *buf, size_t n) {
+    const tsr_component *c = call->comp;
+    switch (call->ep) {
+    case TSR_EP_VJP:
+        snprintf(buf, n, "result for input '%s'", c->in[call->wrt_in[k]].field.name);
+        break;
+    case TSR_EP_JACOBIAN:
+        snprintf(buf, n, "jacobian block '%s'/'%s'",
+                 c->out[call->wrt_out[k / call->n_wrt_in]].field.name,
+                 c->in[call->wrt_in[k % call->n_wrt_in]].field.name);
+        break;
+    default:
+        snprintf(buf, n, "output '%s'", result_out_field(call, k)->field.name);
+        break;
+    }
+    return buf;
+}
+
+/* Check a shape the plugin chose for result k, binding output symbols that
+ * no input fixed. Returns 0, or -1 with a cause in why. */
+static int result_shape_check(tsr_call *call, int32_t k, const tsr_array *r, char *why,
+                              size_t n) {
+    const field_info *of = result_out_field(call, k);
+    const tsr_array *in = result_in_array(call, k);
+    int32_t out_rank = of ? of->field.rank : 0;
+    int32_t in_rank = in ? in->rank : 0;
+    if (r->rank != out_rank + in_rank) {
+        snprintf(why, n, "rank %d set, rank %d expected", (int)r->rank,
+                 (int)(out_rank + in_rank));
+        return -1;
+    }
+    if (of && shape_match(of, r->shape, out_rank, call->symval, call->sym_from,
+                          call->comp->sym_names, why, n) != 0)
+        return -1;
+    for (int32_t d = 0; in && d < in_rank; d++)
+        if (r->shape[out_rank + d] != in->shape[d]) {
+            char a[96], b[96];
+            snprintf(why, n, "shape %s set, trailing dims %s expected (the input's shape)",
+                     shape_str(r->shape, r->rank, a, sizeof a),
+                     shape_str(in->shape, in->rank, b, sizeof b));
+            return -1;
+        }
+    if (shape_count(r->shape, r->rank) < 0) {
+        snprintf(why, n, "the element count overflows");
+        return -1;
+    }
+    return 0;
+}
+
+int results_prepare(tsr_call *call) {
+    const tsr_component *c = call->comp;
+    int alloc = call->ep != TSR_EP_ABSTRACT_EVAL;
+    call->n_results = results_count(call);
+    for (int32_t k = 0; k < call->n_results; k++) {
+        tsr_array *r = &call->results[k];
+        const field_info *of = result_out_field(call, k);
+        const tsr_array *in = result_in_array(call, k);
+        int32_t out_rank = of ? of->field.rank : 0;
+        r->data = NULL;
+        r->dtype = of ? of->field.dtype : c->in[call->wrt_in[k]].field.dtype;
+        r->rank = out_rank + (in ? in->rank : 0);
+        int known = 1;
+        if (of) {
+            known = shape_from_symbols(of, call->symval, r->shape) == 0;
+            /* Unknown dims are -1 until the plugin sets them. */
+            for (int32_t d = 0; !known && d < out_rank; d++)
+                r->shape[d] = of->kind[d] == DIM_FIXED ? of->dims[d].size : -1;
+        }
+        if (in) memcpy(r->shape + out_rank, in->shape, (size_t)in->rank * sizeof(int64_t));
+        size_t bytes;
+        if (known && alloc) {
+            if (shape_bytes(r, &bytes) != 0) {
+                char name[160];
+                return call_fail(call, TSR_E_SHAPE, "%s would hold more elements than memory can",
+                                 result_name(call, k, name, sizeof name));
+            }
+            r->data = result_reserve(&call->bufs[k], bytes);
+            if (!r->data) {
+                char name[160];
+                return call_fail(call, TSR_E_NOMEM, "cannot allocate %zu bytes for %s", bytes,
+                                 result_name(call, k, name, sizeof name));
+            }
+        }
+        call->expect[k] = *r;
+    }
+    return 0;
+}
+
+/* tsr_ctx_alloc: the plugin has set the shape of a result the host could
+ * not size. */
+void *result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n) {
+    if (call->ep == TSR_EP_ABSTRACT_EVAL) {
+        *code = TSR_E_PLUGIN_RESULT;
+        snprintf(why, n, "tsr_ctx_alloc called from abstract_eval, which returns shapes only");
+        return NULL;
+    }
+    if (k < 0 || k >= call->n_results) {
+        *code = TSR_E_PLUGIN_RESULT;
+        snprintf(why, n, "tsr_ctx_alloc: result index %d out of range (%d results)", (int)k,
+                 (int)call->n_results);
+        return NULL;
+    }
+    tsr_array *r = &call->results[k];
+    tsr_array *e = &call->expect[k];
+    char name[160];
+    result_name(call, k, name, sizeof name);
+    if (e->data) {
+        /* Already sized by the host: harmless if the plugin did not touch it. */
+        if (r->data == e->data && r->rank == e->rank &&
+            memcmp(r->shape, e->shape, (size_t)r->rank * sizeof(int64_t)) == 0)
+            return r->data;
+        *code = TSR_E_PLUGIN_RESULT;
+        snprintf(why, n, "%s: allocated by the host already, and its shape was changed", name);
+        return NULL;
+    }
+    char cause[400];
+    if (r->rank < 0 || r->rank > TSR_MAX_RANK ||
+        result_shape_check(call, k, r, cause, sizeof cause) != 0) {
+        *code = TSR_E_PLUGIN_RESULT;
+        if (r->rank < 0 || r->rank > TSR_MAX_RANK)
+            snprintf(why, n, "%s: rank %d set, rank %d expected", name, (int)r->rank, (int)e->rank);
+        else
+            snprintf(why, n, "%s: %s", name, cause);
+        return NULL;
+    }
+    r->dtype = e->dtype;
+    size_t bytes;
+    if (shape_bytes(r, &bytes) != 0 || !(r->data = result_reserve(&call->bufs[k], bytes))) {
+        *code = TSR_E_NOMEM;
+        snprintf(why, n, "%s: cannot allocate its buffer", name);
+        return NULL;
+    }
+    *e = *r;
+    return r->data;
+}
+
+static int same_array(const tsr_array *a, const tsr_array *b) {
+    return a->data == b->data && a->dtype == b->dtype && a->rank == b->rank &&
+           memcmp(a->shape, b->shape, (size_t)a->rank * sizeof(int64_t)) == 0;
+}
+
+int results_check(tsr_call *call) {
+    char name[160], cause[400];
+    for (int32_t k = 0; k < call->n_results; k++) {
+        tsr_array *r = &call->results[k];
+        const tsr_array *e = &call->expect[k];
+        if (call->ep == TSR_EP_ABSTRACT_EVAL) {
+            if (r->dtype != e->dtype || r->rank < 0 || r->rank > TSR_MAX_RANK ||
+                result_shape_check(call, k, r, cause, sizeof cause) != 0) {
+                if (r->dtype != e->dtype)
+                    snprintf(cause, sizeof cause, "dtype changed to %d", (int)r->dtype);
+                else if (r->rank < 0 || r->rank > TSR_MAX_RANK)
+                    snprintf(cause, sizeof cause, "rank %d set", (int)r->rank);
+                return call_fail(call, TSR_E_PLUGIN_RESULT, "%s: %s",
+                                 result_name(call, k, name, sizeof name), cause);
+            }
+            r->data = NULL;
+            continue;
+        }
+        if (!e->data)
+            return call_fail(call, TSR_E_PLUGIN_RESULT,
+                             "%s was not produced: its shape depends on values and the plugin "
+                             "did not allocate it with tsr_ctx_alloc",
+                             result_name(call, k, name, sizeof name));
+        if (!same_array(r, e))
+            return call_fail(call, TSR_E_PLUGIN_RESULT,
+                             "%s: the plugin changed its data pointer, dtype or shape after "
+                             "allocation",
+                             result_name(call, k, name, sizeof name));
+    }
+    return 0;
+}

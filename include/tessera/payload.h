@@ -1,0 +1,161 @@
+/*
+ * Tessera payloads: Tesseract's JSON requests, responses and encoded arrays.
+ *
+ * A request is the JSON object Tesseract's endpoints take:
+ *
+ *   apply, abstract_eval  {"inputs": {...}}
+ *   jacobian              {"inputs": {...}, "jac_inputs": [...], "jac_outputs": [...]}
+ *   jvp                   {"inputs": {...}, "jvp_inputs": [...], "jvp_outputs": [...],
+ *                          "tangent_vector": {"<input>": array, ...}}
+ *   vjp                   {"inputs": {...}, "vjp_inputs": [...], "vjp_outputs": [...],
+ *                          "cotangent_vector": {"<output>": array, ...}}
+ *
+ * Inputs nest as JSON objects following the dots of the field names
+ * ({"mesh": {"nodes": ...}} is field "mesh.nodes"); the keys of the
+ * wrt lists and of tangent_vector / cotangent_vector are the dotted names.
+ * An array is either an encoded array
+ *
+ *   {"object_type": "array", "shape": [2, 3], "dtype": "float64",
+ *    "data": {"buffer": ..., "encoding": "json" | "base64"}}
+ *
+ * (json: the values as a nested or flat list in C order, or a bare number
+ * for a single element; base64: the raw little-endian C-order bytes), or a
+ * plain JSON number, boolean or nested list that takes the field's dtype.
+ * For abstract_eval an array may also be given as {"shape": [...],
+ * "dtype": "..."}. An array whose dtype differs from the field's is
+ * converted when numpy's "same_kind" rule allows it (bool < integers <
+ * floats < complex) and every value fits; otherwise it is refused.
+ *
+ * Limits, each refused with a message that says so: complex values have no
+ * json form (Tesseract's json encoding has none either; use base64); NaN and
+ * infinities are not JSON and cannot be written in json encoding; lz4
+ * compression and binref buffers are not read here; integers beyond the
+ * int64 range cannot be read from JSON text (use base64).
+ *
+ * Responses follow Tesseract's output form:
+ *   apply          the outputs object, nested by the dots of the names
+ *   abstract_eval  the same, each array as {"shape": [...], "dtype": "..."}
+ *   jvp            {"<jvp_output>": array, ...}
+ *   vjp            {"<vjp_input>": array, ...}
+ *   jacobian       {"<jac_output>": {"<jac_input>": array, ...}, ...}
+ *
+ * Errors: functions return 0 or a negative TSR_E_* code and fill the
+ * tsr_error (when not NULL) with a message naming the component, the
+ * endpoint, the field path within the payload and the cause; malformed
+ * JSON is reported with its line and column. Text and buffers returned by
+ * these functions are released with tsr_json_free(). Nothing here writes
+ * to stdout or keeps global state; distinct objects may be used from
+ * distinct threads.
+ */
+#ifndef TESSERA_PAYLOAD_H
+#define TESSERA_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How arrays are written in a response. */
+typedef enum tsr_encoding {
+    TSR_ENCODING_JSON = 0,   /* values as nested JSON lists ("json") */
+    TSR_ENCODING_BASE64 = 1  /* raw little-endian bytes in base64 ("json+base64") */
+} tsr_encoding;
+
+/* "json" or "base64"; NULL if invalid. */
+const char *tsr_encoding_name(tsr_encoding enc);
+/* Accepts "json", "base64" and Tesseract's format names "json+base64".
+ * Returns -1 if unknown. */
+int tsr_encoding_from_name(const char *name);
+
+/* ---- requests ------------------------------------------------------------ */
+
+typedef struct tsr_payload tsr_payload;
+
+/*
+ * Parse the request text (len bytes, need not be NUL-terminated) for
+ * endpoint ep of component c, validate its structure against the schema
+ * (known keys, known fields, differentiable wrt fields, tangents and
+ * cotangents matching the wrt lists) and decode every array into buffers
+ * the payload owns, aligned to 64 bytes. Shapes and dtypes against the
+ * schema's symbolic dimensions are left to tsr_call_run. c must outlive
+ * the payload. On failure *out is NULL.
+ */
+int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const char *text, size_t len,
+                      tsr_payload **out, tsr_error *err);
+void tsr_payload_free(tsr_payload *p);
+
+tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
+/* A decoded input by field name, or NULL when the payload does not give it.
+ * For abstract_eval, data is NULL. Valid as long as p. */
+const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
+/* jvp: the tangent of an input; vjp: the cotangent of an output; or NULL. */
+const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
+/* The wrt lists in the order given, duplicates removed:
+ * jac_inputs / jvp_inputs / vjp_inputs, and jac_outputs / jvp_outputs /
+ * vjp_outputs. Zero and NULL for apply and abstract_eval. */
+int32_t tsr_payload_n_wrt_inputs(const tsr_payload *p);
+const char *tsr_payload_wrt_input(const tsr_payload *p, int32_t k);
+int32_t tsr_payload_n_wrt_outputs(const tsr_payload *p);
+const char *tsr_payload_wrt_output(const tsr_payload *p, int32_t k);
+
+/*
+ * Bind the payload into call, which must have been made with
+ * tsr_call_new(c, ep) for the same component and endpoint: every input
+ * (inputs the payload lacks are unbound), the wrt lists and the seeds. The
+ * call borrows the payload's buffers: p must outlive every tsr_call_run
+ * that uses them.
+ */
+int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *err);
+
+/* ---- responses ------------------------------------------------------------- */
+
+/*
+ * Write the results of the last successful tsr_call_run of call (bound
+ * from p) in Tesseract's output form as compact JSON, without a trailing
+ * newline. Floating-point values are written with the fewest digits that
+ * read back to the same value (at most 17). *out is released with
+ * tsr_json_free.
+ */
+int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_encoding enc,
+                               char **out, tsr_error *err);
+
+/*
+ * The schema of a component as compact JSON:
+ *   {"name", "version", "description",
+ *    "inputs": [{"name", "dtype", "shape", "differentiable", "doc"}, ...],
+ *    "outputs": [...], "endpoints": ["apply", ...]}
+ * where shape lists an int for a fixed dimension, the symbol's name for a
+ * symbolic one and null for a wildcard; doc and description are null when
+ * the plugin gives none.
+ */
+int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err);
+
+/* ---- single arrays -------------------------------------------------------- */
+
+/* One array as an encoded-array object. a->data may be NULL only when the
+ * array has no elements. */
+int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err);
+
+/*
+ * Decode one array from JSON text: an encoded array, or a plain number,
+ * boolean or nested list. dtype is the element type wanted (converted as
+ * described above); TSR_DTYPE_INVALID keeps an encoded array's own dtype
+ * and gives plain values bool, int64 or float64 after what they hold.
+ * On success *out describes the array and *buffer holds its data (64-byte
+ * aligned, never NULL; release with tsr_json_free).
+ */
+int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
+                        void **buffer, tsr_error *err);
+
+/* Release text or a buffer returned by this header's functions. Accepts NULL. */
+void tsr_json_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_PAYLOAD_H */

@@ -1,0 +1,227 @@
+/*
+ * Tessera host API.
+ *
+ * Load a component (a plugin .so) and call its endpoints with named arrays.
+ *
+ *     tsr_error err;
+ *     tsr_component *c;
+ *     if (tsr_open("plugins/rosenbrock.so", NULL, &c, &err) != 0) {
+ *         fprintf(stderr, "%s\n", err.message);
+ *         ...
+ *     }
+ *     tsr_call *call = tsr_call_new(c, TSR_EP_APPLY);
+ *     tsr_array x = {.data = xs, .dtype = TSR_FLOAT64, .rank = 1, .shape = {n}};
+ *     tsr_call_set_input(call, "x", &x);
+ *     if (tsr_call_run(call) != 0) fprintf(stderr, "%s\n", tsr_call_errmsg(call));
+ *     const tsr_array *y = tsr_call_output(call, "y");   // a view, no copy
+ *     tsr_call_free(call);
+ *     tsr_close(c);
+ *
+ * Conventions: functions return 0 or a negative TSR_E_* code; the message
+ * is kept by the handle concerned (tsr_error for tsr_open, the call for
+ * calls). Free functions accept NULL. Nothing here writes to stdout, installs
+ * signal handlers or exits the process.
+ *
+ * Thread safety, function by function, is stated below. In short: a
+ * component may be shared by any number of threads, each using its own
+ * tsr_call; a tsr_call is used by one thread at a time.
+ */
+#ifndef TESSERA_TESSERA_H
+#define TESSERA_TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSR_VERSION_MAJOR 0
+#define TSR_VERSION_MINOR 1
+#define TSR_VERSION_PATCH 0
+
+/* Error codes. Values are stable. */
+typedef enum tsr_status {
+    TSR_OK = 0,
+    TSR_E_ARGUMENT = -1,         /* bad argument to an API function */
+    TSR_E_NOMEM = -2,            /* out of memory */
+    TSR_E_LOAD = -3,             /* file missing, not a shared object, no entry symbol */
+    TSR_E_ABI = -4,              /* plugin built for an incompatible ABI */
+    TSR_E_DESCRIPTOR = -5,       /* malformed plugin descriptor */
+    TSR_E_UNSUPPORTED = -6,      /* mode or endpoint not available */
+    TSR_E_UNKNOWN_FIELD = -7,    /* a name that is not in the schema */
+    TSR_E_MISSING = -8,          /* a required input, tangent or cotangent not given */
+    TSR_E_DTYPE = -9,            /* wrong element type */
+    TSR_E_SHAPE = -10,           /* wrong rank or dimension, symbolic dims disagree */
+    TSR_E_NOT_DIFFERENTIABLE = -11, /* a derivative asked of a non-differentiable field */
+    TSR_E_PLUGIN = -12,          /* the endpoint reported a failure */
+    TSR_E_PLUGIN_RESULT = -13,   /* the endpoint returned something the schema forbids */
+    TSR_E_INIT = -14,            /* the plugin's init failed */
+    TSR_E_PAYLOAD = -15,         /* malformed payload or encoded array */
+    TSR_E_IO = -16               /* reading or writing a file failed */
+} tsr_status;
+
+/* Short, static description of a code ("dtype mismatch"). Thread-safe. */
+const char *tsr_strerror(int code);
+
+/* ---- element types ----------------------------------------------------- */
+
+/* All thread-safe, no allocation. */
+const char *tsr_dtype_name(tsr_dtype dtype);          /* "float64"; NULL if invalid */
+tsr_dtype tsr_dtype_from_name(const char *name);      /* TSR_DTYPE_INVALID if unknown */
+size_t tsr_dtype_size(tsr_dtype dtype);               /* bytes per element; 0 if invalid */
+const char *tsr_endpoint_name(tsr_endpoint ep);       /* "apply", "abstract_eval", ... */
+/* Accepts "abstract_eval" and "abstract-eval". Returns -1 if unknown. */
+int tsr_endpoint_from_name(const char *name);
+
+/* ---- options ------------------------------------------------------------- */
+
+#define TSR_ERRMSG_MAX 1024
+
+/* Where tsr_open reports a failure: the code and a message naming the
+ * component and the cause. */
+typedef struct tsr_error {
+    int code;
+    char message[TSR_ERRMSG_MAX];
+} tsr_error;
+
+typedef enum tsr_mode {
+    TSR_MODE_INPROC = 0,   /* dlopen in this process */
+    TSR_MODE_ISOLATED = 1, /* dlmopen in a new link-map namespace */
+    TSR_MODE_WORKER = 2    /* a separate worker process */
+} tsr_mode;
+
+/* Called with the plugin's diagnostics (tsr_ctx_log) and the library's own.
+ * May be called from any thread that calls the component. */
+typedef void (*tsr_log_fn)(void *user, tsr_log_level level, const char *component,
+                           const char *message);
+
+typedef struct tsr_options tsr_options;
+
+/* Options are plain data: build them in one thread, then pass them to any
+ * number of tsr_open calls (tsr_open only reads them). */
+tsr_options *tsr_options_new(void);   /* NULL when out of memory */
+void tsr_options_free(tsr_options *opts);
+/* Recognised keys:
+ *   "mode"        "inproc" (default), "isolated", "worker"
+ *   "log_level"   "debug", "info", "warn" (default), "error", "off": the
+ *                 lowest level passed to the log function
+ * Returns TSR_E_ARGUMENT for an unknown key or value; the message is in err
+ * when err is not NULL. */
+int tsr_options_set(tsr_options *opts, const char *key, const char *value, tsr_error *err);
+/* Configuration for the plugin's init (read with tsr_ctx_config), e.g.
+ * ("matrix", "/data/A.txt"). Copies both strings; a key set twice keeps the
+ * last value. */
+int tsr_options_set_config(tsr_options *opts, const char *key, const char *value);
+/* Where diagnostics go. Default: levels >= log_level are written to stderr
+ * as "tessera[component] LEVEL: message". fn NULL restores the default. */
+void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user);
+
+/* ---- components ----------------------------------------------------------- */
+
+typedef struct tsr_component tsr_component;
+
+/* Load the plugin at path (a path with a '/' is used as is; otherwise the
+ * dynamic loader's search rules apply), check its ABI version and
+ * descriptor, and run its init. opts may be NULL for defaults. On failure
+ * *out is NULL and err (if not NULL) has the code and message.
+ * Thread-safe. */
+int tsr_open(const char *path, const tsr_options *opts, tsr_component **out, tsr_error *err);
+
+/* Run the plugin's fini and unload it. Every tsr_call of the component must
+ * have been freed, and no other thread may be using it. Accepts NULL. */
+void tsr_close(tsr_component *c);
+
+/* Schema queries. Thread-safe; the returned pointers live as long as c. */
+const char *tsr_component_name(const tsr_component *c);
+const char *tsr_component_version(const tsr_component *c);
+const char *tsr_component_description(const tsr_component *c);
+const char *tsr_component_path(const tsr_component *c);
+tsr_mode tsr_component_mode(const tsr_component *c);
+int32_t tsr_n_inputs(const tsr_component *c);
+int32_t tsr_n_outputs(const tsr_component *c);
+/* Fields in schema order; NULL when index is out of range. The returned
+ * fields are the host's validated copy (field_size already accounted for). */
+const tsr_field *tsr_input_field(const tsr_component *c, int32_t index);
+const tsr_field *tsr_output_field(const tsr_component *c, int32_t index);
+/* Index of a field by name, or -1. */
+int32_t tsr_find_input(const tsr_component *c, const char *name);
+int32_t tsr_find_output(const tsr_component *c, const char *name);
+/* 1 if the endpoint can be called, else 0. abstract_eval is available
+ * also when the plugin lacks it but every output's shape follows from the
+ * inputs' dims (fixed sizes and symbols that inputs carry). */
+int tsr_has_endpoint(const tsr_component *c, tsr_endpoint ep);
+
+/* ---- calls ------------------------------------------------------------------ */
+
+/*
+ * A call object holds the arguments of one endpoint, runs it, and owns its
+ * results. It is reusable: set inputs, run, read results, set new inputs,
+ * run again. Result buffers are kept and reused while their size fits, so a
+ * loop of calls allocates nothing after the first.
+ *
+ * A call object must be used by one thread at a time. Different call
+ * objects of the same component may run concurrently from different
+ * threads; the library serialises them unless the plugin declares
+ * TSR_PLUGIN_THREAD_SAFE.
+ */
+typedef struct tsr_call tsr_call;
+
+/* NULL only when out of memory (or c is NULL). An endpoint the plugin lacks
+ * is reported by tsr_call_run with TSR_E_UNSUPPORTED. */
+tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep);
+void tsr_call_free(tsr_call *call);
+
+/* Bind an input field to an array. The tsr_array struct is copied; its data
+ * is borrowed and must stay valid until tsr_call_run returns. Passing
+ * a = NULL unbinds the input. Every input must be bound before a run
+ * (abstract_eval reads only dtype, rank and shape). */
+int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a);
+int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a);
+
+/* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/
+ * jvp_outputs, vjp_inputs/vjp_outputs. Names are checked now: each must be
+ * a differentiable field of the schema, named once. Clears any seeds set
+ * before. Only for jvp, vjp and jacobian. */
+int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
+                     const char *const *out_names, int32_t n_out);
+
+/* jvp: tangent_vector[name], name one of the jvp_inputs, shaped like that
+ * input. vjp: cotangent_vector[name], name one of the vjp_outputs, shaped
+ * like that output. Data is borrowed as for inputs. */
+int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
+
+/* Validate every argument against the schema, run the endpoint and check
+ * what it returned. Returns 0 or a TSR_E_* code; the message names the
+ * component, the endpoint, the field and the cause. Results from a
+ * previous run are invalidated. */
+int tsr_call_run(tsr_call *call);
+
+/* Results of the last successful run: views into buffers the call owns,
+ * valid until the next tsr_call_run or tsr_call_free.
+ *   apply, abstract_eval  one per output field, schema order
+ *   jvp                   one per jvp_output, in the order given
+ *   vjp                   one per vjp_input, in the order given
+ *   jacobian              n_out * n_in blocks, index o * n_in + i
+ * For abstract_eval the results have data NULL. */
+int32_t tsr_call_n_results(const tsr_call *call);
+const tsr_array *tsr_call_result(const tsr_call *call, int32_t k);
+/* The result for a field by name: for apply, abstract_eval and jvp an output
+ * name; for vjp an input name. NULL if there is none. */
+const tsr_array *tsr_call_output(const tsr_call *call, const char *name);
+/* A Jacobian block d out_name / d in_name, or NULL. */
+const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
+                                   const char *in_name);
+
+/* Code and message of the last failure of this call ("" and 0 after a
+ * success). */
+int tsr_call_errcode(const tsr_call *call);
+const char *tsr_call_errmsg(const tsr_call *call);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_TESSERA_H */
