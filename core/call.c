@@ -73,7 +73,6 @@ TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array
     if (index < 0 || index >= call->comp->n_in)
         return call_fail(call, TSR_E_UNKNOWN_FIELD, "input index %d out of range (%d inputs)",
                          (int)index, (int)call->comp->n_in);
-    call->results_valid = 0;
     if (!a) {
         call->validated = 0;
         call->n_bound -= call->input_bound[index];
@@ -193,7 +192,6 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
     int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
     for (int32_t k = 0; k < n; k++)
         if (name && strcmp(fs[wrt[k]].field.name, name) == 0) {
-            call->results_valid = 0;
             if (!a) {
                 call->validated = 0;
                 call->seed_set[k] = 0;

@@ -30,6 +30,5 @@ int call_fail(tsr_call *call, int code, const char *fmt, ...) {
         va_end(ap);
     }
     call->errcode = code;
-    call->results_valid = 0;
     return code;
 }

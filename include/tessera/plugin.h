@@ -131,7 +131,8 @@ typedef enum tsr_endpoint {
  *               output j; data stays NULL
  *
  * Before the call the host sets dtype, rank and shape of every result whose
- * shape it can work out from the schema and allocates its data. A result
+ * shape it can work out from the schema and allocates its data (never NULL,
+ * even for an empty array). A result
  * whose data is NULL has a shape that depends on values: the plugin sets its
  * rank and shape and calls tsr_ctx_alloc() to get the buffer.
  */
@@ -245,6 +246,8 @@ typedef const tsr_plugin *(*tsr_plugin_entry_fn)(uint32_t host_abi_version);
 #endif
 
 #define TSR_PLUGIN_DEFINE(descriptor)                                          \
+    TSR_PLUGIN_LINKAGE TSR_PLUGIN_EXPORT const tsr_plugin *tsr_plugin_entry(  \
+        uint32_t host_abi_version);                                            \
     TSR_PLUGIN_LINKAGE TSR_PLUGIN_EXPORT const tsr_plugin *tsr_plugin_entry(  \
         uint32_t host_abi_version) {                                           \
         (void)host_abi_version;                                                \

@@ -184,7 +184,8 @@ int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a);
 /* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/
  * jvp_outputs, vjp_inputs/vjp_outputs. Names are checked now: each must be
  * a differentiable field of the schema, named once. Clears any seeds set
- * before. Only for jvp, vjp and jacobian. */
+ * before and the results of the previous run, whose layout they define.
+ * Only for jvp, vjp and jacobian. */
 int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
                      const char *const *out_names, int32_t n_out);
 

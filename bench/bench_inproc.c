@@ -1,0 +1,416 @@
+/*
+ * In-process call overhead of `apply`, measured on the noop plugin (y = x).
+ *
+ * Three ways of doing the same work, timed in interleaved batches:
+ *   direct   the plugin's own apply, called through the pointer in its
+ *            descriptor with pre-built tsr_args and a minimal tsr_ctx: the
+ *            floor, with no host involved
+ *   library  a reused tsr_call: tsr_call_set_input + tsr_call_run, the
+ *            normal hot loop of a host (validation, dispatch, result checks)
+ *   memcpy   memcpy of the same bytes: what the noop's work costs alone
+ *
+ * The overhead of the library is median(library) - median(direct), per call.
+ * It prints a table, writes CSV and always exits 0 once it has measured:
+ * it is a report, not a test.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tessera/tessera.h>
+
+#include "bench_util.h"
+
+#ifndef TSR_BENCH_NOOP_PLUGIN
+#define TSR_BENCH_NOOP_PLUGIN "plugins/noop.so"
+#endif
+#ifndef TSR_BENCH_CSV_DEFAULT
+#define TSR_BENCH_CSV_DEFAULT "bench/results/inproc.csv"
+#endif
+
+/* The budget applies to arrays up to this many elements, where the
+ * overhead is not hidden by the copy itself. */
+#define BUDGET_NS 50.0
+#define BUDGET_MAX_N 1000
+
+enum { V_DIRECT, V_LIBRARY, V_MEMCPY, V_COUNT };
+static const char *const variant_name[V_COUNT] = {"direct", "library", "memcpy"};
+
+/* Calls per batch are chosen so that a batch lasts ~0.1-2 ms: long enough to
+ * hide the clock, short enough that noise hits few batches. */
+typedef struct plan {
+    int64_t n;
+    int calls;
+    int batches;
+} plan;
+
+static const plan plans[] = {
+    {1, 5000, 501},
+    {1000, 500, 501},
+    {1000000, 4, 101},
+};
+#define N_PLANS (sizeof plans / sizeof plans[0])
+
+/* ---- the direct baseline: a host reduced to nothing --------------------- */
+
+static void host_set_error(tsr_ctx *ctx, const char *message) {
+    (void)ctx;
+    fprintf(stderr, "bench_inproc: plugin error: %s\n", message);
+}
+
+/* noop's output shape follows from its input, so this is never needed. */
+static void *host_alloc_result(tsr_ctx *ctx, int32_t index) {
+    (void)ctx;
+    (void)index;
+    return NULL;
+}
+
+static void host_log(tsr_ctx *ctx, tsr_log_level level, const char *message) {
+    (void)ctx;
+    (void)level;
+    (void)message;
+}
+
+static const char *host_config(tsr_ctx *ctx, const char *key) {
+    (void)ctx;
+    (void)key;
+    return NULL;
+}
+
+static const tsr_host_api min_host = {
+    .struct_size = sizeof(tsr_host_api),
+    .set_error = host_set_error,
+    .alloc_result = host_alloc_result,
+    .log = host_log,
+    .config = host_config,
+};
+
+typedef struct direct {
+    void *dl;
+    const tsr_plugin *plugin;
+    tsr_ctx ctx;
+} direct;
+
+static int direct_open(direct *d, const char *path) {
+    memset(d, 0, sizeof *d);
+    d->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!d->dl) {
+        fprintf(stderr, "bench_inproc: %s\n", dlerror());
+        return -1;
+    }
+    tsr_plugin_entry_fn entry;
+    *(void **)&entry = dlsym(d->dl, TSR_PLUGIN_ENTRY_SYMBOL);
+    const tsr_plugin *pl = entry ? entry(TSR_PLUGIN_ABI_VERSION) : NULL;
+    if (!pl || !pl->apply || pl->n_inputs < 1 || pl->n_outputs < 1) {
+        fprintf(stderr, "bench_inproc: %s: no usable descriptor\n", path);
+        return -1;
+    }
+    d->plugin = pl;
+    d->ctx = (tsr_ctx){.struct_size = sizeof(tsr_ctx), .host = &min_host};
+    if (d->plugin->init && d->plugin->init(&d->ctx, &d->ctx.state) != 0) {
+        fprintf(stderr, "bench_inproc: %s: init failed\n", path);
+        d->plugin = NULL; /* no fini after a failed init */
+        return -1;
+    }
+    return 0;
+}
+
+static void direct_close(direct *d) {
+    if (d->plugin && d->plugin->fini) d->plugin->fini(d->ctx.state);
+    if (d->dl) dlclose(d->dl);
+}
+
+/* ---- one size ------------------------------------------------------------- */
+
+typedef struct bench {
+    const plan *p;
+    size_t bytes;
+    /* direct */
+    direct *d;
+    tsr_array d_in, d_out;
+    tsr_args d_args;
+    /* library */
+    tsr_call *call;
+    const char *in_name;
+    tsr_array l_in;
+    /* memcpy */
+    void *src, *dst;
+} bench;
+
+/* One batch of one variant; returns ns per call, or a negative value if a
+ * call failed. */
+static double run_batch(bench *b, int v) {
+    int calls = b->p->calls, bad = 0;
+    int64_t t0 = bench_now_ns();
+    switch (v) {
+    case V_DIRECT: {
+        tsr_endpoint_fn apply = b->d->plugin->apply;
+        for (int i = 0; i < calls; i++) bad |= apply(&b->d->ctx, &b->d_args);
+        break;
+    }
+    case V_LIBRARY:
+        for (int i = 0; i < calls; i++) {
+            bad |= tsr_call_set_input(b->call, b->in_name, &b->l_in);
+            bad |= tsr_call_run(b->call);
+        }
+        break;
+    default:
+        for (int i = 0; i < calls; i++) {
+            memcpy(b->dst, b->src, b->bytes);
+            bench_clobber(b->dst);
+        }
+        break;
+    }
+    int64_t t1 = bench_now_ns();
+    return bad ? -1.0 : (double)(t1 - t0) / calls;
+}
+
+/* Both paths must produce y == x before their timings mean anything. */
+static int check_outputs(bench *b) {
+    const tsr_array *y = tsr_call_result(b->call, 0);
+    if (!y || !y->data || memcmp(y->data, b->src, b->bytes) != 0) {
+        fprintf(stderr, "bench_inproc: library result differs from input (n=%lld)\n",
+                (long long)b->p->n);
+        return -1;
+    }
+    if (memcmp(b->d_out.data, b->src, b->bytes) != 0) {
+        fprintf(stderr, "bench_inproc: direct result differs from input (n=%lld)\n",
+                (long long)b->p->n);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct stats {
+    double p10, median, p90;
+} stats;
+
+typedef struct row {
+    int64_t n;
+    int calls, batches;
+    stats s[V_COUNT];
+    double paired_overhead; /* median over rounds of library - direct */
+} row;
+
+static void *alloc_aligned(size_t bytes) {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    return aligned_alloc(64, rounded ? rounded : 64);
+}
+
+static int measure(const plan *p, direct *d, tsr_component *c, row *out) {
+    const tsr_field *fin = tsr_input_field(c, 0), *fout = tsr_output_field(c, 0);
+    size_t esize = tsr_dtype_size(fin->dtype);
+    bench b = {.p = p, .bytes = (size_t)p->n * esize, .d = d, .in_name = fin->name};
+    void *d_dst = NULL;
+    double *t[V_COUNT + 1] = {0};
+    int rc = -1;
+
+    b.src = alloc_aligned(b.bytes);
+    b.dst = alloc_aligned(b.bytes);
+    d_dst = alloc_aligned(b.bytes);
+    for (int v = 0; v <= V_COUNT; v++) t[v] = calloc((size_t)p->batches, sizeof(double));
+    b.call = tsr_call_new(c, TSR_EP_APPLY);
+    if (!b.src || !b.dst || !d_dst || !t[0] || !t[1] || !t[2] || !t[3] || !b.call) {
+        fprintf(stderr, "bench_inproc: out of memory (n=%lld)\n", (long long)p->n);
+        goto done;
+    }
+    for (size_t i = 0; i < b.bytes; i++) ((unsigned char *)b.src)[i] = (unsigned char)(i * 7 + 1);
+    memset(b.dst, 0, b.bytes);
+    memset(d_dst, 0, b.bytes);
+
+    b.l_in = (tsr_array){.data = b.src, .dtype = fin->dtype, .rank = 1, .shape = {p->n}};
+    b.d_in = b.l_in;
+    b.d_out = (tsr_array){.data = d_dst, .dtype = fout->dtype, .rank = 1, .shape = {p->n}};
+    b.d_args = (tsr_args){
+        .struct_size = sizeof(tsr_args),
+        .endpoint = TSR_EP_APPLY,
+        .inputs = &b.d_in,
+        .n_inputs = 1,
+        .results = &b.d_out,
+        .n_results = 1,
+    };
+
+    /* Warm-up: fault the pages in, allocate the call's result buffer. */
+    for (int v = 0; v < V_COUNT; v++) {
+        if (run_batch(&b, v) < 0) {
+            fprintf(stderr, "bench_inproc: %s call failed (n=%lld): %s\n", variant_name[v],
+                    (long long)p->n, v == V_LIBRARY ? tsr_call_errmsg(b.call) : "see above");
+            goto done;
+        }
+    }
+    if (check_outputs(&b) != 0) goto done;
+
+    /* Interleave the variants and rotate their order every round, so that
+     * drift and neighbours' noise fall on all of them alike. */
+    for (int r = 0; r < p->batches; r++) {
+        for (int k = 0; k < V_COUNT; k++) {
+            int v = (r + k) % V_COUNT;
+            double ns = run_batch(&b, v);
+            if (ns < 0) {
+                fprintf(stderr, "bench_inproc: %s call failed (n=%lld)\n", variant_name[v],
+                        (long long)p->n);
+                goto done;
+            }
+            t[v][r] = ns;
+        }
+        t[V_COUNT][r] = t[V_LIBRARY][r] - t[V_DIRECT][r];
+    }
+
+    out->n = p->n;
+    out->calls = p->calls;
+    out->batches = p->batches;
+    for (int v = 0; v < V_COUNT; v++) {
+        out->s[v].p10 = bench_quantile(t[v], (size_t)p->batches, 0.10);
+        out->s[v].median = bench_quantile(t[v], (size_t)p->batches, 0.50);
+        out->s[v].p90 = bench_quantile(t[v], (size_t)p->batches, 0.90);
+    }
+    out->paired_overhead = bench_quantile(t[V_COUNT], (size_t)p->batches, 0.50);
+    rc = 0;
+done:
+    tsr_call_free(b.call);
+    for (int v = 0; v <= V_COUNT; v++) free(t[v]);
+    free(b.src);
+    free(b.dst);
+    free(d_dst);
+    return rc;
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+static const char *verdict(const row *r) {
+    if (r->n > BUDGET_MAX_N) return "-";
+    return r->s[V_LIBRARY].median - r->s[V_DIRECT].median <= BUDGET_NS ? "PASS" : "OVER";
+}
+
+static void print_table(const row *rows, size_t n_rows) {
+    printf("%9s  %-8s %7s %7s %10s %10s %10s %11s %8s  %s\n", "n", "variant", "calls", "batches",
+           "p10 ns", "median ns", "p90 ns", "overhead ns", "ratio", "budget");
+    for (size_t i = 0; i < n_rows; i++) {
+        const row *r = &rows[i];
+        for (int v = 0; v < V_COUNT; v++) {
+            printf("%9lld  %-8s %7d %7d %10.1f %10.1f %10.1f", (long long)r->n, variant_name[v],
+                   r->calls, r->batches, r->s[v].p10, r->s[v].median, r->s[v].p90);
+            if (v == V_LIBRARY) {
+                double over = r->s[V_LIBRARY].median - r->s[V_DIRECT].median;
+                printf(" %11.1f %7.2fx  %s", over, r->s[V_LIBRARY].median / r->s[V_DIRECT].median,
+                       verdict(r));
+            }
+            printf("\n");
+        }
+    }
+}
+
+static int write_csv(const char *path, const row *rows, size_t n_rows, const char *dtype) {
+    if (bench_make_parent_dirs(path) != 0) {
+        fprintf(stderr, "bench_inproc: cannot create the folder of %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "bench_inproc: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "n,dtype,bytes,variant,calls_per_batch,batches,p10_ns,median_ns,p90_ns,"
+               "overhead_ns,paired_overhead_ns,ratio,budget_ns,budget\n");
+    for (size_t i = 0; i < n_rows; i++) {
+        const row *r = &rows[i];
+        size_t bytes = (size_t)r->n * tsr_dtype_size(tsr_dtype_from_name(dtype));
+        for (int v = 0; v < V_COUNT; v++) {
+            fprintf(f, "%lld,%s,%zu,%s,%d,%d,%.2f,%.2f,%.2f,", (long long)r->n, dtype, bytes,
+                    variant_name[v], r->calls, r->batches, r->s[v].p10, r->s[v].median,
+                    r->s[v].p90);
+            if (v == V_LIBRARY)
+                fprintf(f, "%.2f,%.2f,%.3f,%.0f,%s\n",
+                        r->s[V_LIBRARY].median - r->s[V_DIRECT].median, r->paired_overhead,
+                        r->s[V_LIBRARY].median / r->s[V_DIRECT].median, BUDGET_NS, verdict(r));
+            else
+                fprintf(f, ",,,,\n");
+        }
+    }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "bench_inproc: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: bench_inproc [--plugin PATH] [--csv PATH] [--quick]\n"
+            "  --plugin PATH  the noop plugin (default %s)\n"
+            "  --csv PATH     where to write the results (default %s)\n"
+            "  --quick        a fifth of the batches, for a smoke run\n",
+            TSR_BENCH_NOOP_PLUGIN, TSR_BENCH_CSV_DEFAULT);
+}
+
+int main(int argc, char **argv) {
+    const char *plugin_path = TSR_BENCH_NOOP_PLUGIN, *csv_path = TSR_BENCH_CSV_DEFAULT;
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) {
+            plugin_path = argv[++i];
+        } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+            csv_path = argv[++i];
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+
+    tsr_error err;
+    tsr_component *c = NULL;
+    if (tsr_open(plugin_path, NULL, &c, &err) != 0) {
+        fprintf(stderr, "bench_inproc: %s\n", err.message);
+        return 1;
+    }
+    /* The direct baseline builds its arguments by hand for y = f(x). */
+    const tsr_field *fx = tsr_input_field(c, 0), *fy = tsr_output_field(c, 0);
+    if (tsr_n_inputs(c) != 1 || tsr_n_outputs(c) != 1 || fx->rank != 1 || fy->rank != 1 ||
+        fx->dtype != fy->dtype) {
+        fprintf(stderr, "bench_inproc: %s: need a plugin shaped like noop "
+                "(one rank-1 input, one rank-1 output of the same dtype)\n", plugin_path);
+        tsr_close(c);
+        return 1;
+    }
+    direct d;
+    if (direct_open(&d, plugin_path) != 0) {
+        direct_close(&d);
+        tsr_close(c);
+        return 1;
+    }
+
+    const char *dtype = tsr_dtype_name(tsr_input_field(c, 0)->dtype);
+    printf("tessera in-process apply overhead: plugin %s (%s), %s\n", tsr_component_name(c),
+           plugin_path, dtype);
+    printf("per-call times from interleaved batches; budget: library - direct <= %.0f ns "
+           "(median) for n <= %d\n\n",
+           BUDGET_NS, BUDGET_MAX_N);
+
+    row rows[N_PLANS];
+    size_t n_rows = 0;
+    int rc = 0;
+    for (size_t i = 0; i < N_PLANS; i++) {
+        plan p = plans[i];
+        if (quick) p.batches = p.batches / 5 + 1;
+        if (measure(&p, &d, c, &rows[n_rows]) != 0) {
+            rc = 1;
+            break;
+        }
+        n_rows++;
+    }
+    if (n_rows > 0) {
+        print_table(rows, n_rows);
+        if (write_csv(csv_path, rows, n_rows, dtype) == 0) printf("\nwrote %s\n", csv_path);
+    }
+    direct_close(&d);
+    tsr_close(c);
+    return rc;
+}

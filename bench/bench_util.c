@@ -1,0 +1,46 @@
+#include "bench_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+int64_t bench_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_quantile(double *v, size_t n, double q) {
+    if (n == 0) return 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+    return v[i < n ? i : n - 1];
+}
+
+int bench_make_parent_dirs(const char *path) {
+    size_t len = strlen(path);
+    char *buf = malloc(len + 1);
+    if (!buf) return -1;
+    memcpy(buf, path, len + 1);
+    /* Walk every '/' except a leading one; the last component is the file. */
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            int saved = errno;
+            free(buf);
+            errno = saved;
+            return -1;
+        }
+        *p = '/';
+    }
+    free(buf);
+    return 0;
+}

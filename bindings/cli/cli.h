@@ -1,0 +1,70 @@
+/*
+ * The `tessera` command line: shared declarations of its parts.
+ *   main.c        the main command: global options, dispatch
+ *   options.c     options common to the subcommands
+ *   io.c          reading payloads, writing results
+ *   help.c        help texts
+ *   cmd_schema.c  `tessera schema`
+ *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
+ */
+#ifndef TESSERA_CLI_H
+#define TESSERA_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <tessera/payload.h>
+#include <tessera/tessera.h>
+
+/* Exit statuses, documented in `tessera --help`. */
+enum cli_exit {
+    CLI_OK = 0,
+    CLI_CALL_FAILED = 1,   /* the endpoint failed or refused its arguments */
+    CLI_USAGE = 2,         /* bad command line */
+    CLI_LOAD_FAILED = 3,   /* the plugin could not be loaded or initialised */
+    CLI_PAYLOAD = 4,       /* the payload could not be read or decoded */
+    CLI_OUTPUT = 5         /* the results could not be encoded or written */
+};
+
+/* Options every subcommand shares. */
+typedef struct cli_options {
+    tsr_encoding encoding;   /* -f */
+    const char *output_path; /* -o; NULL: stdout */
+    tsr_options *library;    /* --mode, --config */
+    bool help;               /* -h */
+    char **positional;       /* what remains after the options */
+    int n_positional;
+} cli_options;
+
+/* Parse argv (argv[0] is the subcommand's name). with_format: the
+ * subcommand takes -f. Returns CLI_OK or CLI_USAGE (message printed). */
+int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out);
+void cli_options_free(cli_options *o);
+
+/* Read a payload argument: literal JSON text, @FILE, or - / @- for stdin.
+ * The text is NUL-terminated, *len excludes the NUL; free() it. */
+int cli_read_payload(const char *arg, char **text, size_t *len);
+
+/* Write text and a newline to the -o file or stdout. */
+int cli_write_output(const cli_options *o, const char *text);
+
+/* Print "tessera: error: ..." (or "tessera COMMAND: error: ...") to stderr. */
+void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error: message plus a pointer to --help; returns CLI_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The path tsr_open should get: a bare file name that exists in the
+ * current directory is made "./name", since tsr_open would otherwise
+ * search the loader's path. Returns arg or buf. */
+const char *cli_plugin_path(const char *arg, char *buf, size_t size);
+
+void cli_print_main_help(void);
+void cli_print_schema_help(void);
+void cli_print_call_help(const char *command, tsr_endpoint ep);
+void cli_print_version(void);
+
+int cli_cmd_schema(int argc, char **argv);
+/* ep: the endpoint the subcommand names. */
+int cli_cmd_call(tsr_endpoint ep, int argc, char **argv);
+
+#endif /* TESSERA_CLI_H */

@@ -1,0 +1,79 @@
+/* `tessera apply|jvp|vjp|jacobian|abstract-eval PLUGIN PAYLOAD`: decode
+ * the payload, run the endpoint, print the results. */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+/* Everything one invocation holds, released in one place. */
+typedef struct invocation {
+    char *payload_text;
+    size_t payload_len;
+    tsr_component *component;
+    tsr_payload *payload;
+    tsr_call *call;
+    char *result;
+} invocation;
+
+static void release(invocation *inv) {
+    tsr_json_free(inv->result);
+    tsr_call_free(inv->call);
+    tsr_payload_free(inv->payload);
+    tsr_close(inv->component);
+    free(inv->payload_text);
+}
+
+static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
+    tsr_error err;
+    int rc = cli_read_payload(o->positional[1], &inv->payload_text, &inv->payload_len);
+    if (rc != CLI_OK) return rc;
+
+    char path_buf[PATH_MAX];
+    const char *path = cli_plugin_path(o->positional[0], path_buf, sizeof path_buf);
+    if (tsr_open(path, o->library, &inv->component, &err) != 0) {
+        cli_error(NULL, "%s", err.message);
+        return CLI_LOAD_FAILED;
+    }
+    if (tsr_payload_parse(inv->component, ep, inv->payload_text, inv->payload_len, &inv->payload,
+                          &err) != 0) {
+        cli_error(NULL, "%s", err.message);
+        return CLI_PAYLOAD;
+    }
+    inv->call = tsr_call_new(inv->component, ep);
+    if (inv->call == NULL) {
+        cli_error(NULL, "out of memory");
+        return CLI_CALL_FAILED;
+    }
+    if (tsr_payload_bind(inv->payload, inv->call, &err) != 0) {
+        cli_error(NULL, "%s", err.message);
+        return CLI_PAYLOAD;
+    }
+    if (tsr_call_run(inv->call) != 0) {
+        cli_error(NULL, "%s", tsr_call_errmsg(inv->call));
+        return CLI_CALL_FAILED;
+    }
+    if (tsr_payload_format_results(inv->payload, inv->call, o->encoding, &inv->result, &err) != 0) {
+        cli_error(NULL, "%s", err.message);
+        return CLI_OUTPUT;
+    }
+    return cli_write_output(o, inv->result);
+}
+
+int cli_cmd_call(tsr_endpoint ep, int argc, char **argv) {
+    const char *command = argv[0];
+    cli_options o;
+    int rc = cli_parse_options(argc, argv, true, &o);
+    if (rc == CLI_OK && o.help) {
+        cli_print_call_help(command, ep);
+    } else if (rc == CLI_OK && o.n_positional != 2) {
+        rc = cli_usage_error(command, o.n_positional == 0   ? "missing PLUGIN and PAYLOAD"
+                                      : o.n_positional == 1 ? "missing PAYLOAD"
+                                                            : "too many arguments");
+    } else if (rc == CLI_OK) {
+        invocation inv = {0};
+        rc = run(ep, &o, &inv);
+        release(&inv);
+    }
+    cli_options_free(&o);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* Help texts. Help asked for goes to stdout; usage errors go to stderr. */
+#include <stdio.h>
+
+#include "cli.h"
+
+void cli_print_version(void) {
+    printf("tessera %d.%d.%d (plugin ABI %u)\n", TSR_VERSION_MAJOR, TSR_VERSION_MINOR,
+           TSR_VERSION_PATCH, TSR_PLUGIN_ABI_VERSION);
+}
+
+void cli_print_main_help(void) {
+    fputs(
+        "Usage: tessera [--help] [--version] COMMAND [OPTIONS] PLUGIN [PAYLOAD]\n"
+        "\n"
+        "Load a Tessera component (a plugin .so) and call it with a Tesseract-style\n"
+        "JSON payload. Results are written to stdout, diagnostics to stderr.\n"
+        "\n"
+        "Commands:\n"
+        "  schema PLUGIN                 the component's inputs, outputs and endpoints\n"
+        "  apply PLUGIN PAYLOAD          evaluate: {\"inputs\": {...}}\n"
+        "  jvp PLUGIN PAYLOAD            Jacobian-vector product: inputs, jvp_inputs,\n"
+        "                                jvp_outputs, tangent_vector\n"
+        "  vjp PLUGIN PAYLOAD            vector-Jacobian product: inputs, vjp_inputs,\n"
+        "                                vjp_outputs, cotangent_vector\n"
+        "  jacobian PLUGIN PAYLOAD       Jacobian: inputs, jac_inputs, jac_outputs\n"
+        "  abstract-eval PLUGIN PAYLOAD  output shapes and dtypes from input shapes\n"
+        "  (jacobian-vector-product, vector-jacobian-product and abstract_eval are\n"
+        "  accepted too.) 'tessera COMMAND --help' describes each command.\n"
+        "\n"
+        "PAYLOAD is JSON text, @FILE to read it from FILE, or - (or @-) for stdin.\n"
+        "PLUGIN is a path to a .so; a bare name that exists in the current\n"
+        "directory is taken from there, any other is searched by the loader.\n"
+        "\n"
+        "Options:\n"
+        "  -h, --help       show this help\n"
+        "  -V, --version    show the version\n"
+        "\n"
+        "Exit status:\n"
+        "  0  success\n"
+        "  1  the call failed: the endpoint is missing, refused its arguments\n"
+        "     (shapes, dtypes) or reported an error\n"
+        "  2  usage error: unknown command or option, missing or extra arguments\n"
+        "  3  the plugin could not be loaded or initialised\n"
+        "  4  the payload could not be read or decoded (malformed JSON, bad array,\n"
+        "     unknown or missing field)\n"
+        "  5  the results could not be encoded or written\n",
+        stdout);
+}
+
+static void print_common_options(int with_format) {
+    fputs("Options:\n", stdout);
+    if (with_format)
+        fputs("  -f, --format FORMAT    json (default) or json+base64: how arrays are\n"
+              "                         written (--output-format is accepted too)\n",
+              stdout);
+    fputs("  -o, --output FILE      write the result to FILE instead of stdout\n"
+          "  --mode MODE            inproc (default), isolated or worker\n"
+          "  --config KEY=VALUE     configuration for the plugin's init; repeatable\n"
+          "                         (e.g. --config matrix=A.txt for the linear plugin)\n"
+          "  -h, --help             show this help\n",
+          stdout);
+}
+
+void cli_print_schema_help(void) {
+    fputs("Usage: tessera schema [OPTIONS] PLUGIN\n"
+          "\n"
+          "Print the component's schema as JSON: name, version, description,\n"
+          "inputs and outputs (name, dtype, shape, differentiable, doc) and the\n"
+          "endpoints it implements. In shapes, an int is a fixed dimension, a\n"
+          "string a symbolic one shared between fields, null any size.\n"
+          "\n",
+          stdout);
+    print_common_options(0);
+}
+
+static const char *payload_form(tsr_endpoint ep) {
+    switch (ep) {
+    case TSR_EP_APPLY:
+        return "  {\"inputs\": {FIELD: ARRAY, ...}}\n"
+               "  -> {OUTPUT: ARRAY, ...}\n";
+    case TSR_EP_ABSTRACT_EVAL:
+        return "  {\"inputs\": {FIELD: {\"shape\": [...], \"dtype\": \"...\"}, ...}}\n"
+               "  -> {OUTPUT: {\"shape\": [...], \"dtype\": \"...\"}, ...}\n";
+    case TSR_EP_JVP:
+        return "  {\"inputs\": {...}, \"jvp_inputs\": [IN, ...], \"jvp_outputs\": [OUT, ...],\n"
+               "   \"tangent_vector\": {IN: ARRAY, ...}}\n"
+               "  -> {OUT: ARRAY, ...}\n";
+    case TSR_EP_VJP:
+        return "  {\"inputs\": {...}, \"vjp_inputs\": [IN, ...], \"vjp_outputs\": [OUT, ...],\n"
+               "   \"cotangent_vector\": {OUT: ARRAY, ...}}\n"
+               "  -> {IN: ARRAY, ...}\n";
+    default:
+        return "  {\"inputs\": {...}, \"jac_inputs\": [IN, ...], \"jac_outputs\": [OUT, ...]}\n"
+               "  -> {OUT: {IN: ARRAY shaped (*OUT.shape, *IN.shape)}, ...}\n";
+    }
+}
+
+void cli_print_call_help(const char *command, tsr_endpoint ep) {
+    printf("Usage: tessera %s [OPTIONS] PLUGIN PAYLOAD\n\n", command);
+    fputs("PAYLOAD is JSON text, @FILE, or - (or @-) for stdin. Arrays are encoded\n"
+          "arrays ({\"object_type\": \"array\", \"shape\": [...], \"dtype\": \"float64\",\n"
+          "\"data\": {\"buffer\": ..., \"encoding\": \"json\" or \"base64\"}}), or plain\n"
+          "numbers and nested lists. Nested inputs are nested objects.\n"
+          "\n"
+          "Payload and result:\n",
+          stdout);
+    fputs(payload_form(ep), stdout);
+    fputs("\n", stdout);
+    print_common_options(1);
+    fputs("\nExit status: 0 ok, 1 call failed, 2 usage, 3 load failed, 4 payload,\n"
+          "5 output (see 'tessera --help').\n",
+          stdout);
+}

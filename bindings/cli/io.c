@@ -1,0 +1,124 @@
+/* Reading payloads and writing results, and the messages on stderr. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void vreport(const char *command, const char *fmt, va_list ap) {
+    if (command != NULL) fprintf(stderr, "tessera %s: error: ", command);
+    else fprintf(stderr, "tessera: error: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_error(const char *command, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(command, fmt, ap);
+    va_end(ap);
+}
+
+int cli_usage_error(const char *command, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(command, fmt, ap);
+    va_end(ap);
+    if (command != NULL) fprintf(stderr, "Try 'tessera %s --help'.\n", command);
+    else fprintf(stderr, "Try 'tessera --help'.\n");
+    return CLI_USAGE;
+}
+
+/* Whole stream into a NUL-terminated buffer. */
+static int slurp(FILE *f, char **text, size_t *len) {
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+    if (buf == NULL) return ENOMEM;
+    for (;;) {
+        if (cap - used < 2) {
+            if (cap > SIZE_MAX / 2) {
+                free(buf);
+                return ENOMEM;
+            }
+            char *bigger = realloc(buf, cap * 2);
+            if (bigger == NULL) {
+                free(buf);
+                return ENOMEM;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t n = fread(buf + used, 1, cap - used - 1, f);
+        used += n;
+        if (n == 0) break;
+    }
+    if (ferror(f)) {
+        int e = errno ? errno : EIO;
+        free(buf);
+        return e;
+    }
+    buf[used] = '\0';
+    *text = buf;
+    *len = used;
+    return 0;
+}
+
+int cli_read_payload(const char *arg, char **text, size_t *len) {
+    const char *path = arg[0] == '@' ? arg + 1 : NULL;
+    if (strcmp(arg, "-") == 0 || (path != NULL && strcmp(path, "-") == 0)) {
+        int e = slurp(stdin, text, len);
+        if (e != 0) cli_error(NULL, "cannot read the payload from stdin: %s", strerror(e));
+        return e ? CLI_PAYLOAD : CLI_OK;
+    }
+    if (path != NULL) {
+        FILE *f = fopen(path, "rb");
+        if (f == NULL) {
+            cli_error(NULL, "cannot open payload file '%s': %s", path, strerror(errno));
+            return CLI_PAYLOAD;
+        }
+        int e = slurp(f, text, len);
+        fclose(f);
+        if (e != 0) cli_error(NULL, "cannot read payload file '%s': %s", path, strerror(e));
+        return e ? CLI_PAYLOAD : CLI_OK;
+    }
+    *len = strlen(arg);
+    *text = strdup(arg);
+    if (*text == NULL) {
+        cli_error(NULL, "out of memory");
+        return CLI_PAYLOAD;
+    }
+    return CLI_OK;
+}
+
+int cli_write_output(const cli_options *o, const char *text) {
+    FILE *f = stdout;
+    const char *where = "stdout";
+    if (o->output_path != NULL && strcmp(o->output_path, "-") != 0) {
+        where = o->output_path;
+        f = fopen(o->output_path, "w");
+        if (f == NULL) {
+            cli_error(NULL, "cannot open output file '%s': %s", where, strerror(errno));
+            return CLI_OUTPUT;
+        }
+    }
+    int failed = fputs(text, f) == EOF || fputc('\n', f) == EOF || fflush(f) != 0;
+    int e = errno;
+    if (f != stdout && fclose(f) != 0 && !failed) {
+        failed = 1;
+        e = errno;
+    }
+    if (failed) {
+        cli_error(NULL, "cannot write the results to %s: %s", where, strerror(e));
+        return CLI_OUTPUT;
+    }
+    return CLI_OK;
+}
+
+const char *cli_plugin_path(const char *arg, char *buf, size_t size) {
+    if (strchr(arg, '/') != NULL || access(arg, F_OK) != 0) return arg;
+    int n = snprintf(buf, size, "./%s", arg);
+    return n > 0 && (size_t)n < size ? buf : arg;
+}

@@ -1,0 +1,97 @@
+/* Options shared by the subcommands: -f, -o, --mode, --config, -h. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { OPT_MODE = 256, OPT_CONFIG };
+
+static int set_config(const char *command, tsr_options *lib, const char *assignment) {
+    const char *eq = strchr(assignment, '=');
+    if (eq == NULL || eq == assignment)
+        return cli_usage_error(command, "--config takes KEY=VALUE, got '%s'", assignment);
+    size_t key_len = (size_t)(eq - assignment);
+    char *key = strndup(assignment, key_len);
+    if (key == NULL) {
+        cli_error(command, "out of memory");
+        return CLI_USAGE;
+    }
+    int rc = tsr_options_set_config(lib, key, eq + 1);
+    free(key);
+    if (rc != 0) return cli_usage_error(command, "cannot set --config '%s': %s", assignment, tsr_strerror(rc));
+    return CLI_OK;
+}
+
+static int parse_one(const char *command, int opt, const char *arg, const char *token,
+                     bool with_format, cli_options *o) {
+    tsr_error err;
+    switch (opt) {
+    case 'h':
+        o->help = true;
+        return CLI_OK;
+    case 'f':
+        /* token may already be the value, so name the option itself. */
+        if (!with_format) return cli_usage_error(command, "unknown option '-f'");
+        if (strcmp(arg, "json") != 0 && strcmp(arg, "json+base64") != 0)
+            return cli_usage_error(command, "unsupported format '%s' (json or json+base64)", arg);
+        o->encoding = (tsr_encoding)tsr_encoding_from_name(arg);
+        return CLI_OK;
+    case 'o':
+        o->output_path = arg;
+        return CLI_OK;
+    case OPT_MODE:
+        if (tsr_options_set(o->library, "mode", arg, &err) != 0)
+            return cli_usage_error(command, "unknown mode '%s' (inproc, isolated or worker)", arg);
+        return CLI_OK;
+    case OPT_CONFIG:
+        return set_config(command, o->library, arg);
+    case ':':
+        return cli_usage_error(command, "option '%s' needs a value", token);
+    default:
+        break;
+    }
+    return cli_usage_error(command, "unknown option '%s'", token);
+}
+
+int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out) {
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"format", required_argument, NULL, 'f'},
+        {"output-format", required_argument, NULL, 'f'}, /* Tesseract's spelling */
+        {"output", required_argument, NULL, 'o'},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {NULL, 0, NULL, 0},
+    };
+    const char *command = argv[0];
+    memset(out, 0, sizeof *out);
+    out->encoding = TSR_ENCODING_JSON;
+    out->library = tsr_options_new();
+    if (out->library == NULL) {
+        cli_error(command, "out of memory");
+        return CLI_USAGE;
+    }
+    opterr = 0;
+    int opt;
+    /* ':' first: a missing value is reported as ':' rather than '?'. */
+    while ((opt = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
+        const char *token = argv[optind - 1];
+        if (opt == '?' && optopt != 0 && optopt != '?') {
+            char short_opt[3] = {'-', (char)optopt, '\0'};
+            token = short_opt;
+            return cli_usage_error(command, "unknown option '%s'", token);
+        }
+        int rc = parse_one(command, opt, optarg, token, with_format, out);
+        if (rc != CLI_OK) return rc;
+    }
+    out->positional = argv + optind;
+    out->n_positional = argc - optind;
+    return CLI_OK;
+}
+
+void cli_options_free(cli_options *o) {
+    tsr_options_free(o->library);
+    o->library = NULL;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian/Ubuntu machine and build Tessera into build/.
+# Idempotent: installs only the packages that are missing, and rebuilds
+# only what changed.
+#   scripts/setup.sh            (BUILD_DIR and BUILD_TYPE may be overridden)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${BUILD_DIR:-$root/build}"
+build_type="${BUILD_TYPE:-RelWithDebInfo}"
+
+# Debian package -> command that proves a tool is already there (a cmake
+# from pip counts as well as Debian's). Libraries are checked with dpkg.
+declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make)
+packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
+          liburing-dev libxxhash-dev liblz4-dev)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if [[ -n "${tool_of[$pkg]:-}" ]]; then
+    command -v "${tool_of[$pkg]}" >/dev/null 2>&1 && continue
+  elif dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    continue
+  fi
+  missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all packages present"
+elif [[ $(id -u) -ne 0 ]]; then
+  echo "setup: missing packages: ${missing[*]}" >&2
+  echo "setup: not root, so not installing them; run as root or:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+else
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type"
+cmake --build "$build_dir" -j"$(nproc)"
+echo "setup: built into $build_dir"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Build, then run every test: the ctest suite in build/ and the install test
+# (install into a temporary prefix, build the out-of-tree example against
+# it). Exits non-zero if anything fails.
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${BUILD_DIR:-$root/build}"
+failed=()
+
+if ! "$root/scripts/setup.sh"; then
+  echo "test: setup/build FAILED" >&2
+  echo "test summary: build FAILED"
+  exit 1
+fi
+
+echo "== ctest"
+if ! (cd "$build_dir" && ctest --output-on-failure -j"$(nproc)"); then
+  failed+=(ctest)
+fi
+
+echo "== install test"
+if ! "$root/tests/install/test_install.sh"; then
+  failed+=(install)
+fi
+
+if ((${#failed[@]})); then
+  echo "test summary: FAILED (${failed[*]})"
+  exit 1
+fi
+echo "test summary: all passed (ctest, install)"

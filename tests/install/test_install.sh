@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Install test: configure, build and install Tessera into a temporary
+# prefix, then build plugins/first_plugin against the installed package in
+# both supported ways (CMake find_package, pkg-config) and check what the
+# example host and the installed `tessera` command print.
+#   tests/install/test_install.sh        (KEEP=1 keeps the temporary folder)
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/tessera-install.XXXXXX")"
+if [[ "${KEEP:-0}" == 1 ]]; then
+  echo "keeping $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+prefix="$work/prefix"
+jobs="$(nproc 2>/dev/null || echo 2)"
+passed=0
+failed=0
+
+summary() {
+  echo "$passed passed, $failed failed"
+  ((failed == 0))
+}
+
+# run NAME CMD...: one check; prints its log when it fails.
+run() {
+  local name="$1"; shift
+  if "$@" >"$work/log" 2>&1; then
+    passed=$((passed + 1)); echo "ok    $name"
+  else
+    failed=$((failed + 1)); echo "FAIL  $name"; tail -n 40 "$work/log" | sed 's/^/      /'
+  fi
+}
+
+# expect NAME EXPECTED-FILE CMD...: CMD must succeed and print every line of
+# EXPECTED-FILE (other lines may come between).
+expect() {
+  local name="$1" want="$2" ok=1 line; shift 2
+  "$@" >"$work/out" 2>"$work/err" || ok=0
+  while ((ok)) && IFS= read -r line; do
+    grep -qxF -- "$line" "$work/out" || ok=0
+  done <"$want"
+  if ((ok)); then
+    passed=$((passed + 1)); echo "ok    $name"
+  else
+    failed=$((failed + 1)); echo "FAIL  $name"
+    echo "      expected lines:"; sed 's/^/        /' "$want"
+    echo "      got:"; cat "$work/out" "$work/err" | tail -n 20 | sed 's/^/        /'
+  fi
+}
+
+# ---- install ------------------------------------------------------------------
+run "configure" cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_INSTALL_PREFIX="$prefix" -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF
+run "build" cmake --build "$work/build" -j"$jobs"
+run "install" cmake --install "$work/build"
+if ((failed)); then summary; exit 1; fi
+
+libso="$(find "$prefix" -name 'libtessera.so' | head -n 1)"
+libdir="$(dirname "${libso:-$prefix/lib/none}")"
+for f in include/tessera/tessera.h include/tessera/plugin.h bin/tessera; do
+  run "installed $f" test -e "$prefix/$f"
+done
+for f in libtessera.so libtessera.a pkgconfig/tessera.pc cmake/tessera/tesseraConfig.cmake \
+         cmake/tessera/tesseraConfigVersion.cmake cmake/tessera/tesseraTargets.cmake \
+         tessera/plugins/noop.so; do
+  run "installed <libdir>/$f" test -e "$libdir/$f"
+done
+
+# What the example host prints for x = [1 2 3], alpha = 2.5.
+printf '%s\n' 'y = [2.5 5 7.5]' 'd(sum y)/d alpha = 6' >"$work/host.expected"
+
+# ---- CMake package ------------------------------------------------------------
+ex="$work/first_plugin"
+cp -r "$root/plugins/first_plugin" "$ex"
+rm -rf "$ex/build"
+run "find_package: configure" cmake -S "$ex" -B "$ex/build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror"
+run "find_package: build" cmake --build "$ex/build" -j"$jobs"
+expect "find_package: host (shared)" "$work/host.expected" "$ex/build/first_host" "$ex/build/scale.so"
+expect "find_package: host (static)" "$work/host.expected" \
+  "$ex/build/first_host_static" "$ex/build/scale.so"
+run "static host does not need libtessera.so" \
+  bash -c "! readelf -d '$ex/build/first_host_static' | grep -q 'libtessera'"
+# The version file admits 0.1.x only (0.x minors may break the API).
+mkdir -p "$work/ver"
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(ver C)\nfind_package(tessera 0.2 REQUIRED)\n' \
+  >"$work/ver/CMakeLists.txt"
+run "find_package(tessera 0.2) is refused" \
+  bash -c "! cmake -S '$work/ver' -B '$work/ver/build' -DCMAKE_PREFIX_PATH='$prefix'"
+
+# ---- pkg-config -----------------------------------------------------------------
+export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+pc="$work/pc"
+cp -r "$root/plugins/first_plugin" "$pc"
+rm -rf "$pc/build"
+printf '0.1.0\n' >"$work/version.expected"
+expect "pkg-config: version" "$work/version.expected" pkg-config --modversion tessera
+run "pkg-config: make" make -C "$pc" CFLAGS="-O2 -Wall -Wextra -Werror"
+expect "pkg-config: host (shared)" "$work/host.expected" "$pc/first_host" "$pc/scale.so"
+# The one-line build the README shows, and a static link with --static.
+run "pkg-config: one-line build" bash -c "cc '$pc/host.c' -o '$pc/host_oneline' \
+  \$(pkg-config --cflags --libs tessera) -Wl,-rpath,\$(pkg-config --variable=libdir tessera)"
+expect "pkg-config: one-line host" "$work/host.expected" "$pc/host_oneline" "$pc/scale.so"
+static_libs="$(pkg-config --static --libs tessera | sed 's/-ltessera\b//')"
+run "pkg-config: static link" bash -c "cc '$pc/host.c' -o '$pc/host_static' \
+  \$(pkg-config --cflags tessera) '$libdir/libtessera.a' $static_libs"
+expect "pkg-config: static host" "$work/host.expected" "$pc/host_static" "$pc/scale.so"
+
+# ---- the installed command line ------------------------------------------------
+# The values of every "buffer" in a JSON response, one per line, as %g.
+buffer_values() {
+  grep -oE '"buffer": *(\[[^]]*\]|[-0-9.eE+]+)' | sed 's/"buffer": *//' | tr -d '[]' |
+    tr ',' '\n' | awk 'NF { printf "%g\n", $1 }'
+}
+export -f buffer_values
+tessera="$prefix/bin/tessera"
+run "tessera --version" "$tessera" --version
+printf '%s\n' 2.5 5 7.5 >"$work/cli.expected"
+expect "tessera apply scale.so" "$work/cli.expected" bash -c \
+  "'$tessera' apply '$ex/build/scale.so' '{\"inputs\": {\"x\": [1, 2, 3], \"alpha\": 2.5}}' \
+   | buffer_values"
+printf '%s\n' 6 >"$work/vjp.expected"
+expect "tessera vjp scale.so" "$work/vjp.expected" bash -c \
+  "'$tessera' vjp '$ex/build/scale.so' '{\"inputs\": {\"x\": [1, 2, 3], \"alpha\": 2.5},
+     \"vjp_inputs\": [\"alpha\"], \"vjp_outputs\": [\"y\"],
+     \"cotangent_vector\": {\"y\": [1, 1, 1]}}' | buffer_values"
+printf '%s\n' 4 -1 0.5 >"$work/noop.expected"
+expect "tessera apply <libdir>/tessera/plugins/noop.so" "$work/noop.expected" bash -c \
+  "'$tessera' apply '$libdir/tessera/plugins/noop.so' '{\"inputs\": {\"x\": [4, -1, 0.5]}}' \
+   | buffer_values"
+
+summary

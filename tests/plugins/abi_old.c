@@ -1,0 +1,12 @@
+/* Declares ABI version 0, older than any host supports. */
+#include "minimal.h"
+
+static const tsr_field inputs[] = {MINIMAL_INPUT};
+static const tsr_field outputs[] = {MINIMAL_OUTPUT};
+static const tsr_plugin plugin = {
+    .abi_version = 0, .struct_size = sizeof(tsr_plugin), .field_size = sizeof(tsr_field),
+    .name = "abi_old", .version = "1.0",
+    .inputs = inputs, .n_inputs = 1, .outputs = outputs, .n_outputs = 1,
+    .apply = minimal_apply,
+};
+TSR_PLUGIN_DEFINE(plugin)

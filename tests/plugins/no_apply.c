@@ -1,0 +1,12 @@
+/* A descriptor whose required apply endpoint is missing. */
+#include "minimal.h"
+
+static const tsr_field inputs[] = {MINIMAL_INPUT};
+static const tsr_field outputs[] = {MINIMAL_OUTPUT};
+static const tsr_plugin plugin = {
+    TSR_PLUGIN_HEADER,
+    .name = "no_apply", .version = "1.0",
+    .inputs = inputs, .n_inputs = 1, .outputs = outputs, .n_outputs = 1,
+    .jvp = minimal_apply,
+};
+TSR_PLUGIN_DEFINE(plugin)

@@ -1,0 +1,387 @@
+#include "array_decode.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tessera/tessera.h>
+
+#include "array_buffer.h"
+#include "base64.h"
+#include "numeric.h"
+
+static const char *json_kind(const json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "a list";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE: case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "a JSON value";
+}
+
+static bool is_scalar_leaf(const json_t *v) {
+    return json_is_number(v) || json_is_boolean(v);
+}
+
+/* "[1, 2]" for messages. */
+static void shape_text(char *buf, size_t size, const int64_t *shape, int32_t rank) {
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int32_t d = 0; d < rank && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%" PRId64, d ? ", " : "", shape[d]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+/* Dimensions of a nested list, read along its first elements. */
+static int nested_dims(json_t *v, int64_t *dims, int32_t *rank, const tsr_payload_ctx *ctx,
+                       const char *path) {
+    int32_t r = 0;
+    while (json_is_array(v)) {
+        if (r == TSR_MAX_RANK)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                    "lists nest more than %d deep", TSR_MAX_RANK);
+        size_t n = json_array_size(v);
+        dims[r++] = (int64_t)n;
+        if (n == 0) break;
+        v = json_array_get(v, 0);
+    }
+    *rank = r;
+    return 0;
+}
+
+/* Value of a leaf as a number, or an error naming its position. */
+static int leaf_number(json_t *v, tsr_num *num, const tsr_payload_ctx *ctx, const char *where) {
+    if (json_is_integer(v)) {
+        num->kind = TSR_NUM_INT;
+        num->v.i = json_integer_value(v);
+    } else if (json_is_real(v)) {
+        num->kind = TSR_NUM_REAL;
+        num->v.r = json_real_value(v);
+    } else if (json_is_boolean(v)) {
+        num->kind = TSR_NUM_BOOL;
+        num->v.b = json_is_true(v);
+    } else {
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, where, "%s is not a number", json_kind(v));
+    }
+    return 0;
+}
+
+typedef struct fill_state {
+    const int64_t *dims;
+    int32_t rank;
+    tsr_dtype dtype;
+    size_t itemsize;
+    char *dst;
+    int64_t next; /* index of the next element in C order */
+    const tsr_payload_ctx *ctx;
+} fill_state;
+
+/* Store the leaves of a nested list in C order, checking that it is
+ * rectangular (every list at depth d has dims[d] entries). */
+static int fill_nested(fill_state *s, json_t *v, int32_t depth, const char *path) {
+    if (depth == s->rank) {
+        if (json_is_array(v))
+            return tsr_payload_fail(s->ctx, TSR_E_PAYLOAD, path,
+                                    "ragged nested list: a list where a number belongs");
+        tsr_num num;
+        int rc = leaf_number(v, &num, s->ctx, path);
+        if (rc != 0) return rc;
+        char why[160];
+        if (tsr_num_store(s->dtype, s->dst + (size_t)s->next * s->itemsize, &num, why, sizeof why) != 0)
+            return tsr_payload_fail(s->ctx, TSR_E_PAYLOAD, path, "%s", why);
+        s->next++;
+        return 0;
+    }
+    if (!json_is_array(v))
+        return tsr_payload_fail(s->ctx, TSR_E_PAYLOAD, path,
+                                "ragged nested list: %s where a list of %" PRId64 " belongs",
+                                json_kind(v), s->dims[depth]);
+    if ((int64_t)json_array_size(v) != s->dims[depth])
+        return tsr_payload_fail(s->ctx, TSR_E_PAYLOAD, path,
+                                "ragged nested list: %zu entries where %" PRId64 " belong",
+                                json_array_size(v), s->dims[depth]);
+    for (size_t k = 0; k < json_array_size(v); k++) {
+        char child[TSR_PATH_MAX];
+        tsr_path_index(child, path, k);
+        int rc = fill_nested(s, json_array_get(v, k), depth + 1, child);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+static int refuse_complex_json(const tsr_payload_ctx *ctx, const char *path, tsr_dtype dtype) {
+    return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                            "%s values have no json form (nor in Tesseract's json encoding); "
+                            "give an encoded array with base64 encoding",
+                            tsr_dtype_name(dtype));
+}
+
+/* The dtype plain values take when nothing else says: numpy's choice. */
+static tsr_dtype infer_plain_dtype(json_t *v) {
+    if (json_is_boolean(v)) return TSR_BOOL;
+    if (json_is_integer(v)) return TSR_INT64;
+    if (!json_is_array(v)) return TSR_FLOAT64;
+    tsr_dtype widest = TSR_BOOL;
+    for (size_t k = 0; k < json_array_size(v); k++) {
+        tsr_dtype d = infer_plain_dtype(json_array_get(v, k));
+        if (d == TSR_FLOAT64) return d;
+        if (d == TSR_INT64) widest = d;
+    }
+    return json_array_size(v) == 0 ? TSR_FLOAT64 : widest;
+}
+
+/* Allocate out->buffer for shape/dtype and fill it from the nested list
+ * (or single leaf) v, whose own nesting need only hold the same number of
+ * elements in C order. */
+static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int32_t rank,
+                          const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
+    int64_t dims[TSR_MAX_RANK];
+    int32_t nest_rank;
+    int rc = nested_dims(v, dims, &nest_rank, ctx, path);
+    if (rc != 0) return rc;
+    if (nest_rank == 0 && !is_scalar_leaf(v))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "%s is not a number", json_kind(v));
+
+    int64_t count, nest_count = 0;
+    size_t bytes, nest_bytes;
+    if (tsr_shape_bytes(shape, rank, dtype, &count, &bytes) != 0)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
+    if (tsr_shape_bytes(dims, nest_rank, dtype, &nest_count, &nest_bytes) != 0 || nest_count != count) {
+        char want[128], got[128];
+        shape_text(want, sizeof want, shape, rank);
+        shape_text(got, sizeof got, dims, nest_rank);
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "shape %s holds %" PRId64 " elements but the json buffer, "
+                                "shaped %s, holds %" PRId64,
+                                want, count, got, nest_count);
+    }
+    /* Empty complex arrays need no values, so no json form either. */
+    if (tsr_dtype_is_complex(dtype) && count > 0) return refuse_complex_json(ctx, path, dtype);
+    out->buffer = tsr_aligned_buffer(bytes);
+    if (out->buffer == NULL)
+        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
+    fill_state s = {.dims = dims, .rank = nest_rank, .dtype = dtype,
+                    .itemsize = tsr_dtype_size(dtype), .dst = out->buffer, .ctx = ctx};
+    return fill_nested(&s, v, 0, path);
+}
+
+static int fill_from_base64(json_t *buffer, tsr_dtype dtype, const int64_t *shape, int32_t rank,
+                            const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
+    if (!json_is_string(buffer))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "a base64 buffer must be a string, not %s", json_kind(buffer));
+    int64_t count;
+    size_t bytes;
+    if (tsr_shape_bytes(shape, rank, dtype, &count, &bytes) != 0)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
+
+    const char *text = json_string_value(buffer);
+    size_t len = json_string_length(buffer);
+    char why[160];
+    long long decoded = tsr_b64_decoded_length(text, len, why, sizeof why);
+    if (decoded < 0) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "%s", why);
+    if ((unsigned long long)decoded != bytes) {
+        char want[128];
+        shape_text(want, sizeof want, shape, rank);
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "shape %s of %s needs %zu bytes but the base64 buffer holds %lld",
+                                want, tsr_dtype_name(dtype), bytes, decoded);
+    }
+    out->buffer = tsr_aligned_buffer(bytes);
+    if (out->buffer == NULL)
+        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
+    tsr_b64_decode(text, len, out->buffer);
+    tsr_to_little_endian(out->buffer, count, dtype);
+    return 0;
+}
+
+/* Convert the decoded buffer to dtype want, value by value. */
+static int convert_buffer(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+                          const char *path) {
+    tsr_dtype have = out->array.dtype;
+    if (want == TSR_DTYPE_INVALID || want == have) return 0;
+    if (!tsr_dtype_casts_same_kind(have, want))
+        return tsr_payload_fail(ctx, TSR_E_DTYPE, path,
+                                "dtype %s cannot be converted to the field's %s "
+                                "(only same_kind casts are allowed)",
+                                tsr_dtype_name(have), tsr_dtype_name(want));
+    if (out->buffer == NULL) { /* abstract: nothing to convert */
+        out->array.dtype = want;
+        return 0;
+    }
+    int64_t count;
+    size_t bytes;
+    if (tsr_shape_bytes(out->array.shape, out->array.rank, want, &count, &bytes) != 0)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
+    char *converted = tsr_aligned_buffer(bytes);
+    if (converted == NULL)
+        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
+    size_t from_size = tsr_dtype_size(have), to_size = tsr_dtype_size(want);
+    for (int64_t k = 0; k < count; k++) {
+        tsr_num num;
+        char why[160];
+        tsr_num_load(have, (const char *)out->buffer + (size_t)k * from_size, &num);
+        if (tsr_num_store(want, converted + (size_t)k * to_size, &num, why, sizeof why) != 0) {
+            free(converted);
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "element %" PRId64 ": %s", k, why);
+        }
+    }
+    free(out->buffer);
+    out->buffer = converted;
+    out->array.dtype = want;
+    return 0;
+}
+
+static int decode_shape(json_t *shape, tsr_array *a, const tsr_payload_ctx *ctx, const char *path) {
+    if (shape == NULL)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "the array lacks \"shape\"");
+    if (!json_is_array(shape))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "\"shape\" must be a list of integers, not %s", json_kind(shape));
+    size_t rank = json_array_size(shape);
+    if (rank > TSR_MAX_RANK)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "\"shape\" has %zu dimensions, more than the %d supported",
+                                rank, TSR_MAX_RANK);
+    for (size_t d = 0; d < rank; d++) {
+        json_t *dim = json_array_get(shape, d);
+        if (!json_is_integer(dim) || json_integer_value(dim) < 0)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                    "\"shape\" entry %zu must be a non-negative integer", d);
+        a->shape[d] = json_integer_value(dim);
+    }
+    a->rank = (int32_t)rank;
+    return 0;
+}
+
+static int decode_dtype(json_t *dtype, tsr_dtype *out, const tsr_payload_ctx *ctx, const char *path) {
+    if (dtype == NULL)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "the array lacks \"dtype\"");
+    if (!json_is_string(dtype))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"dtype\" must be a string, not %s",
+                                json_kind(dtype));
+    *out = tsr_dtype_from_name(json_string_value(dtype));
+    if (*out == TSR_DTYPE_INVALID)
+        return tsr_payload_fail(ctx, TSR_E_DTYPE, path, "unknown dtype \"%s\"",
+                                json_string_value(dtype));
+    return 0;
+}
+
+/* The buffer and its encoding: {"buffer": ..., "encoding": ..., "compression": ...}. */
+static int decode_data(json_t *data, tsr_decoded *out, const tsr_payload_ctx *ctx, const char *path) {
+    if (data == NULL) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "the array lacks \"data\"");
+    if (!json_is_object(data))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"data\" must be an object, not %s",
+                                json_kind(data));
+    const char *key;
+    json_t *value;
+    json_object_foreach(data, key, value) {
+        if (strcmp(key, "buffer") != 0 && strcmp(key, "encoding") != 0 && strcmp(key, "compression") != 0)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "unknown key \"%s\" in \"data\"", key);
+    }
+    json_t *encoding = json_object_get(data, "encoding");
+    json_t *buffer = json_object_get(data, "buffer");
+    json_t *compression = json_object_get(data, "compression");
+    if (!json_is_string(encoding))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "\"data\" needs \"encoding\": \"json\" or \"base64\"");
+    if (buffer == NULL) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"data\" lacks \"buffer\"");
+    const char *enc = json_string_value(encoding);
+    if (compression != NULL && !json_is_null(compression)) {
+        if (json_is_string(compression) && strcmp(json_string_value(compression), "lz4") == 0)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                    "lz4-compressed buffers are not supported; send them uncompressed");
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "unknown compression in \"data\"");
+    }
+    tsr_array *a = &out->array;
+    /* "raw" is the old name of "json", still read by Tesseract. */
+    if (strcmp(enc, "json") == 0 || strcmp(enc, "raw") == 0)
+        return fill_from_json(buffer, a->dtype, a->shape, a->rank, ctx, path, out);
+    if (strcmp(enc, "base64") == 0)
+        return fill_from_base64(buffer, a->dtype, a->shape, a->rank, ctx, path, out);
+    if (strcmp(enc, "binref") == 0)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "binref buffers are not read from payloads; use json or base64");
+    return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                            "unknown encoding \"%s\" (json or base64)", enc);
+}
+
+static int decode_encoded(json_t *obj, bool abstract, const tsr_payload_ctx *ctx,
+                          const char *path, tsr_decoded *out) {
+    json_t *type = json_object_get(obj, "object_type");
+    if (!json_is_string(type) || strcmp(json_string_value(type), "array") != 0)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"object_type\" must be \"array\"");
+    const char *key;
+    json_t *value;
+    json_object_foreach(obj, key, value) {
+        if (strcmp(key, "object_type") != 0 && strcmp(key, "shape") != 0 &&
+            strcmp(key, "dtype") != 0 && strcmp(key, "data") != 0)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                    "unknown key \"%s\" in an encoded array", key);
+    }
+    int rc = decode_dtype(json_object_get(obj, "dtype"), &out->array.dtype, ctx, path);
+    if (rc == 0) rc = decode_shape(json_object_get(obj, "shape"), &out->array, ctx, path);
+    if (rc != 0 || abstract) return rc;
+    return decode_data(json_object_get(obj, "data"), out, ctx, path);
+}
+
+/* abstract_eval's description of an array; other keys are ignored, as
+ * Tesseract does, so that full encoded arrays pass too. */
+static int decode_shape_dtype(json_t *obj, const tsr_payload_ctx *ctx, const char *path,
+                              tsr_decoded *out) {
+    int rc = decode_dtype(json_object_get(obj, "dtype"), &out->array.dtype, ctx, path);
+    if (rc != 0) return rc;
+    return decode_shape(json_object_get(obj, "shape"), &out->array, ctx, path);
+}
+
+static int decode_plain(json_t *value, tsr_dtype want, bool abstract, const tsr_payload_ctx *ctx,
+                        const char *path, tsr_decoded *out) {
+    tsr_array *a = &out->array;
+    int rc = nested_dims(value, a->shape, &a->rank, ctx, path);
+    if (rc != 0) return rc;
+    a->dtype = want != TSR_DTYPE_INVALID ? want : infer_plain_dtype(value);
+    if (abstract && tsr_dtype_is_complex(a->dtype)) return 0; /* only the shape matters */
+    return fill_from_json(value, a->dtype, a->shape, a->rank, ctx, path, out);
+}
+
+int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
+                           const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
+    memset(out, 0, sizeof *out);
+    if (path == NULL) path = "";
+    int rc;
+    if (json_is_object(value)) {
+        if (json_object_get(value, "object_type") != NULL)
+            rc = decode_encoded(value, abstract, ctx, path, out);
+        else if (abstract && json_object_get(value, "shape") != NULL)
+            rc = decode_shape_dtype(value, ctx, path, out);
+        else
+            rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                  abstract ? "expected an array: {\"shape\": [...], \"dtype\": ...}, "
+                                             "an encoded array, a number or a list; got an object"
+                                           : "expected an array: an encoded array "
+                                             "({\"object_type\": \"array\", ...}), a number or a "
+                                             "list; got an object");
+    } else if (json_is_array(value) || is_scalar_leaf(value)) {
+        rc = decode_plain(value, want, abstract, ctx, path, out);
+    } else {
+        rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                              "expected an array (an encoded array, a number or a list), got %s",
+                              json_kind(value));
+    }
+    if (rc == 0) rc = convert_buffer(out, want, ctx, path);
+    if (rc != 0) {
+        free(out->buffer);
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    if (abstract) {
+        free(out->buffer);
+        out->buffer = NULL;
+    }
+    out->array.data = out->buffer;
+    return 0;
+}

@@ -1,0 +1,149 @@
+#include "array_encode.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array_buffer.h"
+#include "base64.h"
+#include "numeric.h"
+
+static int check_array(const tsr_array *a, int64_t *count, size_t *bytes,
+                       const tsr_payload_ctx *ctx, const char *path) {
+    if (tsr_dtype_name(a->dtype) == NULL)
+        return tsr_payload_fail(ctx, TSR_E_DTYPE, path, "invalid dtype %d", (int)a->dtype);
+    if (a->rank < 0 || a->rank > TSR_MAX_RANK)
+        return tsr_payload_fail(ctx, TSR_E_SHAPE, path, "invalid rank %d", (int)a->rank);
+    if (tsr_shape_bytes(a->shape, a->rank, a->dtype, count, bytes) != 0)
+        return tsr_payload_fail(ctx, TSR_E_SHAPE, path, "invalid or oversized shape");
+    return 0;
+}
+
+static void write_shape(tsr_jw *w, const tsr_array *a) {
+    tsr_jw_key(w, "shape");
+    tsr_jw_begin_array(w);
+    for (int32_t d = 0; d < a->rank; d++) tsr_jw_int(w, a->shape[d]);
+    tsr_jw_end_array(w);
+}
+
+static int write_element(tsr_jw *w, const tsr_array *a, int64_t k, const tsr_payload_ctx *ctx,
+                         const char *path) {
+    tsr_num num;
+    tsr_num_load(a->dtype, (const char *)a->data + (size_t)k * tsr_dtype_size(a->dtype), &num);
+    switch (num.kind) {
+    case TSR_NUM_BOOL: tsr_jw_bool(w, num.v.b); return 0;
+    case TSR_NUM_INT: tsr_jw_int(w, num.v.i); return 0;
+    case TSR_NUM_UINT: tsr_jw_uint(w, num.v.u); return 0;
+    case TSR_NUM_REAL:
+        if (!isfinite(num.v.r))
+            return tsr_payload_fail(ctx, TSR_E_UNSUPPORTED, path,
+                                    "element %" PRId64 " is %s, which JSON cannot represent; "
+                                    "use base64 encoding",
+                                    k, isnan(num.v.r) ? "NaN" : "infinite");
+        tsr_jw_double(w, num.v.r);
+        return 0;
+    case TSR_NUM_COMPLEX:
+        break;
+    }
+    return tsr_payload_fail(ctx, TSR_E_UNSUPPORTED, path, "complex values have no json form");
+}
+
+/* Values as nested lists following the shape (C order), a bare value for
+ * rank 0, as numpy's tolist() gives them. */
+static int write_nested(tsr_jw *w, const tsr_array *a, int32_t depth, int64_t *next,
+                        const tsr_payload_ctx *ctx, const char *path) {
+    if (depth == a->rank) return write_element(w, a, (*next)++, ctx, path);
+    tsr_jw_begin_array(w);
+    for (int64_t k = 0; k < a->shape[depth]; k++) {
+        int rc = write_nested(w, a, depth + 1, next, ctx, path);
+        if (rc != 0) return rc;
+    }
+    tsr_jw_end_array(w);
+    return 0;
+}
+
+static int write_base64(tsr_jw *w, const tsr_array *a, int64_t count, size_t bytes,
+                        const tsr_payload_ctx *ctx, const char *path) {
+    int overflow;
+    size_t len = tsr_b64_encoded_length(bytes, &overflow);
+    if (overflow || len > SIZE_MAX - 3)
+        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "array too large to encode");
+    char *text = malloc(len + 3);
+    if (text == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+    const unsigned char *bytes_le = a->data;
+    void *copy = NULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    copy = malloc(bytes ? bytes : 1);
+    if (copy == NULL) {
+        free(text);
+        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+    }
+    memcpy(copy, a->data, bytes);
+    tsr_to_little_endian(copy, count, a->dtype);
+    bytes_le = copy;
+#else
+    (void)count;
+#endif
+    text[0] = '"';
+    if (bytes > 0) tsr_b64_encode(bytes_le, bytes, text + 1);
+    text[len + 1] = '"';
+    text[len + 2] = '\0';
+    tsr_jw_raw_value(w, text, len + 2);
+    free(text);
+    free(copy);
+    return 0;
+}
+
+int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, tsr_encoding enc,
+                            const tsr_payload_ctx *ctx, const char *path) {
+    int64_t count;
+    size_t bytes;
+    int rc = check_array(a, &count, &bytes, ctx, path);
+    if (rc != 0) return rc;
+    if (a->data == NULL && count > 0)
+        return tsr_payload_fail(ctx, TSR_E_ARGUMENT, path, "array has no data");
+    if (enc == TSR_ENCODING_JSON && tsr_dtype_is_complex(a->dtype))
+        return tsr_payload_fail(ctx, TSR_E_UNSUPPORTED, path,
+                                "%s values have no json form (nor in Tesseract's json "
+                                "encoding); use base64 encoding",
+                                tsr_dtype_name(a->dtype));
+    if (enc != TSR_ENCODING_JSON && enc != TSR_ENCODING_BASE64)
+        return tsr_payload_fail(ctx, TSR_E_ARGUMENT, path, "unknown encoding %d", (int)enc);
+
+    tsr_jw_begin_object(w);
+    tsr_jw_key(w, "object_type");
+    tsr_jw_string(w, "array");
+    write_shape(w, a);
+    tsr_jw_key(w, "dtype");
+    tsr_jw_string(w, tsr_dtype_name(a->dtype));
+    tsr_jw_key(w, "data");
+    tsr_jw_begin_object(w);
+    tsr_jw_key(w, "buffer");
+    if (enc == TSR_ENCODING_JSON) {
+        int64_t next = 0;
+        rc = write_nested(w, a, 0, &next, ctx, path);
+    } else {
+        rc = write_base64(w, a, count, bytes, ctx, path);
+    }
+    if (rc != 0) return rc;
+    tsr_jw_key(w, "encoding");
+    tsr_jw_string(w, enc == TSR_ENCODING_JSON ? "json" : "base64");
+    tsr_jw_end_object(w);
+    tsr_jw_end_object(w);
+    return 0;
+}
+
+int tsr_write_shape_dtype(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
+                          const char *path) {
+    int64_t count;
+    size_t bytes;
+    int rc = check_array(a, &count, &bytes, ctx, path);
+    if (rc != 0) return rc;
+    tsr_jw_begin_object(w);
+    write_shape(w, a);
+    tsr_jw_key(w, "dtype");
+    tsr_jw_string(w, tsr_dtype_name(a->dtype));
+    tsr_jw_end_object(w);
+    return 0;
+}

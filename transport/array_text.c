@@ -1,0 +1,71 @@
+/* Single arrays to and from JSON text, encoding names, and releasing what
+ * this part of the library hands out. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api_export.h"
+#include "array_decode.h"
+#include "array_encode.h"
+
+TSR_API const char *tsr_encoding_name(tsr_encoding enc) {
+    switch (enc) {
+    case TSR_ENCODING_JSON: return "json";
+    case TSR_ENCODING_BASE64: return "base64";
+    }
+    return NULL;
+}
+
+TSR_API int tsr_encoding_from_name(const char *name) {
+    if (name == NULL) return -1;
+    if (strcmp(name, "json") == 0) return TSR_ENCODING_JSON;
+    if (strcmp(name, "base64") == 0 || strcmp(name, "json+base64") == 0) return TSR_ENCODING_BASE64;
+    return -1;
+}
+
+TSR_API int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err) {
+    tsr_payload_ctx ctx = {.err = err};
+    if (out != NULL) *out = NULL;
+    if (a == NULL || out == NULL)
+        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_array_to_json: array and out are required");
+    tsr_jw w;
+    tsr_jw_init(&w);
+    int rc = tsr_write_encoded_array(&w, a, enc, &ctx, NULL);
+    if (rc != 0) {
+        tsr_jw_discard(&w);
+        return rc;
+    }
+    *out = tsr_jw_finish(&w);
+    if (*out == NULL) return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing an array");
+    tsr_payload_ok(&ctx);
+    return 0;
+}
+
+TSR_API int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
+                                void **buffer, tsr_error *err) {
+    tsr_payload_ctx ctx = {.err = err};
+    if (buffer != NULL) *buffer = NULL;
+    if ((text == NULL && len > 0) || out == NULL || buffer == NULL)
+        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL,
+                                "tsr_array_from_json: text, out and buffer are required");
+    if (dtype != TSR_DTYPE_INVALID && tsr_dtype_name(dtype) == NULL)
+        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "invalid dtype %d", (int)dtype);
+    json_error_t jerr;
+    json_t *root = json_loadb(text != NULL ? text : "", len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL)
+        return tsr_payload_fail(&ctx, TSR_E_PAYLOAD, NULL, "malformed JSON at line %d, column %d: %s",
+                                jerr.line, jerr.column, jerr.text);
+    tsr_decoded decoded;
+    int rc = tsr_decode_array_value(root, dtype, false, &ctx, "", &decoded);
+    json_decref(root);
+    if (rc != 0) return rc;
+    *out = decoded.array;
+    *buffer = decoded.buffer;
+    tsr_payload_ok(&ctx);
+    return 0;
+}
+
+TSR_API void tsr_json_free(void *p) {
+    free(p);
+}

@@ -1,0 +1,177 @@
+#include "json_writer.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tsr_jw_init(tsr_jw *w) {
+    memset(w, 0, sizeof *w);
+}
+
+void tsr_jw_discard(tsr_jw *w) {
+    free(w->buf);
+    tsr_jw_init(w);
+}
+
+char *tsr_jw_finish(tsr_jw *w) {
+    char *text = NULL;
+    if (!w->failed && w->depth == 0 && w->buf != NULL) {
+        text = w->buf;
+        w->buf = NULL;
+    }
+    tsr_jw_discard(w);
+    return text;
+}
+
+/* Make room for n more bytes plus a NUL. */
+static bool reserve(tsr_jw *w, size_t n) {
+    if (w->failed) return false;
+    if (n > SIZE_MAX - w->len - 1) {
+        w->failed = true;
+        return false;
+    }
+    size_t need = w->len + n + 1;
+    if (need <= w->cap) return true;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    char *p = realloc(w->buf, cap);
+    if (p == NULL) {
+        w->failed = true;
+        return false;
+    }
+    w->buf = p;
+    w->cap = cap;
+    return true;
+}
+
+static void append(tsr_jw *w, const char *s, size_t n) {
+    if (!reserve(w, n)) return;
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+/* Separator before a value or a key in the current container. */
+static void begin_item(tsr_jw *w) {
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->depth > 0) {
+        if (w->needs_comma[w->depth - 1]) append(w, ",", 1);
+        w->needs_comma[w->depth - 1] = true;
+    }
+}
+
+static void open_container(tsr_jw *w, char c) {
+    begin_item(w);
+    if (w->depth >= TSR_JW_MAX_DEPTH) {
+        w->failed = true;
+        return;
+    }
+    append(w, &c, 1);
+    w->needs_comma[w->depth++] = false;
+}
+
+static void close_container(tsr_jw *w, char c) {
+    if (w->depth == 0) {
+        w->failed = true;
+        return;
+    }
+    w->depth--;
+    append(w, &c, 1);
+}
+
+void tsr_jw_begin_object(tsr_jw *w) { open_container(w, '{'); }
+void tsr_jw_end_object(tsr_jw *w) { close_container(w, '}'); }
+void tsr_jw_begin_array(tsr_jw *w) { open_container(w, '['); }
+void tsr_jw_end_array(tsr_jw *w) { close_container(w, ']'); }
+
+static void quoted(tsr_jw *w, const char *s, size_t n) {
+    append(w, "\"", 1);
+    size_t run = 0; /* bytes copied verbatim in one go */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        append(w, s + run, i - run);
+        run = i + 1;
+        char esc[8];
+        switch (c) {
+        case '"': append(w, "\\\"", 2); break;
+        case '\\': append(w, "\\\\", 2); break;
+        case '\n': append(w, "\\n", 2); break;
+        case '\r': append(w, "\\r", 2); break;
+        case '\t': append(w, "\\t", 2); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            append(w, esc, 6);
+            break;
+        }
+    }
+    append(w, s + run, n - run);
+    append(w, "\"", 1);
+}
+
+void tsr_jw_key_n(tsr_jw *w, const char *key, size_t len) {
+    begin_item(w);
+    quoted(w, key, len);
+    append(w, ":", 1);
+    w->after_key = true;
+}
+
+void tsr_jw_key(tsr_jw *w, const char *key) { tsr_jw_key_n(w, key, strlen(key)); }
+
+void tsr_jw_string(tsr_jw *w, const char *s) {
+    begin_item(w);
+    quoted(w, s, strlen(s));
+}
+
+void tsr_jw_raw_value(tsr_jw *w, const char *text, size_t len) {
+    begin_item(w);
+    append(w, text, len);
+}
+
+void tsr_jw_null(tsr_jw *w) { tsr_jw_raw_value(w, "null", 4); }
+
+void tsr_jw_bool(tsr_jw *w, bool b) {
+    if (b) tsr_jw_raw_value(w, "true", 4);
+    else tsr_jw_raw_value(w, "false", 5);
+}
+
+void tsr_jw_int(tsr_jw *w, int64_t v) {
+    char text[32];
+    int n = snprintf(text, sizeof text, "%" PRId64, v);
+    tsr_jw_raw_value(w, text, (size_t)n);
+}
+
+void tsr_jw_uint(tsr_jw *w, uint64_t v) {
+    char text[32];
+    int n = snprintf(text, sizeof text, "%" PRIu64, v);
+    tsr_jw_raw_value(w, text, (size_t)n);
+}
+
+void tsr_jw_double(tsr_jw *w, double v) {
+    char text[40];
+    int n = 0;
+    /* Within 15 digits %g gives the shortest form when one exists (a
+     * normal double is exact to ~16 digits), so at most three tries;
+     * subnormals hold fewer digits and are searched from one. */
+    int first = v != 0.0 && fabs(v) < DBL_MIN ? 1 : 15;
+    for (int digits = first; digits <= 17; digits++) {
+        n = snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v) break;
+    }
+    /* The host process may use a locale whose radix character is not '.'. */
+    for (int k = 0; k < n; k++) {
+        char c = text[k];
+        if (!(c >= '0' && c <= '9') && c != '-' && c != '+' && c != 'e' && c != 'E') text[k] = '.';
+    }
+    if (strpbrk(text, ".eE") == NULL && (size_t)n + 2 < sizeof text) {
+        memcpy(text + n, ".0", 3);
+        n += 2;
+    }
+    tsr_jw_raw_value(w, text, (size_t)n);
+}

@@ -1,0 +1,222 @@
+#include "numeric.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <tessera/tessera.h>
+
+void tsr_num_load(tsr_dtype dtype, const void *src, tsr_num *out) {
+    switch (dtype) {
+    case TSR_BOOL: out->kind = TSR_NUM_BOOL; out->v.b = *(const uint8_t *)src != 0; return;
+    case TSR_INT8: out->kind = TSR_NUM_INT; out->v.i = *(const int8_t *)src; return;
+    case TSR_INT16: out->kind = TSR_NUM_INT; out->v.i = *(const int16_t *)src; return;
+    case TSR_INT32: out->kind = TSR_NUM_INT; out->v.i = *(const int32_t *)src; return;
+    case TSR_INT64: out->kind = TSR_NUM_INT; out->v.i = *(const int64_t *)src; return;
+    case TSR_UINT8: out->kind = TSR_NUM_UINT; out->v.u = *(const uint8_t *)src; return;
+    case TSR_UINT16: out->kind = TSR_NUM_UINT; out->v.u = *(const uint16_t *)src; return;
+    case TSR_UINT32: out->kind = TSR_NUM_UINT; out->v.u = *(const uint32_t *)src; return;
+    case TSR_UINT64: out->kind = TSR_NUM_UINT; out->v.u = *(const uint64_t *)src; return;
+    case TSR_FLOAT16: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const _Float16 *)src; return;
+    case TSR_FLOAT32: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const float *)src; return;
+    case TSR_FLOAT64: out->kind = TSR_NUM_REAL; out->v.r = *(const double *)src; return;
+    case TSR_COMPLEX64: {
+        const float *p = src;
+        out->kind = TSR_NUM_COMPLEX;
+        out->v.c[0] = p[0];
+        out->v.c[1] = p[1];
+        return;
+    }
+    case TSR_COMPLEX128: {
+        const double *p = src;
+        out->kind = TSR_NUM_COMPLEX;
+        out->v.c[0] = p[0];
+        out->v.c[1] = p[1];
+        return;
+    }
+    default:
+        /* Callers pass validated dtypes; a zero keeps the output defined. */
+        out->kind = TSR_NUM_INT;
+        out->v.i = 0;
+        return;
+    }
+}
+
+void tsr_num_describe(const tsr_num *v, char *buf, size_t size) {
+    switch (v->kind) {
+    case TSR_NUM_BOOL: snprintf(buf, size, "%s", v->v.b ? "true" : "false"); break;
+    case TSR_NUM_INT: snprintf(buf, size, "%" PRId64, v->v.i); break;
+    case TSR_NUM_UINT: snprintf(buf, size, "%" PRIu64, v->v.u); break;
+    case TSR_NUM_REAL: snprintf(buf, size, "%.17g", v->v.r); break;
+    case TSR_NUM_COMPLEX: snprintf(buf, size, "(%.17g%+.17gj)", v->v.c[0], v->v.c[1]); break;
+    }
+}
+
+static int refuse(const tsr_num *v, tsr_dtype dtype, const char *cause, char *why, size_t why_size) {
+    char text[80];
+    tsr_num_describe(v, text, sizeof text);
+    snprintf(why, why_size, "%s %s %s", text, cause, tsr_dtype_name(dtype));
+    return -1;
+}
+
+/* An integral value as sign and magnitude, so that every integer target
+ * checks its range the same way. */
+static int integral_parts(const tsr_num *v, tsr_dtype dtype, bool *negative, uint64_t *magnitude,
+                          char *why, size_t why_size) {
+    switch (v->kind) {
+    case TSR_NUM_BOOL:
+        *negative = false;
+        *magnitude = v->v.b;
+        return 0;
+    case TSR_NUM_INT:
+        *negative = v->v.i < 0;
+        *magnitude = *negative ? (uint64_t)0 - (uint64_t)v->v.i : (uint64_t)v->v.i;
+        return 0;
+    case TSR_NUM_UINT:
+        *negative = false;
+        *magnitude = v->v.u;
+        return 0;
+    case TSR_NUM_REAL: {
+        double r = v->v.r;
+        if (!isfinite(r)) return refuse(v, dtype, "cannot be stored as", why, why_size);
+        if (floor(r) != r) return refuse(v, dtype, "is not an integer, as needed for", why, why_size);
+        /* 2^64 and beyond fit no integer type. */
+        if (fabs(r) >= 18446744073709551616.0)
+            return refuse(v, dtype, "is out of range for", why, why_size);
+        *negative = r < 0;
+        *magnitude = (uint64_t)fabs(r);
+        return 0;
+    }
+    case TSR_NUM_COMPLEX:
+        break;
+    }
+    return refuse(v, dtype, "is complex and cannot be stored as", why, why_size);
+}
+
+static int store_integer(tsr_dtype dtype, void *dst, const tsr_num *v, char *why, size_t why_size) {
+    bool negative;
+    uint64_t magnitude;
+    if (integral_parts(v, dtype, &negative, &magnitude, why, why_size) != 0) return -1;
+
+    size_t bits = 8 * tsr_dtype_size(dtype);
+    bool is_signed = dtype >= TSR_INT8 && dtype <= TSR_INT64;
+    uint64_t max_positive = is_signed ? (UINT64_C(1) << (bits - 1)) - 1
+                                      : (bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1);
+    uint64_t max_negative = is_signed ? UINT64_C(1) << (bits - 1) : 0;
+    if (negative ? magnitude > max_negative : magnitude > max_positive)
+        return refuse(v, dtype, "is out of range for", why, why_size);
+
+    uint64_t bits_value = negative ? (uint64_t)0 - magnitude : magnitude; /* two's complement */
+    switch (bits) {
+    case 8: { uint8_t x = (uint8_t)bits_value; memcpy(dst, &x, 1); break; }
+    case 16: { uint16_t x = (uint16_t)bits_value; memcpy(dst, &x, 2); break; }
+    case 32: { uint32_t x = (uint32_t)bits_value; memcpy(dst, &x, 4); break; }
+    default: memcpy(dst, &bits_value, 8); break;
+    }
+    return 0;
+}
+
+static int real_value(const tsr_num *v, tsr_dtype dtype, double *out, char *why, size_t why_size) {
+    switch (v->kind) {
+    case TSR_NUM_BOOL: *out = v->v.b ? 1.0 : 0.0; return 0;
+    case TSR_NUM_INT: *out = (double)v->v.i; return 0;
+    case TSR_NUM_UINT: *out = (double)v->v.u; return 0;
+    case TSR_NUM_REAL: *out = v->v.r; return 0;
+    case TSR_NUM_COMPLEX: break;
+    }
+    return refuse(v, dtype, "is complex and cannot be stored as", why, why_size);
+}
+
+/* Narrow a double to float16/32/64; a finite value that becomes infinite
+ * is out of range (Tesseract refuses such casts too). */
+static int store_real_part(tsr_dtype real_dtype, tsr_dtype reported, void *dst, double d,
+                           const tsr_num *v, char *why, size_t why_size) {
+    switch (real_dtype) {
+    case TSR_FLOAT16: {
+        _Float16 h = (_Float16)d;
+        if (isfinite(d) && !isfinite((double)h)) return refuse(v, reported, "is out of range for", why, why_size);
+        memcpy(dst, &h, sizeof h);
+        return 0;
+    }
+    case TSR_FLOAT32: {
+        float f = (float)d;
+        if (isfinite(d) && !isfinite(f)) return refuse(v, reported, "is out of range for", why, why_size);
+        memcpy(dst, &f, sizeof f);
+        return 0;
+    }
+    default:
+        memcpy(dst, &d, sizeof d);
+        return 0;
+    }
+}
+
+static int store_bool(void *dst, const tsr_num *v, char *why, size_t why_size) {
+    bool value;
+    switch (v->kind) {
+    case TSR_NUM_BOOL: value = v->v.b; break;
+    case TSR_NUM_INT:
+        if (v->v.i != 0 && v->v.i != 1) return refuse(v, TSR_BOOL, "is neither 0 nor 1, as needed for", why, why_size);
+        value = v->v.i == 1;
+        break;
+    case TSR_NUM_UINT:
+        if (v->v.u > 1) return refuse(v, TSR_BOOL, "is neither 0 nor 1, as needed for", why, why_size);
+        value = v->v.u == 1;
+        break;
+    case TSR_NUM_REAL:
+        if (v->v.r != 0.0 && v->v.r != 1.0) return refuse(v, TSR_BOOL, "is neither 0 nor 1, as needed for", why, why_size);
+        value = v->v.r == 1.0;
+        break;
+    default:
+        return refuse(v, TSR_BOOL, "is complex and cannot be stored as", why, why_size);
+    }
+    uint8_t byte = value ? 1 : 0;
+    memcpy(dst, &byte, 1);
+    return 0;
+}
+
+int tsr_num_store(tsr_dtype dtype, void *dst, const tsr_num *v, char *why, size_t why_size) {
+    switch (dtype) {
+    case TSR_BOOL:
+        return store_bool(dst, v, why, why_size);
+    case TSR_INT8: case TSR_INT16: case TSR_INT32: case TSR_INT64:
+    case TSR_UINT8: case TSR_UINT16: case TSR_UINT32: case TSR_UINT64:
+        return store_integer(dtype, dst, v, why, why_size);
+    case TSR_FLOAT16: case TSR_FLOAT32: case TSR_FLOAT64: {
+        double d;
+        if (real_value(v, dtype, &d, why, why_size) != 0) return -1;
+        return store_real_part(dtype, dtype, dst, d, v, why, why_size);
+    }
+    case TSR_COMPLEX64: case TSR_COMPLEX128: {
+        double re, im = 0.0;
+        if (v->kind == TSR_NUM_COMPLEX) {
+            re = v->v.c[0];
+            im = v->v.c[1];
+        } else if (real_value(v, dtype, &re, why, why_size) != 0) {
+            return -1;
+        }
+        tsr_dtype part = dtype == TSR_COMPLEX64 ? TSR_FLOAT32 : TSR_FLOAT64;
+        size_t half = tsr_dtype_size(part);
+        if (store_real_part(part, dtype, dst, re, v, why, why_size) != 0) return -1;
+        return store_real_part(part, dtype, (char *)dst + half, im, v, why, why_size);
+    }
+    default:
+        snprintf(why, why_size, "invalid dtype %d", (int)dtype);
+        return -1;
+    }
+}
+
+static int kind_rank(tsr_dtype dtype) {
+    if (dtype == TSR_BOOL) return 0;
+    if (dtype >= TSR_INT8 && dtype <= TSR_UINT64) return 1;
+    if (dtype >= TSR_FLOAT16 && dtype <= TSR_FLOAT64) return 2;
+    return 3;
+}
+
+bool tsr_dtype_casts_same_kind(tsr_dtype from, tsr_dtype to) {
+    return kind_rank(from) <= kind_rank(to);
+}
+
+bool tsr_dtype_is_complex(tsr_dtype dtype) {
+    return dtype == TSR_COMPLEX64 || dtype == TSR_COMPLEX128;
+}

@@ -1,0 +1,73 @@
+#include "payload_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int tsr_payload_fail(const tsr_payload_ctx *ctx, int code, const char *path, const char *fmt, ...) {
+    if (ctx->err == NULL) return code;
+    char cause[TSR_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cause, sizeof cause, fmt, ap);
+    va_end(ap);
+
+    char where[TSR_ERRMSG_MAX / 2] = "";
+    size_t used = 0;
+    if (ctx->component != NULL)
+        used += (size_t)snprintf(where + used, sizeof where - used, "component '%s'", ctx->component);
+    if (ctx->endpoint != NULL && used < sizeof where)
+        used += (size_t)snprintf(where + used, sizeof where - used, "%sendpoint '%s'",
+                                 used ? ", " : "", ctx->endpoint);
+    if (path != NULL && path[0] != '\0' && used < sizeof where)
+        snprintf(where + used, sizeof where - used, "%sfield '%s'", used ? ", " : "", path);
+
+    ctx->err->code = code;
+    char *msg = ctx->err->message;
+    size_t cap = sizeof ctx->err->message, len = 0;
+    if (where[0] != '\0') {
+        len = strlen(where);
+        memcpy(msg, where, len);
+        memcpy(msg + len, ": ", 2);
+        len += 2;
+    }
+    /* A long cause is cut at the end of the message. */
+    size_t n = strlen(cause);
+    if (n > cap - 1 - len) n = cap - 1 - len;
+    memcpy(msg + len, cause, n);
+    msg[len + n] = '\0';
+    return code;
+}
+
+void tsr_payload_ok(const tsr_payload_ctx *ctx) {
+    if (ctx->err == NULL) return;
+    ctx->err->code = TSR_OK;
+    ctx->err->message[0] = '\0';
+}
+
+/* Copy src into dst, ending in "..." when it had to be cut. */
+static void fit(char dst[TSR_PATH_MAX], const char *src, int needed) {
+    if (needed < TSR_PATH_MAX) {
+        memcpy(dst, src, (size_t)needed + 1);
+        return;
+    }
+    memcpy(dst, src, TSR_PATH_MAX - 4);
+    memcpy(dst + TSR_PATH_MAX - 4, "...", 4);
+}
+
+void tsr_path_join(char dst[TSR_PATH_MAX], const char *parent, const char *child) {
+    char tmp[2 * TSR_PATH_MAX];
+    int n = parent[0] ? snprintf(tmp, sizeof tmp, "%s.%s", parent, child)
+                      : snprintf(tmp, sizeof tmp, "%s", child);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
+    fit(dst, tmp, n);
+}
+
+void tsr_path_index(char dst[TSR_PATH_MAX], const char *parent, size_t index) {
+    char tmp[2 * TSR_PATH_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%s[%zu]", parent, index);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
+    fit(dst, tmp, n);
+}

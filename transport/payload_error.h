@@ -1,0 +1,37 @@
+/*
+ * Error messages of payload decoding and encoding. Every message names
+ * what is known of its context: component, endpoint, the field's path in
+ * the payload (e.g. "inputs.mesh.nodes" or "tangent_vector.x"), then the
+ * cause.
+ */
+#ifndef TESSERA_TRANSPORT_PAYLOAD_ERROR_H
+#define TESSERA_TRANSPORT_PAYLOAD_ERROR_H
+
+#include <stddef.h>
+
+#include <tessera/tessera.h>
+
+/* Longest path kept for messages; longer ones are cut with "...". */
+#define TSR_PATH_MAX 256
+
+typedef struct tsr_payload_ctx {
+    const char *component; /* NULL when decoding a lone array */
+    const char *endpoint;  /* NULL likewise */
+    tsr_error *err;        /* may be NULL */
+} tsr_payload_ctx;
+
+/* Record code and message in ctx->err; returns code. path may be NULL. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+int tsr_payload_fail(const tsr_payload_ctx *ctx, int code, const char *path, const char *fmt, ...);
+
+/* Clear ctx->err to "no error". */
+void tsr_payload_ok(const tsr_payload_ctx *ctx);
+
+/* dst = "parent.child" (or "child" when parent is empty), cut to fit. */
+void tsr_path_join(char dst[TSR_PATH_MAX], const char *parent, const char *child);
+/* dst = "parent[index]", cut to fit. */
+void tsr_path_index(char dst[TSR_PATH_MAX], const char *parent, size_t index);
+
+#endif /* TESSERA_TRANSPORT_PAYLOAD_ERROR_H */

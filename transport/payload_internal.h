@@ -1,0 +1,48 @@
+/*
+ * The parsed request, shared by the files that build it (payload_parse.c,
+ * payload_inputs.c, payload_wrt.c) and those that use it (payload_bind.c,
+ * payload_results.c).
+ */
+#ifndef TESSERA_TRANSPORT_PAYLOAD_INTERNAL_H
+#define TESSERA_TRANSPORT_PAYLOAD_INTERNAL_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include <tessera/payload.h>
+
+#include "array_decode.h"
+#include "payload_error.h"
+
+struct tsr_payload {
+    const tsr_component *component;
+    tsr_endpoint endpoint;
+    bool abstract;          /* abstract_eval: shapes and dtypes only */
+
+    int32_t n_inputs;       /* the schema's */
+    tsr_decoded *inputs;    /* by schema index */
+    bool *given;            /* by schema index */
+
+    char **wrt_in;          /* jac_inputs / jvp_inputs / vjp_inputs, deduplicated */
+    int32_t n_wrt_in;
+    char **wrt_out;         /* jac_outputs / jvp_outputs / vjp_outputs */
+    int32_t n_wrt_out;
+
+    /* jvp: tangents, parallel to wrt_in; vjp: cotangents, parallel to
+     * wrt_out; NULL otherwise. */
+    tsr_decoded *seeds;
+    int32_t n_seeds;
+};
+
+/* Decode request["inputs"] into p->inputs; every schema input must be given. */
+int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ctx *ctx);
+
+/* Decode the wrt lists and, for jvp and vjp, the tangent or cotangent
+ * vector, from the request object. */
+int tsr_payload_read_wrt(tsr_payload *p, json_t *request, const tsr_payload_ctx *ctx);
+
+/* The request keys of an endpoint, NULL-terminated; "inputs" first. */
+const char *const *tsr_payload_keys(tsr_endpoint ep);
+
+#endif /* TESSERA_TRANSPORT_PAYLOAD_INTERNAL_H */

@@ -1,0 +1,118 @@
+/* The differentiation arguments of a request: the wrt lists
+ * (jac_inputs, jvp_outputs, ...) and the tangent or cotangent vector. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "payload_internal.h"
+
+typedef struct wrt_keys {
+    const char *inputs;  /* "jvp_inputs" */
+    const char *outputs; /* "jvp_outputs" */
+    const char *seeds;   /* "tangent_vector"; NULL for jacobian */
+} wrt_keys;
+
+static bool wrt_keys_of(tsr_endpoint ep, wrt_keys *k) {
+    switch (ep) {
+    case TSR_EP_JACOBIAN: *k = (wrt_keys){"jac_inputs", "jac_outputs", NULL}; return true;
+    case TSR_EP_JVP: *k = (wrt_keys){"jvp_inputs", "jvp_outputs", "tangent_vector"}; return true;
+    case TSR_EP_VJP: *k = (wrt_keys){"vjp_inputs", "vjp_outputs", "cotangent_vector"}; return true;
+    default: return false;
+    }
+}
+
+static bool listed(char **names, int32_t n, const char *name) {
+    for (int32_t k = 0; k < n; k++)
+        if (strcmp(names[k], name) == 0) return true;
+    return false;
+}
+
+/* A list of differentiable field names, duplicates dropped (Tesseract
+ * takes these lists as sets). */
+static int read_names(const tsr_component *c, json_t *list, const char *key, bool of_inputs,
+                      char ***out, int32_t *n_out, const tsr_payload_ctx *ctx) {
+    if (!json_is_array(list))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" must be a list of field names", key);
+    size_t n = json_array_size(list);
+    if (n == 0)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" must name at least one field", key);
+    if (n > INT32_MAX) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" is too long", key);
+    char **names = calloc(n, sizeof *names);
+    if (names == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, key, "out of memory");
+    *out = names;
+    *n_out = 0;
+    for (size_t k = 0; k < n; k++) {
+        char path[TSR_PATH_MAX];
+        tsr_path_index(path, key, k);
+        json_t *item = json_array_get(list, k);
+        if (!json_is_string(item))
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "a field name must be a string");
+        const char *name = json_string_value(item);
+        int32_t index = of_inputs ? tsr_find_input(c, name) : tsr_find_output(c, name);
+        if (index < 0)
+            return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path, "\"%s\" is not an %s field",
+                                    name, of_inputs ? "input" : "output");
+        const tsr_field *field = of_inputs ? tsr_input_field(c, index) : tsr_output_field(c, index);
+        if (!(field->flags & TSR_FIELD_DIFFERENTIABLE))
+            return tsr_payload_fail(ctx, TSR_E_NOT_DIFFERENTIABLE, path,
+                                    "\"%s\" is not differentiable", name);
+        if (listed(names, *n_out, name)) continue;
+        names[*n_out] = strdup(name);
+        if (names[*n_out] == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+        (*n_out)++;
+    }
+    return 0;
+}
+
+/* tangent_vector / cotangent_vector: exactly one array per listed field,
+ * shaped and typed like that field. */
+static int read_seeds(tsr_payload *p, json_t *vector, const wrt_keys *keys,
+                      const tsr_payload_ctx *ctx) {
+    bool tangents = p->endpoint == TSR_EP_JVP;
+    char **names = tangents ? p->wrt_in : p->wrt_out;
+    int32_t n = tangents ? p->n_wrt_in : p->n_wrt_out;
+    const char *list_key = tangents ? keys->inputs : keys->outputs;
+    if (!json_is_object(vector))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, keys->seeds,
+                                "\"%s\" must be an object keyed by the fields of \"%s\"",
+                                keys->seeds, list_key);
+    const char *key;
+    json_t *value;
+    json_object_foreach(vector, key, value) {
+        if (!listed(names, n, key)) {
+            char path[TSR_PATH_MAX];
+            tsr_path_join(path, keys->seeds, key);
+            return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
+                                    "\"%s\" is not among \"%s\"", key, list_key);
+        }
+    }
+    p->seeds = calloc(n > 0 ? (size_t)n : 1, sizeof *p->seeds);
+    if (p->seeds == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, keys->seeds, "out of memory");
+    for (int32_t k = 0; k < n; k++) {
+        char path[TSR_PATH_MAX];
+        tsr_path_join(path, keys->seeds, names[k]);
+        json_t *item = json_object_get(vector, names[k]);
+        if (item == NULL)
+            return tsr_payload_fail(ctx, TSR_E_MISSING, path,
+                                    "missing; every field of \"%s\" needs one", list_key);
+        const tsr_component *c = p->component;
+        const tsr_field *field = tangents ? tsr_input_field(c, tsr_find_input(c, names[k]))
+                                          : tsr_output_field(c, tsr_find_output(c, names[k]));
+        int rc = tsr_decode_array_value(item, field->dtype, false, ctx, path, &p->seeds[k]);
+        if (rc != 0) return rc;
+        p->n_seeds = k + 1;
+    }
+    return 0;
+}
+
+int tsr_payload_read_wrt(tsr_payload *p, json_t *request, const tsr_payload_ctx *ctx) {
+    wrt_keys keys;
+    if (!wrt_keys_of(p->endpoint, &keys)) return 0;
+    int rc = read_names(p->component, json_object_get(request, keys.inputs), keys.inputs, true,
+                        &p->wrt_in, &p->n_wrt_in, ctx);
+    if (rc == 0)
+        rc = read_names(p->component, json_object_get(request, keys.outputs), keys.outputs, false,
+                        &p->wrt_out, &p->n_wrt_out, ctx);
+    if (rc == 0 && keys.seeds != NULL)
+        rc = read_seeds(p, json_object_get(request, keys.seeds), &keys, ctx);
+    return rc;
+}

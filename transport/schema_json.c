@@ -1,0 +1,75 @@
+/* A component's schema as JSON, for `tessera schema` and for tools. */
+#include "api_export.h"
+#include "json_writer.h"
+#include "payload_error.h"
+
+#include <tessera/payload.h>
+
+static void write_optional_string(tsr_jw *w, const char *s) {
+    if (s != NULL) tsr_jw_string(w, s);
+    else tsr_jw_null(w);
+}
+
+/* Fixed dims as ints, symbolic dims by their symbol, wildcards as null
+ * (Tesseract's None). */
+static void write_dims(tsr_jw *w, const tsr_field *f) {
+    tsr_jw_begin_array(w);
+    for (int32_t d = 0; d < f->rank; d++) {
+        const tsr_dim *dim = &f->dims[d];
+        if (dim->symbol != NULL) tsr_jw_string(w, dim->symbol);
+        else if (dim->size == TSR_DIM_ANY) tsr_jw_null(w);
+        else tsr_jw_int(w, dim->size);
+    }
+    tsr_jw_end_array(w);
+}
+
+static void write_fields(tsr_jw *w, const tsr_component *c, bool inputs) {
+    int32_t n = inputs ? tsr_n_inputs(c) : tsr_n_outputs(c);
+    tsr_jw_begin_array(w);
+    for (int32_t i = 0; i < n; i++) {
+        const tsr_field *f = inputs ? tsr_input_field(c, i) : tsr_output_field(c, i);
+        tsr_jw_begin_object(w);
+        tsr_jw_key(w, "name");
+        tsr_jw_string(w, f->name);
+        tsr_jw_key(w, "dtype");
+        write_optional_string(w, tsr_dtype_name(f->dtype));
+        tsr_jw_key(w, "shape");
+        write_dims(w, f);
+        tsr_jw_key(w, "differentiable");
+        tsr_jw_bool(w, (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0);
+        tsr_jw_key(w, "doc");
+        write_optional_string(w, f->doc);
+        tsr_jw_end_object(w);
+    }
+    tsr_jw_end_array(w);
+}
+
+TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err) {
+    tsr_payload_ctx ctx = {.err = err};
+    if (out != NULL) *out = NULL;
+    if (c == NULL || out == NULL)
+        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_schema_to_json: component and out are required");
+    tsr_jw w;
+    tsr_jw_init(&w);
+    tsr_jw_begin_object(&w);
+    tsr_jw_key(&w, "name");
+    write_optional_string(&w, tsr_component_name(c));
+    tsr_jw_key(&w, "version");
+    write_optional_string(&w, tsr_component_version(c));
+    tsr_jw_key(&w, "description");
+    write_optional_string(&w, tsr_component_description(c));
+    tsr_jw_key(&w, "inputs");
+    write_fields(&w, c, true);
+    tsr_jw_key(&w, "outputs");
+    write_fields(&w, c, false);
+    tsr_jw_key(&w, "endpoints");
+    tsr_jw_begin_array(&w);
+    for (int ep = 0; ep < TSR_EP_COUNT; ep++)
+        if (tsr_has_endpoint(c, (tsr_endpoint)ep)) tsr_jw_string(&w, tsr_endpoint_name((tsr_endpoint)ep));
+    tsr_jw_end_array(&w);
+    tsr_jw_end_object(&w);
+    *out = tsr_jw_finish(&w);
+    if (*out == NULL) return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing the schema");
+    tsr_payload_ok(&ctx);
+    return 0;
+}
