@@ -486,3 +486,34 @@ Test(cli_errors, unwritable_results_exit_5) {
     assert_fails(&r, EXIT_OUTPUT, "cannot open output file '/nonexistent/dir/out.json'");
     run_free(&r);
 }
+
+/* ---- interchange with Tesseract --------------------------------------------------------- */
+
+/* d result / d a = I(3) as float64, the bytes Tesseract's vectoradd
+ * example records for this jacobian. */
+static const char identity3_base64[] =
+    "AAAAAAAA8D8AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AADwPwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAPA/";
+
+Test(cli_interchange, tesseract_style_int64_base64_inputs_give_tesseracts_jacobian_bytes) {
+    /* int64 inputs into float64 fields: a same_kind cast, as Tesseract allows. */
+    cli_run r = run_cli(NULL, "jacobian", "-f", "json+base64", BUNDLED_PLUGIN("vectoradd"),
+                        "{\"inputs\": {"
+                        "\"a\": {\"object_type\": \"array\", \"shape\": [3], \"dtype\": \"int64\", \"data\":"
+                        " {\"buffer\": \"AQAAAAAAAAACAAAAAAAAAAMAAAAAAAAA\", \"encoding\": \"base64\"}},"
+                        "\"b\": {\"object_type\": \"array\", \"shape\": [3], \"dtype\": \"int64\", \"data\":"
+                        " {\"buffer\": \"BAAAAAAAAAAFAAAAAAAAAAYAAAAAAAAA\", \"encoding\": \"base64\"}},"
+                        "\"s\": 1}, \"jac_inputs\": [\"s\", \"a\"], \"jac_outputs\": [\"result\"]}");
+    assert_ok(&r);
+    char want[512];
+    snprintf(want, sizeof want,
+             "\"a\":{\"object_type\":\"array\",\"shape\":[3,3],\"dtype\":\"float64\","
+             "\"data\":{\"buffer\":\"%s\",\"encoding\":\"base64\"}}",
+             identity3_base64);
+    assert_contains(r.out, want);
+    tsr_array a;
+    double *ds = result_values(r.out, "result", "s", &a);
+    assert_values(ds, (double[]){1.0, 2.0, 3.0}, 3); /* d result / d s = a */
+    tsr_json_free(ds);
+    run_free(&r);
+}
