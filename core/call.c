@@ -211,11 +211,20 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
 
 /* ---- validation at run time ------------------------------------------- */
 
-static int check_array(tsr_call *call, const char *label, const field_info *f,
+/* "input 'x'" or "tangent_vector['x']", built only when a message needs it. */
+static const char *array_label(const char *what, const char *name, char *buf, size_t n) {
+    if (strcmp(what, "input") == 0) snprintf(buf, n, "input '%s'", name);
+    else snprintf(buf, n, "%s['%s']", what, name);
+    return buf;
+}
+
+static int check_array(tsr_call *call, const char *what, const field_info *f,
                        const tsr_array *a, int need_data) {
-    char why[400];
+    char why[400], label[TSR_MAX_NAME + 32];
+    const char *name = f->field.name;
     if (a->dtype != f->field.dtype) {
         const char *given = tsr_dtype_name(a->dtype);
+        array_label(what, name, label, sizeof label);
         if (given)
             return call_fail(call, TSR_E_DTYPE, "%s: dtype %s given, %s expected", label, given,
                              tsr_dtype_name(f->field.dtype));
@@ -224,13 +233,15 @@ static int check_array(tsr_call *call, const char *label, const field_info *f,
     }
     if (shape_match(f, a->shape, a->rank, call->symval, call->sym_from, call->comp->sym_names,
                     why, sizeof why) != 0)
-        return call_fail(call, TSR_E_SHAPE, "%s: %s", label, why);
+        return call_fail(call, TSR_E_SHAPE, "%s: %s", array_label(what, name, label, sizeof label),
+                         why);
     int64_t count = shape_count(a->shape, a->rank);
     if (count < 0)
-        return call_fail(call, TSR_E_SHAPE, "%s: the element count overflows", label);
+        return call_fail(call, TSR_E_SHAPE, "%s: the element count overflows",
+                         array_label(what, name, label, sizeof label));
     if (need_data && !a->data && count > 0)
-        return call_fail(call, TSR_E_ARGUMENT, "%s: data is NULL for %lld elements", label,
-                         (long long)count);
+        return call_fail(call, TSR_E_ARGUMENT, "%s: data is NULL for %lld elements",
+                         array_label(what, name, label, sizeof label), (long long)count);
     return 0;
 }
 
@@ -244,25 +255,8 @@ static int bind_inputs(tsr_call *call) {
                 return call_fail(call, TSR_E_MISSING, "input '%s' is missing",
                                  c->in[i].field.name);
     for (int32_t i = 0; i < c->n_in; i++) {
-        const field_info *f = &c->in[i];
-        const tsr_array *a = &call->inputs[i];
-        /* The common case, an exact match of a plain field, costs no
-         * formatting; labels are built only on failure. */
-        if (a->dtype == f->field.dtype && a->rank == f->field.rank) {
-            char dummy[1];
-            if (shape_match(f, a->shape, a->rank, call->symval, call->sym_from, c->sym_names,
-                            dummy, 0) == 0 &&
-                (!need_data || a->data || shape_count(a->shape, a->rank) == 0) &&
-                shape_count(a->shape, a->rank) >= 0)
-                continue;
-        }
-        for (int32_t s = 0; s < c->n_sym; s++) call->symval[s] = -1;
-        for (int32_t j = 0; j < i; j++)  /* rebind earlier fields for a precise message */
-            shape_match(&c->in[j], call->inputs[j].shape, call->inputs[j].rank, call->symval,
-                        call->sym_from, c->sym_names, (char[1]){0}, 0);
-        char label[TSR_MAX_NAME + 16];
-        snprintf(label, sizeof label, "input '%s'", f->field.name);
-        return check_array(call, label, f, a, need_data);
+        int rc = check_array(call, "input", &c->in[i], &call->inputs[i], need_data);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -275,14 +269,14 @@ static int check_seeds(tsr_call *call) {
                          wrt_in_label(call->ep), wrt_out_label(call->ep));
     if (call->ep != TSR_EP_JVP && call->ep != TSR_EP_VJP) return 0;
     int jvp = call->ep == TSR_EP_JVP;
+    const char *what = jvp ? "tangent_vector" : "cotangent_vector";
     int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
     for (int32_t k = 0; k < n; k++) {
         const field_info *f = jvp ? &c->in[call->wrt_in[k]] : &c->out[call->wrt_out[k]];
         char label[TSR_MAX_NAME + 32];
-        snprintf(label, sizeof label, "%s['%s']", jvp ? "tangent_vector" : "cotangent_vector",
-                 f->field.name);
         if (!call->seed_set[k])
-            return call_fail(call, TSR_E_MISSING, "%s is missing", label);
+            return call_fail(call, TSR_E_MISSING, "%s is missing",
+                             array_label(what, f->field.name, label, sizeof label));
         const tsr_array *s = &call->seeds[k];
         if (jvp) {
             const tsr_array *in = &call->inputs[call->wrt_in[k]];
@@ -291,11 +285,12 @@ static int check_seeds(tsr_call *call) {
                 char a[96], b[96];
                 return call_fail(call, TSR_E_SHAPE,
                                  "%s: shape %s given, %s expected (the shape of input '%s')",
-                                 label, shape_str(s->shape, s->rank, a, sizeof a),
+                                 array_label(what, f->field.name, label, sizeof label),
+                                 shape_str(s->shape, s->rank, a, sizeof a),
                                  shape_str(in->shape, in->rank, b, sizeof b), f->field.name);
             }
         }
-        int rc = check_array(call, label, f, s, 1);
+        int rc = check_array(call, what, f, s, 1);
         if (rc) return rc;
     }
     return 0;

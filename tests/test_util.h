@@ -132,15 +132,20 @@ static inline tsr_call *new_call(tsr_component *c, tsr_endpoint ep) {
     return call;
 }
 
-/* Run a call that must fail with `code`; the call's code must agree and
- * the message must be non-empty. Returns the message. */
-static inline const char *run_fails(tsr_call *call, int code) {
-    int rc = tsr_call_run(call);
+/* A call that must have failed with `code` (rc is what the API returned):
+ * the call's code must agree and the message must be non-empty. Returns
+ * the message. */
+static inline const char *expect_failure(tsr_call *call, int rc, int code) {
     const char *msg = tsr_call_errmsg(call);
     assert_code(rc, code, msg);
-    cr_assert_eq(tsr_call_errcode(call), rc, "tsr_call_errcode disagrees with run");
+    cr_assert_eq(tsr_call_errcode(call), rc, "tsr_call_errcode disagrees with the failure");
     cr_assert(msg != NULL && msg[0] != '\0', "failure with an empty message");
     return msg;
+}
+
+/* Run a call that must fail with `code`. */
+static inline const char *run_fails(tsr_call *call, int code) {
+    return expect_failure(call, tsr_call_run(call), code);
 }
 
 /* Bind an input that must be refused, either at once or by the next run
@@ -149,11 +154,7 @@ static inline const char *bind_or_run_fails(tsr_call *call, const char *name, ts
                                             int code) {
     int rc = tsr_call_set_input(call, name, &a);
     if (rc == 0) rc = tsr_call_run(call);
-    const char *msg = tsr_call_errmsg(call);
-    assert_code(rc, code, msg);
-    cr_assert_eq(tsr_call_errcode(call), rc, "tsr_call_errcode disagrees");
-    cr_assert(msg != NULL && msg[0] != '\0', "failure with an empty message");
-    return msg;
+    return expect_failure(call, rc, code);
 }
 
 /* The same for a seed. */
@@ -161,11 +162,7 @@ static inline const char *seed_or_run_fails(tsr_call *call, const char *name, ts
                                             int code) {
     int rc = tsr_call_set_seed(call, name, &a);
     if (rc == 0) rc = tsr_call_run(call);
-    const char *msg = tsr_call_errmsg(call);
-    assert_code(rc, code, msg);
-    cr_assert_eq(tsr_call_errcode(call), rc, "tsr_call_errcode disagrees");
-    cr_assert(msg != NULL && msg[0] != '\0', "failure with an empty message");
-    return msg;
+    return expect_failure(call, rc, code);
 }
 
 /* Copy of `msg` with every occurrence of `cut` removed, so that digits
