@@ -71,6 +71,9 @@ TSR_API const char *tsr_strerror(int code) {
     case TSR_E_INIT: return "plugin init failed";
     case TSR_E_PAYLOAD: return "malformed payload";
     case TSR_E_IO: return "input/output error";
+    case TSR_E_WORKER: return "worker process failed";
+    case TSR_E_TIMEOUT: return "call timed out";
+    case TSR_E_SHM: return "shared memory unavailable or full";
     }
     return "unknown error code";
 }

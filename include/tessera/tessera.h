@@ -60,7 +60,10 @@ typedef enum tsr_status {
     TSR_E_PLUGIN_RESULT = -13,   /* the endpoint returned something the schema forbids */
     TSR_E_INIT = -14,            /* the plugin's init failed */
     TSR_E_PAYLOAD = -15,         /* malformed payload or encoded array */
-    TSR_E_IO = -16               /* reading or writing a file failed */
+    TSR_E_IO = -16,              /* reading or writing a file failed */
+    TSR_E_WORKER = -17,          /* the worker process died or could not start */
+    TSR_E_TIMEOUT = -18,         /* the call exceeded its timeout; the worker was killed */
+    TSR_E_SHM = -19              /* shared memory unavailable or full */
 } tsr_status;
 
 /* Short, static description of a code ("dtype mismatch"). Thread-safe. */
@@ -108,6 +111,25 @@ void tsr_options_free(tsr_options *opts);
  *   "mode"        "inproc" (default), "isolated", "worker"
  *   "log_level"   "debug", "info", "warn" (default), "error", "off": the
  *                 lowest level passed to the log function
+ * Worker mode only:
+ *   "workers"     pool size, 1 (default) to 256: concurrent calls from
+ *                 several threads spread across the pool
+ *   "spawn"       "exec" (default: posix_spawn of tessera-worker) or "fork"
+ *                 (plain fork, faster to start; refused at tsr_open when the
+ *                 host has more than one thread)
+ *   "worker_exe"  path of tessera-worker (default: found beside the library,
+ *                 or $TESSERA_WORKER)
+ *   "cwd"         the worker's working directory
+ *   "clear_env"   "1": the worker starts with an empty environment (plus
+ *                 what tsr_options_set_env adds)
+ *   "timeout_ms"  per-call limit; a call running longer fails with
+ *                 TSR_E_TIMEOUT and its worker is killed (default 0: none)
+ *   "start_timeout_ms"  limit for a worker to load the plugin (default 30000)
+ *   "restart"     "auto": a worker that died is started again at the next
+ *                 call; "never" (default): calls fail with TSR_E_WORKER
+ *                 until tsr_restart
+ *   "spin_ns"     how long a waiting side spins before it sleeps (default
+ *                 chosen by bench_worker; 0 sleeps at once)
  * Returns TSR_E_ARGUMENT for an unknown key or value; the message is in err
  * when err is not NULL. */
 int tsr_options_set(tsr_options *opts, const char *key, const char *value, tsr_error *err);
@@ -118,6 +140,13 @@ int tsr_options_set_config(tsr_options *opts, const char *key, const char *value
 /* Where diagnostics go. Default: levels >= log_level are written to stderr
  * as "tessera[component] LEVEL: message". fn NULL restores the default. */
 void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user);
+/* Worker mode: an environment variable for the worker (e.g.
+ * LD_LIBRARY_PATH), added to or replacing the inherited one. */
+int tsr_options_set_env(tsr_options *opts, const char *name, const char *value);
+/* Worker mode: where the lines a plugin prints on stdout or stderr go.
+ * Default: the host's stderr, as "component: line". */
+typedef void (*tsr_output_fn)(void *user, const char *component, const char *line);
+void tsr_options_set_output(tsr_options *opts, tsr_output_fn fn, void *user);
 
 /* ---- components ----------------------------------------------------------- */
 
@@ -153,6 +182,31 @@ int32_t tsr_find_output(const tsr_component *c, const char *name);
  * also when the plugin lacks it but every output's shape follows from the
  * inputs' dims (fixed sizes and symbols that inputs carry). */
 int tsr_has_endpoint(const tsr_component *c, tsr_endpoint ep);
+
+/* Worker mode: start again every worker that died (and, with no worker
+ * dead, do nothing). Returns 0 or the code of the first start that failed.
+ * Not concurrent with calls of the same component. */
+int tsr_restart(tsr_component *c);
+
+/* ---- memory for zero-copy inputs ---------------------------------------- */
+
+/* A 64-byte aligned buffer that reaches the plugin without a copy: in worker
+ * mode it lies in the shared-memory arena (inputs elsewhere are copied into
+ * the arena at each call); in-process it is ordinary memory. NULL when out of
+ * memory (or shared memory). Thread-safe. Free with tsr_free before
+ * tsr_close. */
+void *tsr_alloc(tsr_component *c, size_t bytes);
+void tsr_free(tsr_component *c, void *p);
+
+/* Counters of a component since it was opened. Thread-safe. */
+typedef struct tsr_stats {
+    uint64_t calls;           /* runs that reached the plugin */
+    uint64_t bytes_copied;    /* input bytes copied into the arena */
+    uint64_t bytes_by_ref;    /* input bytes passed by reference (no copy) */
+    uint64_t worker_starts;   /* workers started, restarts included */
+    uint64_t worker_deaths;   /* workers that died or were killed */
+} tsr_stats;
+void tsr_get_stats(const tsr_component *c, tsr_stats *out);
 
 /* ---- calls ------------------------------------------------------------------ */
 
@@ -199,6 +253,15 @@ int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
  * component, the endpoint, the field and the cause. Results from a
  * previous run are invalidated. */
 int tsr_call_run(tsr_call *call);
+
+/* Run the endpoint once per item of a leading batch axis: every input (and
+ * tangent or cotangent) is bound with one extra leading dimension of size
+ * `batch` in front of its schema shape, and every result comes back with
+ * that leading dimension. In worker mode with a pool, the items are split
+ * into contiguous chunks that the workers run concurrently; otherwise they
+ * run one after the other. Results must have shapes the host can compute
+ * (no value-dependent shapes); not for abstract_eval. */
+int tsr_call_run_batch(tsr_call *call, int64_t batch);
 
 /* Results of the last successful run: views into buffers the call owns,
  * valid until the next tsr_call_run or tsr_call_free.

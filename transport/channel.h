@@ -1,0 +1,138 @@
+/*
+ * The host<->worker channel: one control block in a shared-memory segment
+ * of its own, and two eventfd doorbells.
+ *
+ * One request is in flight at a time. Each side announces a new state by
+ * storing it (sequentially consistent) and rings the peer's doorbell only
+ * if the peer said it sleeps. The waiting side spins on the state for a
+ * tunable time (a chain of cheap calls then costs a few hundred ns per
+ * round trip) and then sleeps in poll() on its doorbell, together with
+ * other fds: the peer's pidfd, so that a dead peer wakes it at once, and
+ * for the host the worker's output pipe. An idle side uses no CPU.
+ *
+ * Sequence of states for one call:
+ *   host:   writes the request, posts CHAN_REQUEST
+ *   worker: runs the endpoint; for a result whose shape depends on values
+ *           it writes the shape into the result's wire_array and posts
+ *           CHAN_ALLOC (alloc_index = k); the host allocates in the arena,
+ *           sets the binref (or status/message on refusal) and posts
+ *           CHAN_ALLOC_DONE; this may repeat
+ *   worker: writes status, message and results' shapes, posts CHAN_DONE
+ * At start the worker posts CHAN_READY with the component's schema as JSON
+ * text in the data area (status 0), or a failure status and message.
+ * The host posts CHAN_EXIT to make an idle worker leave.
+ */
+#ifndef TESSERA_TRANSPORT_CHANNEL_H
+#define TESSERA_TRANSPORT_CHANNEL_H
+
+#include <poll.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/tessera.h"
+#include "arena.h"
+
+#define CHAN_MAGIC 0x54535243u   /* "TSRC" */
+#define CHAN_VERSION 1u
+/* The control segment is created sparse at this size; only the pages a
+ * request touches are ever allocated by tmpfs. */
+#define CHAN_SEGMENT_BYTES (16u << 20)
+
+enum chan_state {
+    CHAN_IDLE = 0,
+    CHAN_REQUEST = 1,     /* host -> worker */
+    CHAN_ALLOC = 2,       /* worker -> host */
+    CHAN_ALLOC_DONE = 3,  /* host -> worker */
+    CHAN_DONE = 4,        /* worker -> host */
+    CHAN_READY = 5,       /* worker -> host, once */
+    CHAN_EXIT = 6         /* host -> worker */
+};
+#define CHAN_BIT(s) (1u << (s))
+
+/* An array as it crosses: where its bytes are, and its header. */
+typedef struct wire_array {
+    binref ref;
+    int32_t dtype;
+    int32_t rank;
+    int64_t shape[TSR_MAX_RANK];
+} wire_array;
+
+typedef struct chan_block {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t size;                  /* bytes of the segment */
+    _Atomic uint32_t state;
+    _Atomic uint32_t host_sleeping;
+    _Atomic uint32_t worker_sleeping;
+    uint32_t reserved0;
+    /* the request (host -> worker) */
+    int32_t endpoint;
+    int32_t n_inputs, n_wrt_in, n_wrt_out, n_seeds, n_results;
+    int32_t alloc_index;            /* CHAN_ALLOC: which result */
+    int32_t reserved1;
+    /* the answer (worker -> host) */
+    int32_t status;                 /* 0 or a TSR_E_* code */
+    int32_t plugin_status;          /* what the endpoint returned */
+    char message[TSR_ERRMSG_MAX];   /* NUL-terminated */
+    /* Variable area, at chan_data(): for a request, in order and each
+     * 8-byte aligned: int32 wrt_in[n_wrt_in], int32 wrt_out[n_wrt_out],
+     * wire_array inputs[n_inputs], seeds[n_seeds], results[n_results].
+     * At start: the configuration (host -> worker) as JSON text
+     * {"KEY": "VALUE", ...}, then the schema (worker -> host) as JSON text. */
+} chan_block;
+
+/* Pointers into the variable area of a request. */
+typedef struct chan_request_view {
+    int32_t *wrt_in, *wrt_out;
+    wire_array *inputs, *seeds, *results;
+} chan_request_view;
+
+static inline char *chan_data(chan_block *b) { return (char *)b + ((sizeof *b + 63) & ~(size_t)63); }
+static inline size_t chan_data_capacity(const chan_block *b) {
+    return (size_t)b->size - ((sizeof *b + 63) & ~(size_t)63);
+}
+/* Bytes the variable area needs for these counts, or 0 on overflow. */
+size_t chan_request_bytes(int32_t n_inputs, int32_t n_wrt_in, int32_t n_wrt_out, int32_t n_seeds,
+                          int32_t n_results);
+/* Lay out the request whose counts are in b; -1 if they are negative or do
+ * not fit (a worker must check this before trusting any count). */
+int chan_request_layout(chan_block *b, chan_request_view *v);
+
+/* One side's handle on a channel. */
+typedef struct chan_end {
+    chan_block *blk;
+    int my_bell;                    /* eventfd this side sleeps on */
+    int peer_bell;                  /* eventfd this side rings */
+    _Atomic uint32_t *my_sleeping;
+    _Atomic uint32_t *peer_sleeping;
+    uint64_t spin_ns;
+} chan_end;
+
+/* Host side: create the control segment (named "<arena prefix>-c<index>",
+ * 0600, O_EXCL) and both eventfds; fds are close-on-exec. The worker
+ * receives them by inheritance (see worker_proc.h). */
+int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_t n);
+/* Worker side: map the control block from an inherited fd. */
+int chan_attach(chan_end *worker, int chan_fd, int my_bell, int peer_bell, char *why, size_t n);
+/* Unmap and close the eventfds; the host also unlinks the segment by name
+ * (name may be NULL on the worker's side). */
+void chan_close(chan_end *e, const char *name);
+
+/* Store a new state and ring the peer if it sleeps. */
+void chan_post(chan_end *e, uint32_t state);
+
+#define CHAN_WAIT_TIMEOUT (-1)
+#define CHAN_WAIT_FD (-2)
+/*
+ * Wait until the state is one of want_mask (CHAN_BIT(...)). Spins for
+ * e->spin_ns, then sleeps on the doorbell and on extra[0..n_extra) (events
+ * POLLIN) for at most timeout_ms in total (-1: no limit). Returns the state
+ * reached, CHAN_WAIT_TIMEOUT, or CHAN_WAIT_FD with *ready set to the index
+ * of an extra fd that became readable (the caller handles it and may wait
+ * again with the time that is left).
+ */
+int chan_wait(chan_end *e, uint32_t want_mask, struct pollfd *extra, int n_extra, int timeout_ms,
+              int *ready);
+
+#endif

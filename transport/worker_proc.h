@@ -1,0 +1,102 @@
+/*
+ * A worker process, seen from the host: start it (posix_spawn of
+ * tessera-worker, or plain fork), exchange requests with it over its
+ * channel, forward what it prints, notice its death, stop or kill it.
+ *
+ * The host watches the worker through a pidfd only: no SIGCHLD handler, no
+ * waitpid(-1); it reaps exactly the child it started (waitid P_PIDFD).
+ * The worker watches its host through a pidfd too and exits when the host
+ * is gone, so no worker outlives its host.
+ */
+#ifndef TESSERA_TRANSPORT_WORKER_PROC_H
+#define TESSERA_TRANSPORT_WORKER_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "channel.h"
+
+/* Lines the worker writes to stdout or stderr, without the newline. */
+typedef void (*worker_output_fn)(void *user, const char *line);
+
+typedef struct worker_spawn_opts {
+    const char *worker_exe;     /* tessera-worker, for exec mode */
+    int use_fork;               /* plain fork without exec (single-threaded hosts only) */
+    const char *plugin_path;
+    const char *arena_prefix;
+    const char *config_json;    /* {"KEY": "VALUE", ...}; NULL for none */
+    const char *const *env_set; /* "NAME=VALUE" entries added to (or replacing in) the environment; NULL-terminated or NULL */
+    int clear_env;              /* start from an empty environment */
+    const char *cwd;            /* working directory, or NULL */
+    uint64_t spin_ns;
+    int start_timeout_ms;
+    worker_output_fn output;
+    void *output_user;
+} worker_spawn_opts;
+
+typedef struct worker_proc {
+    pid_t pid;
+    int pidfd;
+    int out_fd;                 /* read end of the worker's stdout+stderr pipe */
+    int chan_fd;
+    char chan_name[ARENA_NAME_MAX + 16];
+    chan_end end;               /* the host's end */
+    worker_output_fn output;
+    void *output_user;
+    char line[4096];            /* an incomplete output line */
+    size_t line_len;
+    int alive;
+} worker_proc;
+
+/*
+ * Start a worker for the plugin and wait for CHAN_READY. On success the
+ * component's schema (JSON text, malloc'd, caller frees) is in *schema_json.
+ * On failure: a TSR_E_* code and a cause in why: TSR_E_LOAD or TSR_E_INIT
+ * with the worker's own message when the plugin could not be loaded or
+ * initialised, TSR_E_WORKER when the worker could not start or died ("killed
+ * by signal 11 (Segmentation fault)", "exited with status 3"),
+ * TSR_E_TIMEOUT when it did not answer within start_timeout_ms, or
+ * TSR_E_ARGUMENT when fork mode is asked of a multi-threaded host. Nothing
+ * is left behind on failure.
+ */
+int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json, char *why,
+                 size_t n);
+
+/*
+ * Post `state` (CHAN_REQUEST or CHAN_ALLOC_DONE) and wait for CHAN_DONE or
+ * CHAN_ALLOC, forwarding output meanwhile. Returns the state reached, or:
+ * TSR_E_TIMEOUT after timeout_ms (> 0; <= 0 means none), the worker
+ * having been killed; TSR_E_WORKER when it died, with the cause in why.
+ * After either error the worker is gone (w->alive == 0).
+ */
+int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n);
+
+/* Ask the worker to exit, give it a moment, kill it if it lingers, reap
+ * it, forward its last output, close everything and unlink the control
+ * segment. Accepts a worker that is already dead. */
+void worker_stop(worker_proc *w);
+
+/* "exited with status 3", "killed by signal 9 (Killed)": describes a
+ * waitid() result. */
+const char *worker_describe_exit(int si_code, int si_status, char *buf, size_t n);
+
+/* Number of threads of this process (from /proc/self/task), or -1. */
+int process_thread_count(void);
+
+/* ---- the worker's side -------------------------------------------------- */
+
+/* What tessera-worker (or a forked child) is given. */
+typedef struct worker_args {
+    const char *plugin_path;
+    const char *arena_prefix;
+    int chan_fd, my_bell, peer_bell;
+    pid_t host_pid;
+    uint64_t spin_ns;
+} worker_args;
+
+/* Load the plugin, answer CHAN_READY, serve requests until CHAN_EXIT or
+ * the host's death. Returns the process exit status to use. */
+int worker_serve(const worker_args *a);
+
+#endif
