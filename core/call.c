@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "worker_pool.h"
 
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 
@@ -35,9 +36,10 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->bufs = calloc((size_t)cap, sizeof *call->bufs);
     call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
     call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
+    call->staging = calloc((size_t)(n_in + cap), sizeof *call->staging);
     if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
         !call->seed_set || !call->results || !call->expect || !call->bufs || !call->symval ||
-        !call->sym_from) {
+        !call->sym_from || !call->staging) {
         tsr_call_free(call);
         return NULL;
     }
@@ -47,7 +49,13 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
 
 TSR_API void tsr_call_free(tsr_call *call) {
     if (!call) return;
-    for (int32_t k = 0; call->bufs && k < call->cap_results; k++) result_release(&call->bufs[k]);
+    for (int32_t k = 0; call->bufs && k < call->cap_results; k++)
+        result_release(call->comp, &call->bufs[k]);
+    for (int32_t k = 0; call->staging && k < call->comp->n_in + call->cap_results; k++)
+        result_release(call->comp, &call->staging[k]);
+    free(call->staging);
+    for (int32_t t = 0; t < call->n_subs; t++) tsr_call_free(call->subs[t]);
+    free(call->subs);
     free(call->inputs);
     free(call->input_bound);
     free(call->wrt_in);
@@ -335,7 +343,7 @@ static int fast_path_ok(const tsr_call *call) {
     return 1;
 }
 
-static int validate(tsr_call *call) {
+int call_validate(tsr_call *call) {
     tsr_component *c = call->comp;
     int rc = bind_inputs(call);
     if (!rc && call->ep != TSR_EP_APPLY && call->ep != TSR_EP_ABSTRACT_EVAL)
@@ -369,6 +377,18 @@ static int results_all_host_sized(const tsr_call *call) {
     return 1;
 }
 
+/* In-process: the plugin's function, serialised unless it is thread-safe. */
+static int local_invoke(tsr_call *call, tsr_endpoint_fn fn) {
+    tsr_component *c = call->comp;
+    call->ctx.plugin_msg_set = 0;
+    call->ctx.alloc_code = 0;
+    if (!c->thread_safe) pthread_mutex_lock(&c->lock);
+    int status = fn(&call->ctx.pub, &call->args);
+    if (!c->thread_safe) pthread_mutex_unlock(&c->lock);
+    if (status != 0 || call->ctx.alloc_code) return plugin_failed(call, status);
+    return 0;
+}
+
 TSR_API int tsr_call_run(tsr_call *call) {
     if (!call) return TSR_E_ARGUMENT;
     tsr_component *c = call->comp;
@@ -377,21 +397,14 @@ TSR_API int tsr_call_run(tsr_call *call) {
     if (!fn && !tsr_has_endpoint(c, call->ep)) return unsupported(call);
     if (!fast_path_ok(call)) {
         call->validated = 0;
-        int rc = validate(call);
+        int rc = call_validate(call);
         if (rc) return rc;
     }
+    if (call->parent) batch_point_results(call);
     if (fn) {
         int cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
-        call->ctx.plugin_msg_set = 0;
-        call->ctx.alloc_code = 0;
-        if (!c->thread_safe) pthread_mutex_lock(&c->lock);
-        int status = fn(&call->ctx.pub, &call->args);
-        if (!c->thread_safe) pthread_mutex_unlock(&c->lock);
-        if (status != 0 || call->ctx.alloc_code) {
-            call->validated = 0;
-            return plugin_failed(call, status);
-        }
-        int rc = results_check(call);
+        int rc = c->mode == TSR_MODE_WORKER ? worker_invoke(call) : local_invoke(call, fn);
+        if (!rc) rc = results_check(call);
         if (rc) {
             call->validated = 0;
             return rc;

@@ -6,10 +6,14 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "worker_pool.h"
 
 static void component_free(tsr_component *c) {
     if (!c) return;
     descriptor_free(c);
+    pool_stop(c);
+    arena_destroy(c->arena);
+    schema_import_free(c->schema);
     /* Unloading may run the plugin's destructors; the descriptor is gone
      * after this, so nothing may point into it any more. */
     if (c->dl) dlclose(c->dl);
@@ -34,10 +38,20 @@ static int load_library(tsr_component *c, tsr_error *err) {
         }
     }
     dlerror();
-    c->dl = dlopen(c->path, RTLD_NOW | RTLD_LOCAL);
+    if (c->mode == TSR_MODE_ISOLATED)
+        c->dl = dlmopen(LM_ID_NEWLM, c->path, RTLD_NOW | RTLD_LOCAL);
+    else
+        c->dl = dlopen(c->path, RTLD_NOW | RTLD_LOCAL);
     if (!c->dl) {
         const char *why = dlerror();
-        error_set(err, TSR_E_LOAD, "cannot load '%s': %s", c->path, why ? why : "dlopen failed");
+        /* glibc has 16 link-map namespaces (DL_NNS), one of them the
+         * program's own, and a fixed static TLS reserve shared by them. */
+        int isolated_limit = c->mode == TSR_MODE_ISOLATED && why &&
+                             (strstr(why, "namespace") || strstr(why, "static TLS"));
+        error_set(err, TSR_E_LOAD, "cannot load '%s': %s%s", c->path, why ? why : "dlopen failed",
+                  isolated_limit ? " (isolated mode: glibc allows at most 15 isolated "
+                                   "namespaces per process; use worker mode beyond that)"
+                                 : "");
         return TSR_E_LOAD;
     }
     return 0;
@@ -82,6 +96,31 @@ static int run_init(tsr_component *c, tsr_error *err) {
     return 0;
 }
 
+/* Worker mode: clear what crashed hosts left, create the arena, start the
+ * workers, and take the schema the first one sends. */
+static int open_worker(tsr_component *c, tsr_error *err) {
+    char why[TSR_ERRMSG_MAX - 64];
+    int removed = arena_remove_orphans();
+    if (removed > 0)
+        comp_log(c, TSR_LOG_INFO, "removed %d shared-memory segments left by dead processes",
+                 removed);
+    int rc = arena_create(&c->arena, 0, why, sizeof why);
+    if (rc) {
+        error_set(err, rc, "cannot load '%s' in a worker: %s", c->path, why);
+        return rc;
+    }
+    char *schema = NULL;
+    rc = pool_start(c, &schema, err);
+    if (rc) return rc;
+    rc = schema_import(schema, &c->schema, why, sizeof why);
+    free(schema);
+    if (rc) {
+        error_set(err, rc, "cannot load '%s' in a worker: %s", c->path, why);
+        return rc;
+    }
+    return descriptor_load(c, schema_import_descriptor(c->schema), err);
+}
+
 TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **out,
                      tsr_error *err) {
     if (err) {
@@ -97,13 +136,6 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
         error_set(err, TSR_E_ARGUMENT, "tsr_open: no plugin path given");
         return TSR_E_ARGUMENT;
     }
-    if (opts && opts->mode != TSR_MODE_INPROC) {
-        error_set(err, TSR_E_UNSUPPORTED,
-                  "cannot load '%s': mode '%s' is not available in this version (only "
-                  "'inproc' is)",
-                  path, opts->mode == TSR_MODE_WORKER ? "worker" : "isolated");
-        return TSR_E_UNSUPPORTED;
-    }
     tsr_component *c = calloc(1, sizeof *c);
     if (!c || !(c->path = strdup(path)) || options_copy(&c->opts, opts) != 0) {
         if (c) {
@@ -115,9 +147,14 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
     }
     c->mode = c->opts.mode;
     pthread_mutex_init(&c->lock, NULL);
-    int rc = load_library(c, err);
-    if (!rc) rc = read_descriptor(c, err);
-    if (!rc) rc = run_init(c, err);
+    int rc;
+    if (c->mode == TSR_MODE_WORKER) {
+        rc = open_worker(c, err);
+    } else {
+        rc = load_library(c, err);
+        if (!rc) rc = read_descriptor(c, err);
+        if (!rc) rc = run_init(c, err);
+    }
     if (rc) {
         component_free(c);
         return rc;
@@ -129,6 +166,7 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
 
 TSR_API void tsr_close(tsr_component *c) {
     if (!c) return;
+    /* Worker mode has no fini here: the worker runs it when told to exit. */
     if (c->fini) c->fini(c->state);
     component_free(c);
 }

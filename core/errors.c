@@ -23,6 +23,7 @@ int call_fail(tsr_call *call, int code, const char *fmt, ...) {
     int n = snprintf(call->errmsg, sizeof call->errmsg, "component '%s', endpoint '%s': ",
                      comp_label(call->comp), tsr_endpoint_name(call->ep));
     if (n < 0) n = 0;
+    call->cause_at = (size_t)n < sizeof call->errmsg ? (size_t)n : 0;
     if ((size_t)n < sizeof call->errmsg) {
         va_list ap;
         va_start(ap, fmt);
@@ -32,3 +33,6 @@ int call_fail(tsr_call *call, int code, const char *fmt, ...) {
     call->errcode = code;
     return code;
 }
+
+/* The message without its "component ..., endpoint ...: " prefix. */
+const char *call_cause(const tsr_call *call) { return call->errmsg + call->cause_at; }

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "tessera/tessera.h"
@@ -37,6 +38,10 @@ typedef struct field_info {
     uint8_t shape_static;
 } field_info;
 
+typedef struct imported_schema imported_schema;
+struct arena;
+struct worker_pool;
+
 typedef struct config_entry {
     char *key;
     char *value;
@@ -48,9 +53,28 @@ struct tsr_options {
     int log_off;
     tsr_log_fn log_fn;
     void *log_user;
-    config_entry *config;
+    config_entry *config;            /* for the plugin's init */
     int32_t n_config;
+    /* worker mode */
+    int32_t workers;
+    int use_fork;
+    char *worker_exe;
+    char *cwd;
+    int clear_env;
+    int timeout_ms;
+    int start_timeout_ms;
+    int auto_restart;
+    int64_t spin_ns;                 /* -1: the default */
+    config_entry *env;               /* NAME, VALUE for the worker */
+    int32_t n_env;
+    tsr_output_fn output_fn;
+    void *output_user;
 };
+
+/* Default spin before sleeping, from bench_worker: long enough for a chain
+ * of cheap calls to stay in the spin, short enough to cost little CPU
+ * when the peer is slow. */
+#define TSR_DEFAULT_SPIN_NS 50000
 
 struct tsr_component {
     char *path;
@@ -67,6 +91,11 @@ struct tsr_component {
     int thread_safe;
     pthread_mutex_t lock;            /* serialises non-thread-safe plugins */
     struct tsr_options opts;         /* a private copy (config strings owned) */
+    /* worker mode */
+    struct arena *arena;             /* inputs, results and staging live here */
+    struct worker_pool *pool;
+    imported_schema *schema;         /* owns the descriptor (desc) */
+    _Atomic uint64_t stat_calls, stat_copied, stat_by_ref, stat_starts, stat_deaths;
 };
 
 /* What a tsr_ctx really points to: the public part first, then the
@@ -107,6 +136,14 @@ struct tsr_call {
     tsr_array *expect;               /* what the host set before the call */
     result_buf *bufs;
     int32_t n_results, cap_results;
+    result_buf *staging;             /* worker mode: copies of inputs, then seeds */
+    int last_worker;                 /* worker mode: the pool slot used last */
+    /* batches (batch.c): a batch runs its items through sub-calls, one per
+     * concurrent lane, whose results are slices of the batch's results */
+    struct tsr_call *parent;
+    int64_t item;
+    struct tsr_call **subs;
+    int32_t n_subs;
     int results_valid;
     /* The last run succeeded, every result was sized by the host, and no
      * dtype, rank or shape has changed since: the next run may skip shape
@@ -117,6 +154,7 @@ struct tsr_call {
     int64_t *symval;
     const char **sym_from;           /* field that bound each symbol */
     int errcode;
+    size_t cause_at;                 /* where the cause starts in errmsg */
     char errmsg[TSR_ERRMSG_MAX];
 };
 
@@ -126,6 +164,7 @@ void error_set(tsr_error *err, int code, const char *fmt, ...)
 int call_fail(struct tsr_call *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *comp_label(const tsr_component *c);
+const char *call_cause(const struct tsr_call *call);
 
 /* descriptor.c: validate a plugin's descriptor and copy its schema. */
 int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err);
@@ -155,13 +194,24 @@ int shape_match(const field_info *f, const int64_t *shape, int32_t rank, int64_t
 /* Shape of a field from bound symbols; 0 if every dim is known, else -1. */
 int shape_from_symbols(const field_info *f, const int64_t *symval, int64_t *shape);
 
-/* buffer.c */
-void *result_reserve(result_buf *b, size_t bytes);
-void result_release(result_buf *b);
+/* buffer.c: call-owned buffers, in the arena in worker mode. */
+void *result_reserve(tsr_component *c, result_buf *b, size_t bytes, char *why, size_t n);
+void result_release(tsr_component *c, result_buf *b);
+
+/* schema_import.c: a worker's schema (JSON) as a descriptor. */
+int schema_import(const char *text, imported_schema **out, char *why, size_t n);
+const tsr_plugin *schema_import_descriptor(const imported_schema *s);
+void schema_import_free(imported_schema *s);
 
 /* component.c */
 int32_t find_field(const field_info *fs, int32_t n, const char *name);
 int schema_gives_shapes(const tsr_component *c);
+
+/* call.c */
+int call_validate(struct tsr_call *call);
+
+/* batch.c */
+void batch_point_results(struct tsr_call *sub);
 
 /* results.c */
 int32_t results_count(const struct tsr_call *call);

@@ -1,4 +1,6 @@
-/* Options for tsr_open: mode, logging and the plugin's configuration. */
+/* Options for tsr_open: mode, logging, the plugin's configuration and how
+ * workers are started. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +10,9 @@ void options_defaults(struct tsr_options *o) {
     memset(o, 0, sizeof *o);
     o->mode = TSR_MODE_INPROC;
     o->log_level = TSR_LOG_WARN;
+    o->workers = 1;
+    o->start_timeout_ms = 30000;
+    o->spin_ns = -1;
 }
 
 TSR_API tsr_options *tsr_options_new(void) {
@@ -16,14 +21,22 @@ TSR_API tsr_options *tsr_options_new(void) {
     return o;
 }
 
-void options_clear(struct tsr_options *o) {
-    for (int32_t i = 0; i < o->n_config; i++) {
-        free(o->config[i].key);
-        free(o->config[i].value);
+static void entries_clear(config_entry **list, int32_t *n) {
+    for (int32_t i = 0; i < *n; i++) {
+        free((*list)[i].key);
+        free((*list)[i].value);
     }
-    free(o->config);
-    o->config = NULL;
-    o->n_config = 0;
+    free(*list);
+    *list = NULL;
+    *n = 0;
+}
+
+void options_clear(struct tsr_options *o) {
+    entries_clear(&o->config, &o->n_config);
+    entries_clear(&o->env, &o->n_env);
+    free(o->worker_exe);
+    free(o->cwd);
+    o->worker_exe = o->cwd = NULL;
 }
 
 TSR_API void tsr_options_free(tsr_options *opts) {
@@ -32,8 +45,87 @@ TSR_API void tsr_options_free(tsr_options *opts) {
     free(opts);
 }
 
+/* Key-value list with replace-on-repeat. */
+static int entry_put(config_entry **list, int32_t *n, const char *key, const char *value) {
+    for (int32_t i = 0; i < *n; i++)
+        if (strcmp((*list)[i].key, key) == 0) {
+            char *v = strdup(value);
+            if (!v) return TSR_E_NOMEM;
+            free((*list)[i].value);
+            (*list)[i].value = v;
+            return 0;
+        }
+    config_entry *grown = realloc(*list, (size_t)(*n + 1) * sizeof *grown);
+    if (!grown) return TSR_E_NOMEM;
+    *list = grown;
+    char *k = strdup(key), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return TSR_E_NOMEM;
+    }
+    (*list)[(*n)++] = (config_entry){k, v};
+    return 0;
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int set_string(char **slot, const char *value) {
+    char *v = strdup(value);
+    if (!v) return TSR_E_NOMEM;
+    free(*slot);
+    *slot = v;
+    return 0;
+}
+
+static int bad_value(tsr_error *err, const char *key, const char *value, const char *expected) {
+    error_set(err, TSR_E_ARGUMENT, "option '%s': invalid value '%s' (expected %s)", key, value,
+              expected);
+    return TSR_E_ARGUMENT;
+}
+
 static const char *const mode_names[] = {"inproc", "isolated", "worker"};
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
+
+/* Integer options: key, bounds, and where the value goes. */
+static int set_int_option(struct tsr_options *o, const char *key, const char *value,
+                          tsr_error *err, int *handled) {
+    static const struct {
+        const char *key;
+        long long lo, hi;
+        size_t offset;
+        int is64;
+    } ints[] = {
+        {"workers", 1, 256, offsetof(struct tsr_options, workers), 0},
+        {"timeout_ms", 0, 86400000, offsetof(struct tsr_options, timeout_ms), 0},
+        {"start_timeout_ms", 1, 86400000, offsetof(struct tsr_options, start_timeout_ms), 0},
+        {"spin_ns", 0, 1000000000, offsetof(struct tsr_options, spin_ns), 1},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        if (strcmp(key, ints[i].key) != 0) continue;
+        *handled = 1;
+        long long v;
+        if (parse_int(value, ints[i].lo, ints[i].hi, &v) != 0) {
+            char expected[96];
+            snprintf(expected, sizeof expected, "an integer from %lld to %lld", ints[i].lo,
+                     ints[i].hi);
+            return bad_value(err, key, value, expected);
+        }
+        char *slot = (char *)o + ints[i].offset;
+        if (ints[i].is64) *(int64_t *)slot = v;
+        else *(int32_t *)slot = (int32_t)v;
+        return 0;
+    }
+    *handled = 0;
+    return 0;
+}
 
 TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *value,
                             tsr_error *err) {
@@ -47,9 +139,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
                 opts->mode = (tsr_mode)m;
                 return 0;
             }
-        error_set(err, TSR_E_ARGUMENT,
-                  "option 'mode': unknown value '%s' (expected inproc, isolated or worker)", value);
-        return TSR_E_ARGUMENT;
+        return bad_value(err, key, value, "inproc, isolated or worker");
     }
     if (strcmp(key, "log_level") == 0) {
         if (strcmp(value, "off") == 0) {
@@ -62,40 +152,47 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
                 opts->log_off = 0;
                 return 0;
             }
-        error_set(err, TSR_E_ARGUMENT,
-                  "option 'log_level': unknown value '%s' (expected debug, info, warn, error or off)",
-                  value);
-        return TSR_E_ARGUMENT;
+        return bad_value(err, key, value, "debug, info, warn, error or off");
     }
-    error_set(err, TSR_E_ARGUMENT, "unknown option '%s' (known: mode, log_level)", key);
+    int handled;
+    int rc = set_int_option(opts, key, value, err, &handled);
+    if (handled) return rc;
+    if (strcmp(key, "spawn") == 0) {
+        if (strcmp(value, "exec") && strcmp(value, "fork")) return bad_value(err, key, value, "exec or fork");
+        opts->use_fork = strcmp(value, "fork") == 0;
+        return 0;
+    }
+    if (strcmp(key, "restart") == 0) {
+        if (strcmp(value, "auto") && strcmp(value, "never")) return bad_value(err, key, value, "auto or never");
+        opts->auto_restart = strcmp(value, "auto") == 0;
+        return 0;
+    }
+    if (strcmp(key, "clear_env") == 0) {
+        if (strcmp(value, "0") && strcmp(value, "1")) return bad_value(err, key, value, "0 or 1");
+        opts->clear_env = value[0] == '1';
+        return 0;
+    }
+    if (strcmp(key, "worker_exe") == 0 || strcmp(key, "cwd") == 0) {
+        if (!*value) return bad_value(err, key, value, "a path");
+        rc = set_string(key[0] == 'w' ? &opts->worker_exe : &opts->cwd, value);
+        if (rc) error_set(err, rc, "option '%s': out of memory", key);
+        return rc;
+    }
+    error_set(err, TSR_E_ARGUMENT,
+              "unknown option '%s' (known: mode, log_level, workers, spawn, worker_exe, cwd, "
+              "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns)",
+              key);
     return TSR_E_ARGUMENT;
-}
-
-static int config_put(struct tsr_options *o, const char *key, const char *value) {
-    for (int32_t i = 0; i < o->n_config; i++)
-        if (strcmp(o->config[i].key, key) == 0) {
-            char *v = strdup(value);
-            if (!v) return TSR_E_NOMEM;
-            free(o->config[i].value);
-            o->config[i].value = v;
-            return 0;
-        }
-    config_entry *grown = realloc(o->config, (size_t)(o->n_config + 1) * sizeof *grown);
-    if (!grown) return TSR_E_NOMEM;
-    o->config = grown;
-    char *k = strdup(key), *v = strdup(value);
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return TSR_E_NOMEM;
-    }
-    o->config[o->n_config++] = (config_entry){k, v};
-    return 0;
 }
 
 TSR_API int tsr_options_set_config(tsr_options *opts, const char *key, const char *value) {
     if (!opts || !key || !value) return TSR_E_ARGUMENT;
-    return config_put(opts, key, value);
+    return entry_put(&opts->config, &opts->n_config, key, value);
+}
+
+TSR_API int tsr_options_set_env(tsr_options *opts, const char *name, const char *value) {
+    if (!opts || !name || !value || !*name || strchr(name, '=')) return TSR_E_ARGUMENT;
+    return entry_put(&opts->env, &opts->n_env, name, value);
 }
 
 TSR_API void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user) {
@@ -104,20 +201,28 @@ TSR_API void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user) {
     opts->log_user = user;
 }
 
+TSR_API void tsr_options_set_output(tsr_options *opts, tsr_output_fn fn, void *user) {
+    if (!opts) return;
+    opts->output_fn = fn;
+    opts->output_user = user;
+}
+
 /* A component keeps its own copy so that the caller may free its options
  * right after tsr_open. */
 int options_copy(struct tsr_options *dst, const struct tsr_options *src) {
     options_defaults(dst);
     if (!src) return 0;
-    dst->mode = src->mode;
-    dst->log_level = src->log_level;
-    dst->log_off = src->log_off;
-    dst->log_fn = src->log_fn;
-    dst->log_user = src->log_user;
-    for (int32_t i = 0; i < src->n_config; i++)
-        if (config_put(dst, src->config[i].key, src->config[i].value) != 0) {
-            options_clear(dst);
-            return TSR_E_NOMEM;
-        }
-    return 0;
+    *dst = *src;
+    dst->config = dst->env = NULL;
+    dst->n_config = dst->n_env = 0;
+    dst->worker_exe = dst->cwd = NULL;
+    int rc = 0;
+    for (int32_t i = 0; !rc && i < src->n_config; i++)
+        rc = entry_put(&dst->config, &dst->n_config, src->config[i].key, src->config[i].value);
+    for (int32_t i = 0; !rc && i < src->n_env; i++)
+        rc = entry_put(&dst->env, &dst->n_env, src->env[i].key, src->env[i].value);
+    if (!rc && src->worker_exe) rc = set_string(&dst->worker_exe, src->worker_exe);
+    if (!rc && src->cwd) rc = set_string(&dst->cwd, src->cwd);
+    if (rc) options_clear(dst);
+    return rc;
 }

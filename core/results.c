@@ -87,7 +87,9 @@ static int result_shape_check(tsr_call *call, int32_t k, const tsr_array *r, cha
 
 int results_prepare(tsr_call *call) {
     const tsr_component *c = call->comp;
-    int alloc = call->ep != TSR_EP_ABSTRACT_EVAL;
+    /* A batch item writes into its slice of the batch's results
+     * (batch_point_results), so it allocates nothing of its own. */
+    int alloc = call->ep != TSR_EP_ABSTRACT_EVAL && !call->parent;
     call->n_results = results_count(call);
     for (int32_t k = 0; k < call->n_results; k++) {
         tsr_array *r = &call->results[k];
@@ -112,11 +114,13 @@ int results_prepare(tsr_call *call) {
                 return call_fail(call, TSR_E_SHAPE, "%s would hold more elements than memory can",
                                  result_name(call, k, name, sizeof name));
             }
-            r->data = result_reserve(&call->bufs[k], bytes);
+            char why[300];
+            r->data = result_reserve(call->comp, &call->bufs[k], bytes, why, sizeof why);
             if (!r->data) {
                 char name[160];
-                return call_fail(call, TSR_E_NOMEM, "cannot allocate %zu bytes for %s", bytes,
-                                 result_name(call, k, name, sizeof name));
+                return call_fail(call, call->comp->arena ? TSR_E_SHM : TSR_E_NOMEM,
+                                 "cannot allocate %zu bytes for %s: %s", bytes,
+                                 result_name(call, k, name, sizeof name), why);
             }
         }
         call->expect[k] = *r;
@@ -163,9 +167,13 @@ void *result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n) {
     }
     r->dtype = e->dtype;
     size_t bytes;
-    if (shape_bytes(r, &bytes) != 0 || !(r->data = result_reserve(&call->bufs[k], bytes))) {
-        *code = TSR_E_NOMEM;
-        snprintf(why, n, "%s: cannot allocate its buffer", name);
+    if (shape_bytes(r, &bytes) != 0) {
+        snprintf(why, n, "%s: its size overflows", name);
+        return NULL;
+    }
+    if (!(r->data = result_reserve(call->comp, &call->bufs[k], bytes, cause, sizeof cause))) {
+        *code = call->comp->arena ? TSR_E_SHM : TSR_E_NOMEM;
+        snprintf(why, n, "%s: cannot allocate %zu bytes: %s", name, bytes, cause);
         return NULL;
     }
     *e = *r;

@@ -17,10 +17,19 @@
  *           CHAN_ALLOC (alloc_index = k); the host allocates in the arena,
  *           sets the binref (or status/message on refusal) and posts
  *           CHAN_ALLOC_DONE; this may repeat
- *   worker: writes status, message and results' shapes, posts CHAN_DONE
- * At start the worker posts CHAN_READY with the component's schema as JSON
- * text in the data area (status 0), or a failure status and message.
+ *   worker: writes status, message and (on success) each result's dtype,
+ *           rank and shape, posts CHAN_DONE; binrefs are left as the host
+ *           wrote them
+ * At start the host writes the configuration into the data area before it
+ * starts the worker; the worker reads it, then overwrites it with the
+ * component's schema as JSON text (NUL-terminated, at chan_data() + 0)
+ * and posts CHAN_READY with status 0, or posts CHAN_READY with a failure
+ * status and message and exits.
  * The host posts CHAN_EXIT to make an idle worker leave.
+ *
+ * The segment is sparse: only the first 64 KiB are allocated (and faulted
+ * in) at creation. A writer that needs more of the data area calls
+ * chan_reserve first, so that a full /dev/shm is an error, never a SIGBUS.
  */
 #ifndef TESSERA_TRANSPORT_CHANNEL_H
 #define TESSERA_TRANSPORT_CHANNEL_H
@@ -79,7 +88,13 @@ typedef struct chan_block {
      * 8-byte aligned: int32 wrt_in[n_wrt_in], int32 wrt_out[n_wrt_out],
      * wire_array inputs[n_inputs], seeds[n_seeds], results[n_results].
      * At start: the configuration (host -> worker) as JSON text
-     * {"KEY": "VALUE", ...}, then the schema (worker -> host) as JSON text. */
+     * {"KEY": "VALUE", ...}; the worker replaces it with the schema
+     * (worker -> host) as JSON text, both at chan_data() + 0.
+     * A result the plugin is to allocate (its shape depends on values) has
+     * ref.bytes == 0 and -1 for the dims it decides. For abstract_eval
+     * only headers count: binrefs are ignored, results may have -1 dims.
+     * Every other array's ref.bytes must equal its element count times
+     * its dtype's size, and dtypes and ranks must be the schema's. */
 } chan_block;
 
 /* Pointers into the variable area of a request. */
@@ -89,10 +104,13 @@ typedef struct chan_request_view {
 } chan_request_view;
 
 static inline char *chan_data(chan_block *b) { return (char *)b + ((sizeof *b + 63) & ~(size_t)63); }
+/* From the constant size, never from b->size, which the peer could change. */
 static inline size_t chan_data_capacity(const chan_block *b) {
-    return (size_t)b->size - ((sizeof *b + 63) & ~(size_t)63);
+    (void)b;
+    return (size_t)CHAN_SEGMENT_BYTES - ((sizeof *b + 63) & ~(size_t)63);
 }
-/* Bytes the variable area needs for these counts, or 0 on overflow. */
+/* Bytes the variable area needs for these counts; 0 when a count is
+ * negative or they do not fit the data area (and when all are 0). */
 size_t chan_request_bytes(int32_t n_inputs, int32_t n_wrt_in, int32_t n_wrt_out, int32_t n_seeds,
                           int32_t n_results);
 /* Lay out the request whose counts are in b; -1 if they are negative or do
@@ -102,21 +120,32 @@ int chan_request_layout(chan_block *b, chan_request_view *v);
 /* One side's handle on a channel. */
 typedef struct chan_end {
     chan_block *blk;
+    int fd;                         /* the segment; closed by chan_close */
+    size_t reserved;                /* bytes of the segment known allocated */
     int my_bell;                    /* eventfd this side sleeps on */
     int peer_bell;                  /* eventfd this side rings */
     _Atomic uint32_t *my_sleeping;
     _Atomic uint32_t *peer_sleeping;
     uint64_t spin_ns;
+    int slept;                      /* the last chan_wait slept (made system calls) */
 } chan_end;
 
-/* Host side: create the control segment (named "<arena prefix>-c<index>",
+/* Host side: create the control segment (named "<arena prefix>-c<N>",
  * 0600, O_EXCL) and both eventfds; fds are close-on-exec. The worker
- * receives them by inheritance (see worker_proc.h). */
+ * receives them by inheritance (see worker_proc.h): the segment
+ * (*chan_fd, the same fd as host->fd), its doorbell host->peer_bell and
+ * the host's doorbell host->my_bell. host->spin_ns starts at 0.
+ * Returns 0, TSR_E_SHM or TSR_E_WORKER (no eventfd) with a cause in why. */
 int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_t n);
-/* Worker side: map the control block from an inherited fd. */
+/* Worker side: map the control block from an inherited fd, which the end
+ * then owns (as it owns the two eventfds). */
 int chan_attach(chan_end *worker, int chan_fd, int my_bell, int peer_bell, char *why, size_t n);
-/* Unmap and close the eventfds; the host also unlinks the segment by name
- * (name may be NULL on the worker's side). */
+/* Make sure the first data_bytes of the data area are allocated (cheap when
+ * they are). Call before writing more than the first 64 KiB. Returns 0,
+ * TSR_E_ARGUMENT when they exceed the data area, or TSR_E_SHM. */
+int chan_reserve(chan_end *e, size_t data_bytes, char *why, size_t n);
+/* Unmap and close the segment's fd and the eventfds; the host also unlinks
+ * the segment by name (name may be NULL on the worker's side). */
 void chan_close(chan_end *e, const char *name);
 
 /* Store a new state and ring the peer if it sleeps. */
@@ -124,13 +153,15 @@ void chan_post(chan_end *e, uint32_t state);
 
 #define CHAN_WAIT_TIMEOUT (-1)
 #define CHAN_WAIT_FD (-2)
+#define CHAN_WAIT_ERROR (-3)   /* poll() failed or the doorbell is invalid (errno kept) */
 /*
  * Wait until the state is one of want_mask (CHAN_BIT(...)). Spins for
  * e->spin_ns, then sleeps on the doorbell and on extra[0..n_extra) (events
  * POLLIN) for at most timeout_ms in total (-1: no limit). Returns the state
  * reached, CHAN_WAIT_TIMEOUT, or CHAN_WAIT_FD with *ready set to the index
  * of an extra fd that became readable (the caller handles it and may wait
- * again with the time that is left).
+ * again with the time that is left), or CHAN_WAIT_ERROR. A state reached
+ * wins over a readable fd. At most 8 extra fds; negative fds are ignored.
  */
 int chan_wait(chan_end *e, uint32_t want_mask, struct pollfd *extra, int n_extra, int timeout_ms,
               int *ready);

@@ -2,6 +2,7 @@
 #include "api_export.h"
 #include "json_writer.h"
 #include "payload_error.h"
+#include "schema_json.h"
 
 #include <tessera/payload.h>
 
@@ -44,11 +45,15 @@ static void write_fields(tsr_jw *w, const tsr_component *c, bool inputs) {
     tsr_jw_end_array(w);
 }
 
-TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err) {
-    tsr_payload_ctx ctx = {.err = err};
-    if (out != NULL) *out = NULL;
-    if (c == NULL || out == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_schema_to_json: component and out are required");
+static void write_endpoint_list(tsr_jw *w, unsigned mask) {
+    tsr_jw_begin_array(w);
+    for (int ep = 0; ep < TSR_EP_COUNT; ep++)
+        if (mask & (1u << ep)) tsr_jw_string(w, tsr_endpoint_name((tsr_endpoint)ep));
+    tsr_jw_end_array(w);
+}
+
+/* The schema; with extra != NULL also what a worker tells its host. */
+static char *write_schema(const tsr_component *c, const schema_worker_extra *extra) {
     tsr_jw w;
     tsr_jw_init(&w);
     tsr_jw_begin_object(&w);
@@ -62,13 +67,31 @@ TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *er
     write_fields(&w, c, true);
     tsr_jw_key(&w, "outputs");
     write_fields(&w, c, false);
-    tsr_jw_key(&w, "endpoints");
-    tsr_jw_begin_array(&w);
+    unsigned available = 0;
     for (int ep = 0; ep < TSR_EP_COUNT; ep++)
-        if (tsr_has_endpoint(c, (tsr_endpoint)ep)) tsr_jw_string(&w, tsr_endpoint_name((tsr_endpoint)ep));
-    tsr_jw_end_array(&w);
+        if (tsr_has_endpoint(c, (tsr_endpoint)ep)) available |= 1u << ep;
+    tsr_jw_key(&w, "endpoints");
+    write_endpoint_list(&w, available);
+    if (extra != NULL) {
+        tsr_jw_key(&w, "implemented");
+        write_endpoint_list(&w, extra->implemented);
+        tsr_jw_key(&w, "thread_safe");
+        tsr_jw_bool(&w, extra->thread_safe);
+    }
     tsr_jw_end_object(&w);
-    *out = tsr_jw_finish(&w);
+    return tsr_jw_finish(&w);
+}
+
+char *schema_json_for_worker(const tsr_component *c, const schema_worker_extra *extra) {
+    return write_schema(c, extra);
+}
+
+TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err) {
+    tsr_payload_ctx ctx = {.err = err};
+    if (out != NULL) *out = NULL;
+    if (c == NULL || out == NULL)
+        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_schema_to_json: component and out are required");
+    *out = write_schema(c, NULL);
     if (*out == NULL) return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing the schema");
     tsr_payload_ok(&ctx);
     return 0;

@@ -29,9 +29,9 @@ typedef struct worker_spawn_opts {
     const char *const *env_set; /* "NAME=VALUE" entries added to (or replacing in) the environment; NULL-terminated or NULL */
     int clear_env;              /* start from an empty environment */
     const char *cwd;            /* working directory, or NULL */
-    uint64_t spin_ns;
-    int start_timeout_ms;
-    worker_output_fn output;
+    uint64_t spin_ns;           /* both sides spin this long before sleeping */
+    int start_timeout_ms;       /* <= 0: no limit */
+    worker_output_fn output;    /* NULL: lines go to stderr as "tessera-worker[PID]: line" */
     void *output_user;
 } worker_spawn_opts;
 
@@ -46,11 +46,19 @@ typedef struct worker_proc {
     void *output_user;
     char line[4096];            /* an incomplete output line */
     size_t line_len;
-    int alive;
+    int alive;                  /* running, as far as the host knows */
+    int reaped;                 /* its exit status has been collected */
+    int open;                   /* holds resources that worker_stop releases */
 } worker_proc;
 
 /*
- * Start a worker for the plugin and wait for CHAN_READY. On success the
+ * Start a worker for the plugin and wait for CHAN_READY. w need not be
+ * initialised (but must not hold a running worker); after a failure it
+ * holds nothing (worker_stop is a no-op). The control segment is named
+ * "<arena_prefix>-c<N>", N unique in this process. The child gets the
+ * segment at fd 3, its doorbell at 4, the host's at 5, /dev/null as stdin,
+ * the output pipe as stdout and stderr, no other fd, default signal
+ * dispositions, an empty signal mask and a process group of its own. On success the
  * component's schema (JSON text, malloc'd, caller frees) is in *schema_json.
  * On failure: a TSR_E_* code and a cause in why: TSR_E_LOAD or TSR_E_INIT
  * with the worker's own message when the plugin could not be loaded or
@@ -65,10 +73,15 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
 
 /*
  * Post `state` (CHAN_REQUEST or CHAN_ALLOC_DONE) and wait for CHAN_DONE or
- * CHAN_ALLOC, forwarding output meanwhile. Returns the state reached, or:
- * TSR_E_TIMEOUT after timeout_ms (> 0; <= 0 means none), the worker
- * having been killed; TSR_E_WORKER when it died, with the cause in why.
- * After either error the worker is gone (w->alive == 0).
+ * CHAN_ALLOC, forwarding output meanwhile (all of it before returning when
+ * the answer took longer than the spin; after a quicker answer, lines still
+ * in the pipe wait for a later round trip or worker_stop, since reading
+ * them would double the cost of a cheap call). Returns the state reached, or:
+ * TSR_E_TIMEOUT after timeout_ms (> 0; <= 0 means none; counted per round
+ * trip), the worker having been killed; TSR_E_WORKER when it died, with
+ * the cause in why ("the worker (pid 42) died: killed by signal 11
+ * (Segmentation fault)"). After either error the worker is gone and reaped
+ * (w->alive == 0); worker_stop still releases the channel.
  */
 int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n);
 
@@ -79,9 +92,9 @@ void worker_stop(worker_proc *w);
 
 /* "exited with status 3", "killed by signal 9 (Killed)": describes a
  * waitid() result. */
-const char *worker_describe_exit(int si_code, int si_status, char *buf, size_t n);
+const char *worker_describe_exit(int code, int status, char *buf, size_t n);
 
-/* Number of threads of this process (from /proc/self/task), or -1. */
+/* Number of threads of this process (from /proc/self/status), or -1. */
 int process_thread_count(void);
 
 /* ---- the worker's side -------------------------------------------------- */
@@ -96,7 +109,10 @@ typedef struct worker_args {
 } worker_args;
 
 /* Load the plugin, answer CHAN_READY, serve requests until CHAN_EXIT or
- * the host's death. Returns the process exit status to use. */
+ * the host's death (the plugin's fini runs in both cases). Returns the
+ * process exit status to use: 0 after serving (or when the host was gone
+ * at start), 1 when the plugin could not be loaded (CHAN_READY carried
+ * why), 3 when the channel could not be attached (said on stderr). */
 int worker_serve(const worker_args *a);
 
 #endif

@@ -1,0 +1,144 @@
+/* A worker's schema, received as JSON at start, turned back into a
+ * descriptor so that the host validates calls exactly as in-process. The
+ * host never loads the plugin itself: that is the point of a worker. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Owns everything the synthetic descriptor points to. */
+struct imported_schema {
+    json_t *root;           /* strings point into it */
+    tsr_plugin desc;
+    tsr_field *fields;      /* inputs then outputs */
+    tsr_dim *dims;
+};
+
+/* Stands in for endpoints that run in the worker: calls never reach it,
+ * because worker-mode calls are sent over the channel. */
+static int remote_endpoint(tsr_ctx *ctx, const tsr_args *args) {
+    (void)args;
+    tsr_ctx_error(ctx, "internal error: a worker endpoint was called in the host");
+    return -1;
+}
+
+static const char *str_or_null(json_t *obj, const char *key) {
+    json_t *v = json_object_get(obj, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int import_fields(json_t *list, tsr_field *fields, tsr_dim **dims, const char *what,
+                         char *why, size_t n) {
+    size_t i;
+    json_t *f;
+    json_array_foreach(list, i, f) {
+        tsr_field *out = &fields[i];
+        json_t *shape = json_object_get(f, "shape");
+        out->name = str_or_null(f, "name");
+        out->dtype = tsr_dtype_from_name(str_or_null(f, "dtype"));
+        out->doc = str_or_null(f, "doc");
+        out->flags = json_is_true(json_object_get(f, "differentiable")) ? TSR_FIELD_DIFFERENTIABLE : 0;
+        if (!out->name || !json_is_array(shape) || json_array_size(shape) > TSR_MAX_FIELD_RANK) {
+            snprintf(why, n, "the worker's schema has a malformed %s at position %zu", what, i);
+            return -1;
+        }
+        out->rank = (int32_t)json_array_size(shape);
+        out->dims = *dims;
+        size_t d;
+        json_t *dim;
+        json_array_foreach(shape, d, dim) {
+            tsr_dim *td = (*dims)++;
+            if (json_is_integer(dim)) *td = (tsr_dim){NULL, json_integer_value(dim)};
+            else if (json_is_string(dim)) *td = (tsr_dim){json_string_value(dim), TSR_DIM_ANY};
+            else *td = (tsr_dim){NULL, TSR_DIM_ANY};
+        }
+    }
+    return 0;
+}
+
+static size_t count_dims(json_t *list) {
+    size_t total = 0, i;
+    json_t *f;
+    json_array_foreach(list, i, f) {
+        json_t *shape = json_object_get(f, "shape");
+        if (json_is_array(shape)) total += json_array_size(shape);
+    }
+    return total;
+}
+
+void schema_import_free(imported_schema *s) {
+    if (!s) return;
+    json_decref(s->root);
+    free(s->fields);
+    free(s->dims);
+    free(s);
+}
+
+int schema_import(const char *text, imported_schema **out, char *why, size_t n) {
+    *out = NULL;
+    json_error_t jerr;
+    imported_schema *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    s->root = json_loads(text, 0, &jerr);
+    json_t *ins = json_object_get(s->root, "inputs"), *outs = json_object_get(s->root, "outputs");
+    json_t *eps = json_object_get(s->root, "implemented");
+    if (!json_is_array(eps)) eps = json_object_get(s->root, "endpoints");
+    if (!json_is_object(s->root) || !json_is_array(ins) || !json_is_array(outs) ||
+        !json_is_array(eps)) {
+        snprintf(why, n, "the worker sent a malformed schema (%s)",
+                 s->root ? "missing inputs, outputs or endpoints" : jerr.text);
+        schema_import_free(s);
+        return TSR_E_WORKER;
+    }
+    size_t n_in = json_array_size(ins), n_out = json_array_size(outs);
+    if (n_in > TSR_MAX_FIELDS || n_out > TSR_MAX_FIELDS) {
+        snprintf(why, n, "the worker's schema has too many fields");
+        schema_import_free(s);
+        return TSR_E_WORKER;
+    }
+    s->fields = calloc(n_in + n_out + 1, sizeof *s->fields);
+    s->dims = calloc(count_dims(ins) + count_dims(outs) + 1, sizeof *s->dims);
+    if (!s->fields || !s->dims) {
+        snprintf(why, n, "out of memory");
+        schema_import_free(s);
+        return TSR_E_NOMEM;
+    }
+    tsr_dim *next_dim = s->dims;
+    if (import_fields(ins, s->fields, &next_dim, "input", why, n) ||
+        import_fields(outs, s->fields + n_in, &next_dim, "output", why, n)) {
+        schema_import_free(s);
+        return TSR_E_WORKER;
+    }
+    tsr_plugin *d = &s->desc;
+    d->abi_version = TSR_PLUGIN_ABI_VERSION;
+    d->struct_size = sizeof *d;
+    d->field_size = sizeof(tsr_field);
+    d->flags = json_is_true(json_object_get(s->root, "thread_safe")) ? TSR_PLUGIN_THREAD_SAFE : 0;
+    d->name = str_or_null(s->root, "name");
+    d->version = str_or_null(s->root, "version");
+    d->description = str_or_null(s->root, "description");
+    d->inputs = s->fields;
+    d->n_inputs = (int32_t)n_in;
+    d->outputs = s->fields + n_in;
+    d->n_outputs = (int32_t)n_out;
+    size_t i;
+    json_t *e;
+    json_array_foreach(eps, i, e) {
+        switch (tsr_endpoint_from_name(json_string_value(e))) {
+        case TSR_EP_APPLY: d->apply = remote_endpoint; break;
+        case TSR_EP_JVP: d->jvp = remote_endpoint; break;
+        case TSR_EP_VJP: d->vjp = remote_endpoint; break;
+        case TSR_EP_JACOBIAN: d->jacobian = remote_endpoint; break;
+        case TSR_EP_ABSTRACT_EVAL: d->abstract_eval = remote_endpoint; break;
+        default: break;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+const tsr_plugin *schema_import_descriptor(const imported_schema *s) { return &s->desc; }

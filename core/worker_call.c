@@ -1,0 +1,179 @@
+/* A call in worker mode: the validated call is written to a worker's
+ * channel as binrefs, the worker runs the endpoint on the same pages, and
+ * its answer is read back. Inputs already in the arena cross by reference;
+ * others are copied once into call-owned staging buffers in the arena. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "worker_pool.h"
+
+/* The binref of an array, copying it into the arena when it lies outside. */
+static int wire_input(tsr_call *call, const tsr_array *a, result_buf *staging, wire_array *w) {
+    tsr_component *c = call->comp;
+    size_t bytes = 0;
+    shape_bytes(a, &bytes); /* validated before: cannot overflow */
+    w->dtype = a->dtype;
+    w->rank = a->rank;
+    memcpy(w->shape, a->shape, (size_t)a->rank * sizeof(int64_t));
+    memset(&w->ref, 0, sizeof w->ref);
+    if (call->ep == TSR_EP_ABSTRACT_EVAL) return 0; /* shapes only */
+    if (bytes > 0 && arena_locate(c->arena, a->data, bytes, &w->ref) == 0) {
+        atomic_fetch_add_explicit(&c->stat_by_ref, bytes, memory_order_relaxed);
+        return 0;
+    }
+    char why[300];
+    void *copy = result_reserve(c, staging, bytes, why, sizeof why);
+    if (!copy)
+        return call_fail(call, TSR_E_SHM, "cannot stage %zu input bytes in shared memory: %s",
+                         bytes, why);
+    if (bytes) memcpy(copy, a->data, bytes);
+    arena_locate(c->arena, copy, bytes ? bytes : 1, &w->ref);
+    w->ref.bytes = bytes;
+    atomic_fetch_add_explicit(&c->stat_copied, bytes, memory_order_relaxed);
+    return 0;
+}
+
+/* Results the host sized are passed as binrefs; the others (data NULL)
+ * as a shape with -1 for the dims the plugin decides. */
+static void wire_result(tsr_call *call, const tsr_array *r, wire_array *w) {
+    w->dtype = r->dtype;
+    w->rank = r->rank;
+    memcpy(w->shape, r->shape, (size_t)r->rank * sizeof(int64_t));
+    memset(&w->ref, 0, sizeof w->ref);
+    size_t bytes = 0;
+    if (r->data && shape_bytes(r, &bytes) == 0) {
+        /* Host-sized results are arena buffers of at least 64 bytes. */
+        arena_locate(call->comp->arena, r->data, bytes ? bytes : 1, &w->ref);
+        w->ref.bytes = bytes;
+    }
+}
+
+static int write_request(tsr_call *call, chan_end *end) {
+    chan_block *b = end->blk;
+    const tsr_args *args = &call->args;
+    b->endpoint = call->ep;
+    b->n_inputs = args->n_inputs;
+    b->n_wrt_in = args->n_wrt_in;
+    b->n_wrt_out = args->n_wrt_out;
+    b->n_seeds = args->n_seeds;
+    b->n_results = args->n_results;
+    b->alloc_index = -1;
+    b->status = 0;
+    b->plugin_status = 0;
+    b->message[0] = '\0';
+    chan_request_view v;
+    if (chan_request_layout(b, &v) != 0)
+        return call_fail(call, TSR_E_UNSUPPORTED,
+                         "the request (%d inputs, %d results) does not fit the worker channel",
+                         (int)args->n_inputs, (int)args->n_results);
+    char why[300];
+    size_t need = chan_request_bytes(args->n_inputs, args->n_wrt_in, args->n_wrt_out,
+                                     args->n_seeds, args->n_results);
+    if (chan_reserve(end, need, why, sizeof why) != 0)
+        return call_fail(call, TSR_E_SHM, "cannot reserve the worker channel: %s", why);
+    memcpy(v.wrt_in, args->wrt_in, (size_t)args->n_wrt_in * sizeof(int32_t));
+    memcpy(v.wrt_out, args->wrt_out, (size_t)args->n_wrt_out * sizeof(int32_t));
+    int32_t n_in = call->comp->n_in;
+    for (int32_t i = 0; i < n_in; i++) {
+        int rc = wire_input(call, &args->inputs[i], &call->staging[i], &v.inputs[i]);
+        if (rc) return rc;
+    }
+    for (int32_t k = 0; k < args->n_seeds; k++) {
+        int rc = wire_input(call, &args->seeds[k], &call->staging[n_in + k], &v.seeds[k]);
+        if (rc) return rc;
+    }
+    for (int32_t k = 0; k < args->n_results; k++) wire_result(call, &args->results[k], &v.results[k]);
+    return 0;
+}
+
+/* CHAN_ALLOC: the plugin set the shape of result k; allocate it here,
+ * with the same checks as in-process, and answer with its binref. */
+static void answer_alloc(tsr_call *call, chan_block *b) {
+    chan_request_view v;
+    int32_t k = b->alloc_index;
+    char why[TSR_ERRMSG_MAX];
+    int code = TSR_E_PLUGIN_RESULT;
+    void *p = NULL;
+    if (chan_request_layout(b, &v) != 0 || k < 0 || k >= call->n_results ||
+        v.results[k].rank < 0 || v.results[k].rank > TSR_MAX_RANK) {
+        snprintf(why, sizeof why, "the worker asked for an invalid result (index %d)", (int)k);
+    } else {
+        tsr_array *r = &call->results[k];
+        r->rank = v.results[k].rank;
+        memcpy(r->shape, v.results[k].shape, (size_t)r->rank * sizeof(int64_t));
+        p = result_alloc(call, k, &code, why, sizeof why);
+        if (p) wire_result(call, r, &v.results[k]);
+    }
+    b->status = p ? 0 : code;
+    if (!p) snprintf(b->message, sizeof b->message, "%s", why);
+}
+
+/* The worker's final word on each result: its shape and where it lies. */
+static int read_results(tsr_call *call, chan_block *b) {
+    chan_request_view v;
+    if (chan_request_layout(b, &v) != 0)
+        return call_fail(call, TSR_E_WORKER, "the worker corrupted its answer");
+    for (int32_t k = 0; k < call->n_results; k++) {
+        tsr_array *r = &call->results[k];
+        const wire_array *w = &v.results[k];
+        if (w->rank < 0 || w->rank > TSR_MAX_RANK)
+            return call_fail(call, TSR_E_PLUGIN_RESULT, "result %d came back with rank %d",
+                             (int)k, (int)w->rank);
+        r->dtype = (tsr_dtype)w->dtype;
+        r->rank = w->rank;
+        memcpy(r->shape, w->shape, (size_t)w->rank * sizeof(int64_t));
+        if (call->ep != TSR_EP_ABSTRACT_EVAL && r->data) {
+            void *at = arena_address(call->comp->arena, &w->ref);
+            if (at != r->data)
+                return call_fail(call, TSR_E_PLUGIN_RESULT,
+                                 "result %d came back at another place than it was given",
+                                 (int)k);
+        }
+    }
+    return 0;
+}
+
+int worker_invoke(tsr_call *call) {
+    tsr_component *c = call->comp;
+    char why[TSR_ERRMSG_MAX - 128];
+    int code = 0;
+    pool_slot *s = pool_acquire(c, call->last_worker, &code, why, sizeof why);
+    if (!s) return call_fail(call, code, "%s", why);
+    call->last_worker = pool_slot_index(c, s);
+    chan_block *b = s->proc.end.blk;
+    int rc = write_request(call, &s->proc.end);
+    uint32_t post = CHAN_REQUEST;
+    while (rc == 0) {
+        int st = worker_roundtrip(&s->proc, post, c->opts.timeout_ms, why, sizeof why);
+        if (st < 0) {
+            pool_mark_dead(c, s, why);
+            rc = call_fail(call, st, "%s", why);
+        } else if (st == CHAN_ALLOC) {
+            answer_alloc(call, b);
+            post = CHAN_ALLOC_DONE;
+            continue;
+        } else if (b->status != 0) {
+            b->message[sizeof b->message - 1] = '\0';
+            rc = call_fail(call, b->status, "%s", b->message);
+        } else {
+            rc = read_results(call, b);
+        }
+        break;
+    }
+    atomic_fetch_add_explicit(&c->stat_calls, 1, memory_order_relaxed);
+    pool_release(c, s);
+    return rc;
+}
+
+TSR_API void tsr_get_stats(const tsr_component *c, tsr_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!c) return;
+    tsr_component *m = (tsr_component *)c; /* atomics are read, not changed */
+    out->calls = atomic_load(&m->stat_calls);
+    out->bytes_copied = atomic_load(&m->stat_copied);
+    out->bytes_by_ref = atomic_load(&m->stat_by_ref);
+    out->worker_starts = atomic_load(&m->stat_starts);
+    out->worker_deaths = atomic_load(&m->stat_deaths);
+}

@@ -1,0 +1,42 @@
+/* The workers of a worker-mode component (core/worker_pool.c). */
+#ifndef TESSERA_CORE_WORKER_POOL_H
+#define TESSERA_CORE_WORKER_POOL_H
+
+#include <pthread.h>
+
+#include "internal.h"
+#include "../transport/arena.h"
+#include "../transport/worker_proc.h"
+
+typedef struct pool_slot {
+    worker_proc proc;
+    int busy;                   /* lent to a call */
+    int dead;                   /* died or was killed; `death` says how */
+    char death[512];
+} pool_slot;
+
+typedef struct worker_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    int n;
+    pool_slot *slots;
+    char *exe;                  /* tessera-worker */
+    char *config;               /* the plugin's configuration as JSON */
+    char **env;                 /* "NAME=VALUE", NULL-terminated */
+} worker_pool;
+
+/* Start opts.workers workers; the first one's schema JSON goes to *schema. */
+int pool_start(tsr_component *c, char **schema, tsr_error *err);
+void pool_stop(tsr_component *c);
+/* A free worker, preferably slot `prefer`; blocks while all are busy.
+ * A dead worker is restarted (restart=auto) or reported. NULL on error. */
+pool_slot *pool_acquire(tsr_component *c, int prefer, int *code, char *why, size_t n);
+void pool_release(tsr_component *c, pool_slot *s);
+/* After a death or a kill during a call. */
+void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why);
+int pool_slot_index(const tsr_component *c, const pool_slot *s);
+
+/* worker_call.c: run call->args in a worker. */
+int worker_invoke(tsr_call *call);
+
+#endif

@@ -1,0 +1,362 @@
+/* The host<->worker channel: request layout, ping-pong across processes on
+ * the spin and the sleep path, no lost wake-ups, timeouts, and a dead
+ * peer's pidfd waking the waiter. Internal functions: linked against the
+ * objects. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "channel.h"
+
+static char why[512];
+static char name[128];
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A name orphan removal recognises, so that a crashed test leaves nothing
+ * that a later start cannot clear. */
+static const char *chan_name(void) {
+    static unsigned serial;
+    snprintf(name, sizeof name, "/tessera-%s-0123456789abcdef-c%u", arena_process_tag(),
+             serial++);
+    return name;
+}
+
+static int count_own_entries(void) {
+    char stem[64];
+    snprintf(stem, sizeof stem, "tessera-%s-", arena_process_tag());
+    DIR *d = opendir("/dev/shm");
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, stem, strlen(stem)) == 0) n++;
+    closedir(d);
+    return n;
+}
+
+static void no_leftovers(void) {
+    cr_expect_eq(count_own_entries(), 0, "channel segments of this process remain in /dev/shm");
+}
+
+TestSuite(channel, .fini = no_leftovers);
+
+static void create(chan_end *host, int *fd) {
+    int rc = chan_create(host, fd, chan_name(), why, sizeof why);
+    cr_assert_eq(rc, 0, "chan_create: %s", why);
+}
+
+/* ---- request layout ------------------------------------------------------ */
+
+Test(channel, request_bytes_align_each_part_to_8_bytes) {
+    size_t w = sizeof(wire_array);
+    cr_expect_eq(chan_request_bytes(1, 0, 0, 0, 1), 2 * w);
+    /* 3 int32 wrt_in take 16 bytes, 1 int32 wrt_out takes 8 */
+    cr_expect_eq(chan_request_bytes(2, 3, 1, 3, 3), 16 + 8 + 8 * w);
+    cr_expect_eq(chan_request_bytes(0, 0, 0, 0, 0), 0);
+}
+
+Test(channel, request_bytes_refuse_negative_and_oversized_counts) {
+    cr_expect_eq(chan_request_bytes(-1, 0, 0, 0, 1), 0);
+    cr_expect_eq(chan_request_bytes(1, 0, -5, 0, 1), 0);
+    cr_expect_eq(chan_request_bytes(INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX), 0);
+    /* just above what the data area holds */
+    int32_t too_many = (int32_t)(CHAN_SEGMENT_BYTES / sizeof(wire_array));
+    cr_expect_eq(chan_request_bytes(0, 0, 0, 0, too_many), 0);
+    cr_expect_gt(chan_request_bytes(0, 0, 0, 0, too_many - 200), 0);
+}
+
+Test(channel, layout_places_parts_in_order_inside_the_data_area) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    chan_block *b = h.blk;
+    b->n_inputs = 2;
+    b->n_wrt_in = 1;
+    b->n_wrt_out = 2;
+    b->n_seeds = 1;
+    b->n_results = 2;
+    chan_request_view v;
+    cr_assert_eq(chan_request_layout(b, &v), 0);
+    char *d = chan_data(b);
+    cr_expect_eq((char *)v.wrt_in, d);
+    cr_expect_eq((char *)v.wrt_out, d + 8);
+    cr_expect_eq((char *)v.inputs, d + 16);
+    cr_expect_eq(v.seeds, v.inputs + 2);
+    cr_expect_eq(v.results, v.seeds + 1);
+    cr_expect_eq((uintptr_t)chan_data(b) % 64, 0);
+    b->n_results = -1;
+    cr_expect_eq(chan_request_layout(b, &v), -1);
+    b->n_results = INT32_MAX;
+    cr_expect_eq(chan_request_layout(b, &v), -1);
+    chan_close(&h, name);
+}
+
+Test(channel, data_capacity_ignores_a_corrupted_size_field) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    size_t cap = chan_data_capacity(h.blk);
+    h.blk->size = UINT64_MAX;
+    cr_expect_eq(chan_data_capacity(h.blk), cap);
+    cr_expect_lt(cap, CHAN_SEGMENT_BYTES);
+    chan_close(&h, name);
+}
+
+Test(channel, reserve_allocates_beyond_the_first_pages_and_refuses_too_much) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    cr_expect_eq(chan_reserve(&h, 1000, why, sizeof why), 0);
+    cr_expect_eq(chan_reserve(&h, 4u << 20, why, sizeof why), 0, "%s", why);
+    memset(chan_data(h.blk), 1, 4u << 20); /* allocated: no SIGBUS */
+    cr_expect_eq(chan_reserve(&h, CHAN_SEGMENT_BYTES, why, sizeof why), TSR_E_ARGUMENT);
+    chan_close(&h, name);
+}
+
+Test(channel, create_refuses_an_existing_name) {
+    chan_end h, h2;
+    int fd, fd2;
+    create(&h, &fd);
+    cr_expect_eq(chan_create(&h2, &fd2, name, why, sizeof why), TSR_E_SHM);
+    cr_expect(strstr(why, "cannot create the channel segment") != NULL, "%s", why);
+    cr_expect_eq(fd2, -1);
+    chan_close(&h, name);
+}
+
+Test(channel, attach_refuses_what_is_not_a_channel) {
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    chan_end w;
+    cr_expect_neq(chan_attach(&w, p[0], -1, -1, why, sizeof why), 0);
+    close(p[0]);
+    close(p[1]);
+    /* a segment of the right size with no magic */
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    h.blk->magic = 0;
+    cr_expect_eq(chan_attach(&w, fd, -1, -1, why, sizeof why), TSR_E_WORKER);
+    cr_expect(strstr(why, "not a version") != NULL, "%s", why);
+    chan_close(&h, name);
+}
+
+Test(channel, close_unlinks_the_segment) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    cr_expect_eq(count_own_entries(), 1);
+    chan_close(&h, name);
+    cr_expect_eq(count_own_entries(), 0);
+    chan_close(&h, NULL); /* twice: harmless */
+}
+
+/* ---- ping-pong across processes ------------------------------------------- */
+
+/* Busy for a pseudo-random 0 to max_ns, so that posts land before, during
+ * and after the peer's spin. */
+static void jitter(unsigned i, uint64_t max_ns) {
+    if (!max_ns) return;
+    uint64_t ns = ((i * 2654435761u) >> 8) % max_ns;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((uint64_t)((t.tv_sec - t0.tv_sec) * 1000000000 + (t.tv_nsec - t0.tv_nsec)) < ns);
+}
+
+/* The peer: answers each request with status = endpoint + 1, until
+ * CHAN_EXIT. Exits 0, or 1 when a wait failed. */
+static void echo_peer(int fd, int my_bell, int peer_bell, uint64_t spin_ns, uint64_t jitter_ns) {
+    chan_end w;
+    if (chan_attach(&w, fd, my_bell, peer_bell, why, sizeof why) != 0) _exit(2);
+    w.spin_ns = spin_ns;
+    for (unsigned i = 0;; i++) {
+        int s = chan_wait(&w, CHAN_BIT(CHAN_REQUEST) | CHAN_BIT(CHAN_EXIT), NULL, 0, 10000, NULL);
+        if (s == CHAN_EXIT) _exit(0);
+        if (s != CHAN_REQUEST) _exit(1);
+        jitter(i + 7, jitter_ns);
+        w.blk->status = w.blk->endpoint + 1;
+        chan_post(&w, CHAN_DONE);
+    }
+}
+
+/* n round trips against a forked peer; each wait may take 5 s, far more
+ * than a lost wake-up would ever be forgiven. Returns how many of the
+ * host's waits slept. */
+static int ping_pong(uint64_t host_spin, uint64_t peer_spin, int n, uint64_t jitter_ns) {
+    chan_end h;
+    int fd, slept = 0;
+    create(&h, &fd);
+    h.spin_ns = host_spin;
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) echo_peer(fd, h.peer_bell, h.my_bell, peer_spin, jitter_ns);
+    for (int i = 0; i < n; i++) {
+        jitter((unsigned)i, jitter_ns);
+        h.blk->endpoint = i & 0xffff;
+        chan_post(&h, CHAN_REQUEST);
+        int s = chan_wait(&h, CHAN_BIT(CHAN_DONE), NULL, 0, 5000, NULL);
+        slept += h.slept;
+        if (s != CHAN_DONE) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            chan_close(&h, name);
+            cr_assert_fail("round trip %d: chan_wait returned %d", i, s);
+        }
+        cr_assert_eq(h.blk->status, (i & 0xffff) + 1, "round trip %d", i);
+    }
+    chan_post(&h, CHAN_EXIT);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "peer status %#x", status);
+    chan_close(&h, name);
+    return slept;
+}
+
+Test(channel, ping_pong_on_the_spin_path) {
+    int slept = ping_pong(10 * 1000 * 1000, 10 * 1000 * 1000, 2000, 0);
+    cr_expect_lt(slept, 20, "a 10 ms spin outlasts the peer's answer (%d sleeps)", slept);
+}
+
+Test(channel, ping_pong_on_the_sleep_path) {
+    int slept = ping_pong(0, 0, 2000, 0);
+    cr_expect_gt(slept, 1000, "without a spin the host sleeps (%d sleeps)", slept);
+}
+
+/* Spins as long as the jitter of the answers make every post race with
+ * the end of the peer's spin, its flag and its poll(). */
+Test(channel, no_lost_wake_up_in_100k_round_trips, .timeout = 300) {
+    int slept = ping_pong(1500, 1500, 100000, 3000);
+    cr_log_info("the host slept in %d of 100000 waits", slept);
+    cr_expect(slept > 100 && slept < 99900, "both paths are taken (%d sleeps)", slept);
+}
+
+Test(channel, sleeping_waiter_uses_no_spin) {
+    /* a waiter with spin_ns 0 that sleeps is woken by a late post */
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        chan_end w;
+        if (chan_attach(&w, fd, h.peer_bell, h.my_bell, why, sizeof why) != 0) _exit(2);
+        usleep(100 * 1000);
+        chan_post(&w, CHAN_DONE);
+        _exit(0);
+    }
+    double t0 = now_ms();
+    int s = chan_wait(&h, CHAN_BIT(CHAN_DONE), NULL, 0, 5000, NULL);
+    double took = now_ms() - t0;
+    cr_expect_eq(s, CHAN_DONE);
+    cr_expect_geq(took, 80.0);
+    cr_expect_lt(took, 2000.0);
+    cr_expect_eq(atomic_load(&h.blk->host_sleeping), 0, "the flag is cleared after waking");
+    waitpid(pid, NULL, 0);
+    chan_close(&h, name);
+}
+
+/* ---- timeouts and extra fds ------------------------------------------------- */
+
+Test(channel, wait_times_out) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    h.spin_ns = 1000 * 1000;
+    double t0 = now_ms();
+    int s = chan_wait(&h, CHAN_BIT(CHAN_DONE), NULL, 0, 100, NULL);
+    double took = now_ms() - t0;
+    cr_expect_eq(s, CHAN_WAIT_TIMEOUT);
+    cr_expect_geq(took, 99.0);
+    cr_expect_lt(took, 1000.0);
+    t0 = now_ms();
+    cr_expect_eq(chan_wait(&h, CHAN_BIT(CHAN_DONE), NULL, 0, 0, NULL), CHAN_WAIT_TIMEOUT);
+    cr_expect_lt(now_ms() - t0, 50.0, "timeout 0 returns at once");
+    chan_close(&h, name);
+}
+
+Test(channel, state_already_reached_returns_at_once) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    atomic_store(&h.blk->state, CHAN_DONE);
+    cr_expect_eq(chan_wait(&h, CHAN_BIT(CHAN_DONE) | CHAN_BIT(CHAN_ALLOC), NULL, 0, 0, NULL),
+                 CHAN_DONE);
+    chan_close(&h, name);
+}
+
+Test(channel, dead_peer_pidfd_wakes_the_waiter_at_once) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        usleep(50 * 1000);
+        _exit(0);
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    cr_assert_geq(pidfd, 0, "pidfd_open: %s", strerror(errno));
+    struct pollfd extra[2] = {{.fd = -1}, {.fd = pidfd, .events = POLLIN}};
+    int ready = -1;
+    double t0 = now_ms();
+    int s = chan_wait(&h, CHAN_BIT(CHAN_DONE), extra, 2, 10000, &ready);
+    double took = now_ms() - t0;
+    cr_expect_eq(s, CHAN_WAIT_FD);
+    cr_expect_eq(ready, 1, "the negative fd is ignored; the pidfd is index 1");
+    cr_expect(extra[1].revents & POLLIN);
+    cr_expect_lt(took, 1000.0, "woken %.1f ms after the wait began", took);
+    cr_expect_eq(waitpid(pid, NULL, 0), pid);
+    close(pidfd);
+    chan_close(&h, name);
+}
+
+Test(channel, reached_state_wins_over_a_readable_fd) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    cr_assert_eq(write(p[1], "x", 1), 1);
+    atomic_store(&h.blk->state, CHAN_DONE);
+    struct pollfd extra = {.fd = p[0], .events = POLLIN};
+    int ready = -1;
+    cr_expect_eq(chan_wait(&h, CHAN_BIT(CHAN_DONE), &extra, 1, 1000, &ready), CHAN_DONE);
+    /* and with the state not reached, the fd is reported */
+    atomic_store(&h.blk->state, CHAN_IDLE);
+    cr_expect_eq(chan_wait(&h, CHAN_BIT(CHAN_DONE), &extra, 1, 1000, &ready), CHAN_WAIT_FD);
+    cr_expect_eq(ready, 0);
+    close(p[0]);
+    close(p[1]);
+    chan_close(&h, name);
+}
+
+Test(channel, post_rings_only_a_sleeping_peer) {
+    chan_end h;
+    int fd;
+    create(&h, &fd);
+    uint64_t v;
+    chan_post(&h, CHAN_REQUEST);
+    cr_expect_eq(read(h.peer_bell, &v, sizeof v), -1, "nobody sleeps: no ring");
+    cr_expect_eq(errno, EAGAIN);
+    atomic_store(&h.blk->worker_sleeping, 1);
+    chan_post(&h, CHAN_REQUEST);
+    cr_expect_eq(read(h.peer_bell, &v, sizeof v), (ssize_t)sizeof v);
+    cr_expect_eq(v, 1);
+    chan_close(&h, name);
+}

@@ -1,0 +1,121 @@
+/* Posting a state and waiting for one: spin, then sleep on the doorbell.
+ *
+ * No wake-up is lost: the poster stores the state, then reads whether the
+ * peer sleeps; the waiter stores that it sleeps, then reads the state. All
+ * four accesses are sequentially consistent, so at least one side sees the
+ * other's store: either the waiter sees the state and does not sleep, or
+ * the poster sees the flag and rings. A ring that finds nobody asleep only
+ * causes one spurious wake-up later, which the loop absorbs. */
+#include <errno.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel.h"
+
+#define CHAN_MAX_EXTRA 8
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* cannot fail with a valid clock and pointer */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void chan_post(chan_end *e, uint32_t state) {
+    atomic_store(&e->blk->state, state);
+    if (atomic_load(e->peer_sleeping)) {
+        uint64_t one = 1;
+        /* EAGAIN means the counter is saturated: the peer wakes anyway. */
+        while (write(e->peer_bell, &one, sizeof one) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+static int wanted(chan_end *e, uint32_t mask) {
+    uint32_t s = atomic_load_explicit(&e->blk->state, memory_order_acquire);
+    return (s < 32 && (mask & CHAN_BIT(s))) ? (int)s : -1;
+}
+
+/* Spin for e->spin_ns (bounded by the deadline); the clock is read only
+ * every few iterations, since it costs more than a check of the state. */
+static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
+    if (e->spin_ns == 0) return wanted(e, mask);
+    uint64_t until = start + e->spin_ns;
+    if (until > deadline) until = deadline;
+    for (;;) {
+        for (int i = 0; i < 32; i++) {
+            int s = wanted(e, mask);
+            if (s >= 0) return s;
+            cpu_relax();
+        }
+        if (now_ns() >= until) return wanted(e, mask);
+    }
+}
+
+static void drain_bell(int fd) {
+    uint64_t v;
+    while (read(fd, &v, sizeof v) < 0 && errno == EINTR) {
+    }
+}
+
+int chan_wait(chan_end *e, uint32_t want_mask, struct pollfd *extra, int n_extra, int timeout_ms,
+              int *ready) {
+    uint64_t start = now_ns();
+    uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000u;
+    e->slept = 0;
+    int s = spin(e, want_mask, start, deadline);
+    if (s >= 0) return s;
+    e->slept = 1;
+    if (n_extra < 0 || n_extra > CHAN_MAX_EXTRA) n_extra = 0;
+    struct pollfd fds[1 + CHAN_MAX_EXTRA];
+    fds[0] = (struct pollfd){.fd = e->my_bell, .events = POLLIN};
+    for (int i = 0; i < n_extra; i++)
+        fds[1 + i] = (struct pollfd){.fd = extra[i].fd, .events = POLLIN};
+    for (;;) {
+        atomic_store(e->my_sleeping, 1);
+        if ((s = wanted(e, want_mask)) >= 0) break;
+        int wait_ms = -1;
+        if (deadline != UINT64_MAX) {
+            uint64_t t = now_ns();
+            if (t >= deadline) {
+                s = CHAN_WAIT_TIMEOUT;
+                break;
+            }
+            uint64_t left = (deadline - t + 999999u) / 1000000u; /* round up: never wake early */
+            wait_ms = left > 0x7fffffff ? 0x7fffffff : (int)left;
+        }
+        int r = poll(fds, (nfds_t)(1 + n_extra), wait_ms);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            s = CHAN_WAIT_ERROR;
+            break;
+        }
+        if (r == 0) continue; /* the deadline check above decides */
+        if (fds[0].revents & (POLLERR | POLLNVAL)) {
+            s = CHAN_WAIT_ERROR;
+            break;
+        }
+        if (fds[0].revents & POLLIN) drain_bell(e->my_bell);
+        int fd_ready = -1;
+        for (int i = 0; i < n_extra; i++) {
+            extra[i].revents = fds[1 + i].revents;
+            if (fds[1 + i].revents && fd_ready < 0) fd_ready = i;
+        }
+        if (fd_ready >= 0) {
+            /* A state reached meanwhile wins; the fd stays readable. */
+            if ((s = wanted(e, want_mask)) < 0) {
+                s = CHAN_WAIT_FD;
+                if (ready) *ready = fd_ready;
+            }
+            break;
+        }
+    }
+    atomic_store_explicit(e->my_sleeping, 0, memory_order_relaxed);
+    return s;
+}

@@ -1,0 +1,66 @@
+/* tessera-worker: the process a worker-mode host starts. It is not meant
+ * to be run by hand; the host passes everything on the command line and
+ * through inherited fds (see worker_proc.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_proc.h"
+
+static const char usage[] =
+    "usage: tessera-worker --plugin PATH --arena PREFIX --chan-fd FD --bell FD --host-bell FD\n"
+    "                      --host-pid PID [--spin-ns NS]\n"
+    "tessera-worker is started by libtessera for components opened in worker mode;\n"
+    "it is not meant to be run by hand.\n";
+
+static int bad(const char *fmt, const char *arg) {
+    fprintf(stderr, "tessera-worker: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    return 2;
+}
+
+/* A whole decimal number within [lo, hi]. */
+static int parse_num(const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    worker_args a = {.chan_fd = -1, .my_bell = -1, .peer_bell = -1, .host_pid = 0};
+    long long v;
+    for (int i = 1; i < argc; i += 2) {
+        const char *opt = argv[i];
+        if (i + 1 >= argc) return bad("option '%s' needs a value", opt);
+        const char *val = argv[i + 1];
+        if (strcmp(opt, "--plugin") == 0) {
+            a.plugin_path = val;
+        } else if (strcmp(opt, "--arena") == 0) {
+            a.arena_prefix = val;
+        } else if (strcmp(opt, "--spin-ns") == 0) {
+            if (parse_num(val, 0, LLONG_MAX, &v)) return bad("--spin-ns: '%s' is not a duration", val);
+            a.spin_ns = (uint64_t)v;
+        } else if (strcmp(opt, "--host-pid") == 0) {
+            if (parse_num(val, 1, INT_MAX, &v)) return bad("--host-pid: '%s' is not a pid", val);
+            a.host_pid = (pid_t)v;
+        } else {
+            int *fd = strcmp(opt, "--chan-fd") == 0     ? &a.chan_fd
+                      : strcmp(opt, "--bell") == 0      ? &a.my_bell
+                      : strcmp(opt, "--host-bell") == 0 ? &a.peer_bell
+                                                        : NULL;
+            if (!fd) return bad("unknown option '%s'", opt);
+            if (parse_num(val, 0, INT_MAX, &v)) return bad("'%s' is not a file descriptor", val);
+            *fd = (int)v;
+        }
+    }
+    if (!a.plugin_path || !a.arena_prefix || a.chan_fd < 0 || a.my_bell < 0 || a.peer_bell < 0 ||
+        a.host_pid <= 0)
+        return bad("%s", "missing options");
+    return worker_serve(&a);
+}

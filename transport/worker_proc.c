@@ -1,0 +1,391 @@
+/* A worker process seen from the host: start, round trips, stop. The
+ * worker is watched through its pidfd only, and reaped with waitid on that
+ * pidfd: no SIGCHLD handler, no waitpid(-1), no other child touched. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "worker_spawn.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* How long an idle worker may take to leave after CHAN_EXIT. */
+#define WORKER_EXIT_GRACE_MS 200
+
+/* Unique control-segment names within this process ("<prefix>-c<N>"). */
+static _Atomic unsigned chan_serial;
+
+static int sys_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+static int sys_pidfd_kill(int pidfd, int sig) {
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int process_thread_count(void) {
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return -1;
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1) break;
+    fclose(f);
+    return n;
+}
+
+/* code and status are siginfo's si_code and si_status (names that
+ * glibc takes for macros). */
+const char *worker_describe_exit(int code, int status, char *buf, size_t n) {
+    if (code == CLD_EXITED)
+        snprintf(buf, n, "exited with status %d", status);
+    else if (code == CLD_KILLED || code == CLD_DUMPED)
+        snprintf(buf, n, "killed by signal %d (%s)%s", status, strsignal(status),
+                 code == CLD_DUMPED ? ", core dumped" : "");
+    else
+        snprintf(buf, n, "ended with code %d, status %d", code, status);
+    return buf;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void emit_line(worker_proc *w) {
+    w->line[w->line_len] = '\0';
+    if (w->output) w->output(w->output_user, w->line);
+    else fprintf(stderr, "tessera-worker[%ld]: %s\n", (long)w->pid, w->line);
+    w->line_len = 0;
+}
+
+/* Forward every complete line waiting in the pipe; at EOF also the last,
+ * unterminated one, and stop watching the pipe. Never blocks. */
+static void drain_output(worker_proc *w) {
+    char buf[4096];
+    while (w->out_fd >= 0) {
+        ssize_t got = read(w->out_fd, buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == EAGAIN) return;
+        if (got <= 0) { /* EOF, or an error that will not go away */
+            if (w->line_len) emit_line(w);
+            close(w->out_fd);
+            w->out_fd = -1;
+            return;
+        }
+        for (ssize_t i = 0; i < got; i++) {
+            if (buf[i] == '\n') {
+                emit_line(w);
+                continue;
+            }
+            w->line[w->line_len++] = buf[i];
+            if (w->line_len == sizeof w->line - 1) emit_line(w); /* an overlong line, in pieces */
+        }
+    }
+}
+
+/* ---- death ------------------------------------------------------------------- */
+
+/* Reap the worker (it has exited or been killed) and describe how it ended. */
+static void reap(worker_proc *w, char *desc, size_t n) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int r;
+    while ((r = waitid((idtype_t)P_PIDFD, (id_t)w->pidfd, &si, WEXITED)) != 0 && errno == EINTR) {
+    }
+    /* Linux 5.3 has pidfds but not P_PIDFD: the same child, by its pid. */
+    if (r != 0 && errno == EINVAL)
+        while ((r = waitid(P_PID, (id_t)w->pid, &si, WEXITED)) != 0 && errno == EINTR) {
+        }
+    if (r != 0 && errno == ECHILD)
+        snprintf(desc, n, "exit status unknown (this process ignores SIGCHLD or reaps its "
+                          "children itself)");
+    else if (r != 0)
+        snprintf(desc, n, "exit status unknown (waitid: %s)", strerror(errno));
+    else
+        worker_describe_exit(si.si_code, si.si_status, desc, n);
+    w->reaped = 1;
+    w->alive = 0;
+}
+
+static void kill_and_reap(worker_proc *w, char *desc, size_t n) {
+    /* ESRCH: it is already dead, and reaping tells how. */
+    if (sys_pidfd_kill(w->pidfd, SIGKILL) != 0 && errno != ESRCH) kill(w->pid, SIGKILL);
+    reap(w, desc, n);
+}
+
+/* Wait for a state in mask, forwarding output; the worker's death or a
+ * timeout (timeout_ms < 0: none) ends it, reaped, with a message. */
+static int wait_state(worker_proc *w, uint32_t mask, int timeout_ms, const char *during,
+                      const char *timeout_what, char *why, size_t n) {
+    uint64_t deadline = timeout_ms < 0 ? 0 : now_ms() + (uint64_t)timeout_ms;
+    for (;;) {
+        int left = -1;
+        if (timeout_ms >= 0) {
+            uint64_t t = now_ms();
+            left = t >= deadline ? 0 : (int)(deadline - t);
+        }
+        struct pollfd extra[2] = {{.fd = w->pidfd, .events = POLLIN},
+                                  {.fd = w->out_fd, .events = POLLIN}};
+        int ready = -1;
+        int s = chan_wait(&w->end, mask, extra, 2, left, &ready);
+        if (s >= 0) {
+            /* Output of the call goes out before its answer, unless the
+             * answer came within the spin: a read() would then cost as much
+             * as the round trip itself, and the lines wait for a later
+             * wait or for worker_stop. */
+            if (w->end.slept) drain_output(w);
+            return s;
+        }
+        if (s == CHAN_WAIT_FD && ready == 1) {
+            drain_output(w);
+            continue;
+        }
+        char desc[200];
+        int saved = errno;
+        if (s == CHAN_WAIT_FD) { /* ready == 0: the pidfd, so the worker is gone */
+            drain_output(w);
+            reap(w, desc, sizeof desc);
+            snprintf(why, n, "the worker (pid %ld) died%s: %s", (long)w->pid, during, desc);
+            return TSR_E_WORKER;
+        }
+        kill_and_reap(w, desc, sizeof desc);
+        drain_output(w);
+        if (s == CHAN_WAIT_TIMEOUT) {
+            snprintf(why, n, "%s within %d ms; the worker (pid %ld) was killed", timeout_what,
+                     timeout_ms, (long)w->pid);
+            return TSR_E_TIMEOUT;
+        }
+        snprintf(why, n, "waiting for the worker (pid %ld) failed: %s; it was killed",
+                 (long)w->pid, strerror(saved));
+        return TSR_E_WORKER;
+    }
+}
+
+int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n) {
+    if (!w->alive) {
+        snprintf(why, n, "the worker is not running");
+        return TSR_E_WORKER;
+    }
+    chan_post(&w->end, state);
+    return wait_state(w, CHAN_BIT(CHAN_DONE) | CHAN_BIT(CHAN_ALLOC),
+                      timeout_ms > 0 ? timeout_ms : -1, "", "did not answer", why, n);
+}
+
+/* ---- stop ---------------------------------------------------------------- */
+
+/* Wait up to ms for the worker to exit, forwarding its output; 1 if it did. */
+static int await_exit(worker_proc *w, int ms) {
+    uint64_t deadline = now_ms() + (uint64_t)ms;
+    for (;;) {
+        uint64_t t = now_ms();
+        int left = t >= deadline ? 0 : (int)(deadline - t);
+        struct pollfd fds[2] = {{.fd = w->pidfd, .events = POLLIN},
+                                {.fd = w->out_fd, .events = POLLIN}};
+        int r = poll(fds, 2, left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return 0;
+        if (fds[0].revents) return 1;
+        if (fds[1].revents) {
+            drain_output(w);
+            continue;
+        }
+        if (r == 0) return 0;
+    }
+}
+
+void worker_stop(worker_proc *w) {
+    if (!w || !w->open) return;
+    if (w->pid > 0 && !w->reaped) {
+        char desc[200];
+        if (w->alive && w->end.blk) chan_post(&w->end, CHAN_EXIT);
+        if (w->pidfd >= 0 && !await_exit(w, WORKER_EXIT_GRACE_MS)) {
+            kill_and_reap(w, desc, sizeof desc);
+        } else if (w->pidfd >= 0) {
+            reap(w, desc, sizeof desc);
+        }
+    }
+    drain_output(w);
+    if (w->line_len) emit_line(w);
+    chan_close(&w->end, w->chan_name[0] ? w->chan_name : NULL);
+    if (w->pidfd >= 0) close(w->pidfd);
+    if (w->out_fd >= 0) close(w->out_fd);
+    w->pidfd = w->out_fd = w->chan_fd = -1;
+    w->alive = 0;
+    w->open = 0;
+}
+
+/* ---- start ---------------------------------------------------------------- */
+
+static void proc_reset(worker_proc *w, const worker_spawn_opts *o) {
+    memset(w, 0, sizeof *w);
+    w->pid = -1;
+    w->pidfd = w->out_fd = w->chan_fd = -1;
+    w->end.fd = w->end.my_bell = w->end.peer_bell = -1;
+    w->output = o->output;
+    w->output_user = o->output_user;
+}
+
+static int check_opts(const worker_spawn_opts *o, char *why, size_t n) {
+    if (!o->plugin_path || !o->arena_prefix || (!o->use_fork && !o->worker_exe)) {
+        snprintf(why, n, "worker_start: plugin path, arena prefix and worker executable are "
+                         "required");
+        return TSR_E_ARGUMENT;
+    }
+    if (o->use_fork) {
+        int threads = process_thread_count();
+        if (threads != 1) {
+            if (threads < 0)
+                snprintf(why, n, "spawn=fork needs a single-threaded host, and the threads of "
+                                 "this process cannot be counted (/proc/self/status); use "
+                                 "spawn=exec");
+            else
+                snprintf(why, n, "spawn=fork needs a single-threaded host, but this process has "
+                                 "%d threads (a forked copy would inherit locks held by the "
+                                 "others); use spawn=exec",
+                         threads);
+            return TSR_E_ARGUMENT;
+        }
+    }
+    struct stat st;
+    const char *bad = NULL;
+    if (o->cwd && stat(o->cwd, &st) != 0) bad = strerror(errno);
+    else if (o->cwd && !S_ISDIR(st.st_mode)) bad = "not a directory";
+    if (bad) {
+        snprintf(why, n, "the worker's working directory '%s': %s", o->cwd, bad);
+        return TSR_E_ARGUMENT;
+    }
+    return 0;
+}
+
+static int write_config(worker_proc *w, const worker_spawn_opts *o, char *why, size_t n) {
+    const char *text = o->config_json ? o->config_json : "{}";
+    size_t len = strlen(text);
+    int rc = chan_reserve(&w->end, len + 1, why, n);
+    if (rc) return rc;
+    memcpy(chan_data(w->end.blk), text, len + 1);
+    return 0;
+}
+
+/* Copies of the fds the child inherits, above the fixed numbers it gets
+ * them at, so that placing one never overwrites another. */
+static int high_copies(const worker_proc *w, int out_w, spawn_fds *f, char *why, size_t n) {
+    int src[4] = {w->chan_fd, w->end.peer_bell, w->end.my_bell, out_w};
+    int *dst[4] = {&f->chan, &f->bell, &f->host_bell, &f->out};
+    for (int i = 0; i < 4; i++) *dst[i] = -1;
+    for (int i = 0; i < 4; i++)
+        if ((*dst[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0) {
+            snprintf(why, n, "cannot pass fds to the worker: %s", strerror(errno));
+            for (int j = 0; j < i; j++) close(*dst[j]);
+            return TSR_E_WORKER;
+        }
+    return 0;
+}
+
+static int launch(worker_proc *w, const worker_spawn_opts *o, char *why, size_t n) {
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        snprintf(why, n, "cannot create the worker's output pipe: %s", strerror(errno));
+        return TSR_E_WORKER;
+    }
+    w->out_fd = out[0];
+    if (fcntl(out[0], F_SETFL, O_NONBLOCK) != 0) {
+        snprintf(why, n, "cannot make the worker's output pipe non-blocking: %s", strerror(errno));
+        close(out[1]);
+        return TSR_E_WORKER;
+    }
+    spawn_fds f;
+    int rc = high_copies(w, out[1], &f, why, n);
+    close(out[1]);
+    if (rc) return rc;
+    rc = worker_spawn(o, &f, &w->pid, why, n);
+    close(f.chan);
+    close(f.bell);
+    close(f.host_bell);
+    close(f.out);
+    if (rc) {
+        w->pid = -1;
+        return rc;
+    }
+    w->pidfd = sys_pidfd_open(w->pid);
+    if (w->pidfd < 0) {
+        int err = errno;
+        /* Without a pidfd it can be neither watched nor reaped politely:
+         * take this one child back by its pid. */
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        w->reaped = 1;
+        snprintf(why, n, "pidfd_open of the worker failed: %s (Linux 5.3 or later is needed)",
+                 strerror(err));
+        return TSR_E_WORKER;
+    }
+    w->alive = 1;
+    return 0;
+}
+
+/* The worker's answer at start: its schema, or why it could not load. */
+static int read_ready(worker_proc *w, char **schema_json, char *why, size_t n) {
+    chan_block *b = w->end.blk;
+    int32_t status = b->status;
+    if (status != 0) {
+        char msg[TSR_ERRMSG_MAX];
+        memcpy(msg, b->message, sizeof msg);
+        msg[sizeof msg - 1] = '\0';
+        snprintf(why, n, "%s", msg);
+        /* Only a real code is passed on; anything else means a broken worker. */
+        return (status < 0 && status >= TSR_E_SHM) ? status : TSR_E_WORKER;
+    }
+    const char *text = chan_data(b);
+    size_t len = strnlen(text, chan_data_capacity(b));
+    if (len == chan_data_capacity(b)) {
+        snprintf(why, n, "the worker's schema is not NUL-terminated");
+        return TSR_E_WORKER;
+    }
+    if (!(*schema_json = malloc(len + 1))) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    memcpy(*schema_json, text, len + 1);
+    return 0;
+}
+
+int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json, char *why,
+                 size_t n) {
+    proc_reset(w, o);
+    *schema_json = NULL;
+    int rc = check_opts(o, why, n);
+    if (rc) return rc;
+    unsigned serial = atomic_fetch_add(&chan_serial, 1);
+    if ((size_t)snprintf(w->chan_name, sizeof w->chan_name, "%s-c%u", o->arena_prefix, serial) >=
+        sizeof w->chan_name) {
+        snprintf(why, n, "the arena prefix '%s' is too long", o->arena_prefix);
+        return TSR_E_ARGUMENT;
+    }
+    rc = chan_create(&w->end, &w->chan_fd, w->chan_name, why, n);
+    if (rc) return rc;
+    w->open = 1;
+    w->end.spin_ns = o->spin_ns;
+    rc = write_config(w, o, why, n);
+    if (!rc) rc = launch(w, o, why, n);
+    if (!rc) {
+        int limit = o->start_timeout_ms > 0 ? o->start_timeout_ms : -1;
+        int s = wait_state(w, CHAN_BIT(CHAN_READY), limit, " before it was ready",
+                           "did not load the plugin", why, n);
+        rc = s < 0 ? s : read_ready(w, schema_json, why, n);
+    }
+    if (rc) worker_stop(w);
+    return rc;
+}

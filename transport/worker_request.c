@@ -1,0 +1,406 @@
+/* One request in the worker: check what the host wrote, map its binrefs,
+ * call the plugin's endpoint directly, and write the answer back.
+ *
+ * The host has validated the call against the schema already; the checks
+ * here are what keeps a corrupted block from turning into a fault in the
+ * plugin: counts, indices, dtypes and ranks against the schema, and every
+ * array's byte count against its shape. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdio_ext.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_serve.h"
+
+/* The tsr_ctx handed to the plugin, with the worker's bookkeeping. */
+typedef struct worker_ctx {
+    tsr_ctx pub;
+    worker_state *ws;
+    int msg_set;
+    int alloc_code;                 /* 0, or why tsr_ctx_alloc refused */
+    char msg[TSR_ERRMSG_MAX];
+    char alloc_msg[TSR_ERRMSG_MAX];
+} worker_ctx;
+
+static int grow(void *pp, size_t *cap, size_t want, size_t elem) {
+    void **p = pp;
+    if (want <= *cap) return 0;
+    void *q = realloc(*p, want * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = want;
+    return 0;
+}
+
+void serve_release(worker_state *ws) {
+    free(ws->inputs);
+    free(ws->seeds);
+    free(ws->results);
+    free(ws->given);
+    free(ws->wrt_in);
+    free(ws->wrt_out);
+}
+
+static const char *in_name(const tsr_component *c, int32_t i) { return c->in[i].field.name; }
+
+/* What result k must be, as core/results.c lays results out; name as in
+ * the host's messages. */
+static void result_expect(const worker_state *ws, int32_t n_wi, int32_t k, tsr_dtype *dtype,
+                          int32_t *rank, char *name, size_t n) {
+    const tsr_component *c = ws->comp;
+    const field_info *of = NULL, *inf = NULL;
+    switch (ws->ep) {
+    case TSR_EP_JVP: of = &c->out[ws->wrt_out[k]]; break;
+    case TSR_EP_VJP: inf = &c->in[ws->wrt_in[k]]; break;
+    case TSR_EP_JACOBIAN:
+        of = &c->out[ws->wrt_out[k / n_wi]];
+        inf = &c->in[ws->wrt_in[k % n_wi]];
+        break;
+    default: of = &c->out[k]; break;
+    }
+    *dtype = of ? of->field.dtype : inf->field.dtype;
+    *rank = (of ? of->field.rank : 0) + (inf ? inf->field.rank : 0);
+    if (ws->ep == TSR_EP_VJP) snprintf(name, n, "result for input '%s'", inf->field.name);
+    else if (ws->ep == TSR_EP_JACOBIAN)
+        snprintf(name, n, "jacobian block '%s'/'%s'", of->field.name, inf->field.name);
+    else snprintf(name, n, "output '%s'", of->field.name);
+}
+
+/* What an array must carry: data (inputs, seeds), a full shape only
+ * (abstract_eval's inputs), a shape with dims still unknown (-1) and no
+ * data (abstract_eval's results), or data unless the shape is unknown
+ * (results the plugin allocates itself). */
+enum { WANT_DATA, NO_DATA, SHAPE_ONLY, MAY_ALLOCATE };
+
+/* A wire array as the plugin sees it. `dtype` and `rank` are the schema's. */
+static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_dtype dtype,
+                      int32_t rank, int data, const char *label, char *why, size_t n) {
+    binref ref = w->ref;
+    int32_t wdtype = w->dtype, wrank = w->rank;
+    if (wdtype != (int32_t)dtype || wrank != rank) {
+        snprintf(why, n, "%s: dtype %d and rank %d sent, %s and rank %d expected", label,
+                 (int)wdtype, (int)wrank, tsr_dtype_name(dtype), (int)rank);
+        return TSR_E_PAYLOAD;
+    }
+    a->dtype = dtype;
+    a->rank = rank;
+    memcpy(a->shape, w->shape, (size_t)rank * sizeof(int64_t));
+    a->data = NULL;
+    int unknown = 0, empty = 0;
+    /* The product of the non-zero dims must stay small enough for the
+     * plugin's own int64 arithmetic, even when another dim is 0. */
+    uint64_t count = 1;
+    for (int32_t d = 0; d < rank; d++) {
+        int64_t dim = a->shape[d];
+        if (dim == -1 && (data == MAY_ALLOCATE || data == SHAPE_ONLY)) {
+            unknown = 1;
+        } else if (dim < 0) {
+            snprintf(why, n, "%s: dimension %d is %lld", label, (int)d, (long long)dim);
+            return TSR_E_PAYLOAD;
+        } else if (dim == 0) {
+            empty = 1;
+        } else if ((uint64_t)dim > (UINT64_MAX >> 4) / count) {
+            snprintf(why, n, "%s: the element count overflows", label);
+            return TSR_E_PAYLOAD;
+        } else {
+            count *= (uint64_t)dim;
+        }
+    }
+    if (empty) count = 0;
+    if (data == NO_DATA || data == SHAPE_ONLY || (unknown && ref.bytes == 0)) return 0;
+    uint64_t bytes = count * tsr_dtype_size(dtype);
+    if (unknown || ref.bytes != bytes) {
+        snprintf(why, n, "%s: a binref of %llu bytes for %llu elements of %s", label,
+                 (unsigned long long)ref.bytes, (unsigned long long)count, tsr_dtype_name(dtype));
+        return TSR_E_PAYLOAD;
+    }
+    char cause[300];
+    if (!(a->data = arena_view_resolve(ws->view, &ref, cause, sizeof cause))) {
+        snprintf(why, n, "%s: %s", label, cause);
+        return TSR_E_PAYLOAD;
+    }
+    return 0;
+}
+
+static int take_indices(const int32_t *src, int32_t count, int32_t limit, int32_t *dst,
+                        const char *label, char *why, size_t n) {
+    for (int32_t k = 0; k < count; k++) {
+        int32_t f = src[k];
+        if (f < 0 || f >= limit) {
+            snprintf(why, n, "%s[%d] = %d is not a field index (0 to %d)", label, (int)k, (int)f,
+                     (int)limit - 1);
+            return TSR_E_PAYLOAD;
+        }
+        for (int32_t j = 0; j < k; j++)
+            if (dst[j] == f) {
+                snprintf(why, n, "%s names field %d twice", label, (int)f);
+                return TSR_E_PAYLOAD;
+            }
+        dst[k] = f;
+    }
+    return 0;
+}
+
+/* Counts of the request, checked against the endpoint and the schema. */
+static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *why, size_t n) {
+    const tsr_component *c = ws->comp;
+    int32_t n_in = b->n_inputs, n_wi = b->n_wrt_in, n_wo = b->n_wrt_out;
+    int32_t n_s = b->n_seeds, n_r = b->n_results;
+    if (chan_request_layout(b, &ws->v) != 0 || n_in != b->n_inputs || n_wi != b->n_wrt_in ||
+        n_wo != b->n_wrt_out || n_s != b->n_seeds || n_r != b->n_results) {
+        snprintf(why, n, "its counts (%d inputs, %d + %d fields to differentiate, %d seeds, %d "
+                         "results) do not fit the channel",
+                 (int)n_in, (int)n_wi, (int)n_wo, (int)n_s, (int)n_r);
+        return TSR_E_PAYLOAD;
+    }
+    int32_t want_s = ws->ep == TSR_EP_JVP ? n_wi : ws->ep == TSR_EP_VJP ? n_wo : 0;
+    int64_t want_r = ws->ep == TSR_EP_JVP        ? n_wo
+                     : ws->ep == TSR_EP_VJP      ? n_wi
+                     : ws->ep == TSR_EP_JACOBIAN ? (int64_t)n_wi * n_wo
+                                                 : c->n_out;
+    if (n_in != c->n_in || n_wi > c->n_in || n_wo > c->n_out || n_s != want_s || n_r != want_r) {
+        snprintf(why, n, "%d inputs, %d + %d fields to differentiate, %d seeds and %d results "
+                         "do not match %s of a component with %d inputs and %d outputs",
+                 (int)n_in, (int)n_wi, (int)n_wo, (int)n_s, (int)n_r,
+                 tsr_endpoint_name(ws->ep), (int)c->n_in, (int)c->n_out);
+        return TSR_E_PAYLOAD;
+    }
+    if (grow(&ws->inputs, &ws->cap_inputs, (size_t)n_in, sizeof *ws->inputs) ||
+        grow(&ws->seeds, &ws->cap_seeds, (size_t)n_s, sizeof *ws->seeds) ||
+        grow(&ws->results, &ws->cap_results, (size_t)n_r, sizeof *ws->results) ||
+        grow(&ws->wrt_in, &ws->cap_wrt_in, (size_t)n_wi, sizeof *ws->wrt_in) ||
+        grow(&ws->wrt_out, &ws->cap_wrt_out, (size_t)n_wo, sizeof *ws->wrt_out) ||
+        grow(&ws->given, &ws->cap_given, (size_t)n_r, sizeof *ws->given)) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    *args = (tsr_args){
+        .struct_size = sizeof(tsr_args),
+        .endpoint = ws->ep,
+        .inputs = ws->inputs,
+        .n_inputs = n_in,
+        .wrt_in = ws->wrt_in,
+        .n_wrt_in = n_wi,
+        .wrt_out = ws->wrt_out,
+        .n_wrt_out = n_wo,
+        .seeds = ws->seeds,
+        .n_seeds = n_s,
+        .results = ws->results,
+        .n_results = n_r,
+    };
+    ws->n_results = n_r;
+    ws->n_wrt_in = n_wi;
+    int rc = take_indices(ws->v.wrt_in, n_wi, c->n_in, ws->wrt_in, "wrt_in", why, n);
+    if (!rc) rc = take_indices(ws->v.wrt_out, n_wo, c->n_out, ws->wrt_out, "wrt_out", why, n);
+    return rc;
+}
+
+static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t n) {
+    const tsr_component *c = ws->comp;
+    int abstract = ws->ep == TSR_EP_ABSTRACT_EVAL;
+    char label[TSR_MAX_NAME * 2 + 48];
+    for (int32_t i = 0; i < args->n_inputs; i++) {
+        snprintf(label, sizeof label, "input '%s'", in_name(c, i));
+        int rc = take_array(ws, &ws->v.inputs[i], &ws->inputs[i], c->in[i].field.dtype,
+                            c->in[i].field.rank, abstract ? NO_DATA : WANT_DATA, label, why, n);
+        if (rc) return rc;
+    }
+    for (int32_t k = 0; k < args->n_seeds; k++) {
+        int jvp = ws->ep == TSR_EP_JVP;
+        const field_info *f = jvp ? &c->in[ws->wrt_in[k]] : &c->out[ws->wrt_out[k]];
+        snprintf(label, sizeof label, "%s['%s']", jvp ? "tangent_vector" : "cotangent_vector",
+                 f->field.name);
+        int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->field.dtype, f->field.rank,
+                            WANT_DATA, label, why, n);
+        if (rc) return rc;
+    }
+    for (int32_t k = 0; k < args->n_results; k++) {
+        tsr_dtype dtype;
+        int32_t rank;
+        result_expect(ws, args->n_wrt_in, k, &dtype, &rank, label, sizeof label);
+        int rc = take_array(ws, &ws->v.results[k], &ws->results[k], dtype, rank,
+                            abstract ? SHAPE_ONLY : MAY_ALLOCATE, label, why, n);
+        if (rc) return rc;
+        ws->given[k] = ws->results[k].data;
+    }
+    return 0;
+}
+
+/* ---- the services the plugin calls ------------------------------------- */
+
+static worker_ctx *ctx_of(tsr_ctx *ctx) { return (worker_ctx *)ctx; }
+
+static void api_set_error(tsr_ctx *ctx, const char *message) {
+    worker_ctx *x = ctx_of(ctx);
+    snprintf(x->msg, sizeof x->msg, "%s", message ? message : "(no message)");
+    x->msg_set = 1;
+}
+
+static void *alloc_refused(worker_ctx *x, int code, const char *msg) {
+    snprintf(x->alloc_msg, sizeof x->alloc_msg, "%s", msg);
+    x->alloc_code = code;
+    return NULL;
+}
+
+/* The host allocates in its arena (it owns the arena's bookkeeping) and
+ * answers with a binref: one extra round trip, only for results whose
+ * shape depends on values. */
+static void *api_alloc_result(tsr_ctx *ctx, int32_t k) {
+    worker_ctx *x = ctx_of(ctx);
+    worker_state *ws = x->ws;
+    chan_block *b = ws->end.blk;
+    char why[TSR_ERRMSG_MAX];
+    if (ws->host_gone) return alloc_refused(x, TSR_E_WORKER, "the host is gone");
+    if (k < 0 || k >= ws->n_results) {
+        snprintf(why, sizeof why, "tsr_ctx_alloc: result index %d out of range (%d results)",
+                 (int)k, (int)ws->n_results);
+        return alloc_refused(x, TSR_E_PLUGIN_RESULT, why);
+    }
+    tsr_array *r = &ws->results[k];
+    wire_array *w = &ws->v.results[k];
+    if (r->rank < 0 || r->rank > TSR_MAX_RANK) {
+        snprintf(why, sizeof why, "tsr_ctx_alloc: result %d has rank %d (0 to %d allowed)",
+                 (int)k, (int)r->rank, TSR_MAX_RANK);
+        return alloc_refused(x, TSR_E_PLUGIN_RESULT, why);
+    }
+    w->rank = r->rank;
+    memcpy(w->shape, r->shape, (size_t)r->rank * sizeof(int64_t));
+    b->alloc_index = k;
+    b->status = 0;
+    chan_post(&ws->end, CHAN_ALLOC);
+    struct pollfd host = {.fd = ws->host_pidfd, .events = POLLIN};
+    int s = chan_wait(&ws->end, CHAN_BIT(CHAN_ALLOC_DONE), &host, 1, -1, NULL);
+    if (s != CHAN_ALLOC_DONE) {
+        ws->host_gone = 1;
+        return alloc_refused(x, TSR_E_WORKER, "the host went away during tsr_ctx_alloc");
+    }
+    int32_t status = b->status;
+    if (status != 0) {
+        memcpy(why, b->message, sizeof why);
+        why[sizeof why - 1] = '\0';
+        return alloc_refused(x, status < 0 && status >= TSR_E_SHM ? status : TSR_E_PLUGIN_RESULT,
+                             why);
+    }
+    /* The host's answer is checked like a request: it must hold the shape. */
+    wire_array answer = *w;
+    tsr_array a;
+    tsr_dtype dtype;
+    int32_t rank;
+    char name[TSR_MAX_NAME * 2 + 48];
+    result_expect(ws, ws->n_wrt_in, k, &dtype, &rank, name, sizeof name);
+    int rc = take_array(ws, &answer, &a, dtype, r->rank, WANT_DATA, name, why, sizeof why);
+    if (rc || memcmp(a.shape, r->shape, (size_t)r->rank * sizeof(int64_t)) != 0)
+        return alloc_refused(x, TSR_E_WORKER, rc ? why : "the host allocated another shape");
+    r->data = a.data;
+    r->dtype = dtype;
+    ws->given[k] = a.data;
+    return a.data;
+}
+
+static void api_log(tsr_ctx *ctx, tsr_log_level level, const char *message) {
+    (void)ctx;
+    worker_log(level, message ? message : "");
+}
+
+static const char *api_config(tsr_ctx *ctx, const char *key) {
+    const struct tsr_options *o = &ctx_of(ctx)->ws->comp->opts;
+    if (!key) return NULL;
+    for (int32_t i = 0; i < o->n_config; i++)
+        if (strcmp(o->config[i].key, key) == 0) return o->config[i].value;
+    return NULL;
+}
+
+static const tsr_host_api worker_api = {
+    .struct_size = sizeof(tsr_host_api),
+    .set_error = api_set_error,
+    .alloc_result = api_alloc_result,
+    .log = api_log,
+    .config = api_config,
+};
+
+/* ---- running it ---------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static void answer(chan_block *b, int status,
+                                                         const char *fmt, ...) {
+    char msg[TSR_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    b->status = status;
+    memcpy(b->message, msg, sizeof msg);
+}
+
+/* After a successful endpoint: results stay where they were given, and
+ * their final headers go back on the wire (the host checks the shapes). */
+static int write_results(worker_state *ws, const tsr_args *args, char *why, size_t n) {
+    int abstract = ws->ep == TSR_EP_ABSTRACT_EVAL;
+    for (int32_t k = 0; k < args->n_results; k++) {
+        const tsr_array *r = &ws->results[k];
+        wire_array *w = &ws->v.results[k];
+        char name[TSR_MAX_NAME * 2 + 48];
+        tsr_dtype dtype;
+        int32_t rank;
+        result_expect(ws, args->n_wrt_in, k, &dtype, &rank, name, sizeof name);
+        if (r->rank < 0 || r->rank > TSR_MAX_RANK) {
+            snprintf(why, n, "%s: rank %d set", name, (int)r->rank);
+            return TSR_E_PLUGIN_RESULT;
+        }
+        if (!abstract && (r->data != ws->given[k] || r->dtype != dtype)) {
+            snprintf(why, n, "%s: the plugin changed its data pointer or dtype (results are "
+                             "written in place, or allocated with tsr_ctx_alloc)",
+                     name);
+            return TSR_E_PLUGIN_RESULT;
+        }
+        w->dtype = r->dtype;
+        w->rank = r->rank;
+        memcpy(w->shape, r->shape, (size_t)r->rank * sizeof(int64_t));
+    }
+    return 0;
+}
+
+void serve_request(worker_state *ws) {
+    chan_block *b = ws->end.blk;
+    tsr_component *c = ws->comp;
+    char why[TSR_ERRMSG_MAX - 64];
+    int32_t ep = b->endpoint;
+    b->plugin_status = 0;
+    if (ep < 0 || ep >= TSR_EP_COUNT) {
+        answer(b, TSR_E_ARGUMENT, "malformed request from the host: endpoint %d does not exist",
+               (int)ep);
+        return;
+    }
+    ws->ep = (tsr_endpoint)ep;
+    tsr_endpoint_fn fn = c->ep[ep];
+    if (!fn) {
+        answer(b, TSR_E_UNSUPPORTED, "the plugin does not implement %s",
+               tsr_endpoint_name(ws->ep));
+        return;
+    }
+    tsr_args args;
+    int rc = take_counts(ws, b, &args, why, sizeof why);
+    if (!rc) rc = take_arrays(ws, &args, why, sizeof why);
+    if (rc) {
+        answer(b, rc, "malformed request from the host: %s", why);
+        return;
+    }
+    worker_ctx x = {.pub = {.struct_size = sizeof(tsr_ctx), .host = &worker_api, .state = c->state},
+                    .ws = ws};
+    int ret = fn(&x.pub, &args);
+    /* What the plugin printed reaches the host before the answer does. */
+    if (__fpending(stdout) > 0) fflush(stdout);
+    b->plugin_status = ret;
+    if (x.alloc_code) {
+        answer(b, x.alloc_code, "%s", x.alloc_msg);
+    } else if (ret != 0 && x.msg_set) {
+        answer(b, TSR_E_PLUGIN, "the plugin failed: %s", x.msg);
+    } else if (ret != 0) {
+        answer(b, TSR_E_PLUGIN, "the plugin failed (status %d) without a message", ret);
+    } else if ((rc = write_results(ws, &args, why, sizeof why)) != 0) {
+        answer(b, rc, "%s", why);
+    } else {
+        b->status = 0;
+        b->message[0] = '\0';
+    }
+}
