@@ -173,7 +173,7 @@ TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch) {
         return call_fail(call, TSR_E_UNSUPPORTED, "abstract_eval cannot be batched");
     if (batch < 1)
         return call_fail(call, TSR_E_ARGUMENT, "batch size %lld (must be >= 1)", (long long)batch);
-    if (!c->ep[call->ep])
+    if (!tsr_has_endpoint(c, call->ep))
         return call_fail(call, TSR_E_UNSUPPORTED, "the component does not implement this endpoint");
     int rc = check_batched(call, batch);
     if (rc) return rc;

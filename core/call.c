@@ -55,6 +55,7 @@ TSR_API void tsr_call_free(tsr_call *call) {
         result_release(call->comp, &call->staging[k]);
     free(call->staging);
     for (int32_t t = 0; t < call->n_subs; t++) tsr_call_free(call->subs[t]);
+    tsr_call_free(call->fd_apply);
     free(call->subs);
     free(call->inputs);
     free(call->input_bound);
@@ -401,9 +402,11 @@ TSR_API int tsr_call_run(tsr_call *call) {
         if (rc) return rc;
     }
     if (call->parent) batch_point_results(call);
-    if (fn) {
+    if (fn || call->ep != TSR_EP_ABSTRACT_EVAL) {
         int cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
-        int rc = c->mode == TSR_MODE_WORKER ? worker_invoke(call) : local_invoke(call, fn);
+        int rc = !fn                         ? fd_invoke(call)
+                 : c->mode == TSR_MODE_WORKER ? worker_invoke(call)
+                                              : local_invoke(call, fn);
         if (!rc) rc = results_check(call);
         if (rc) {
             call->validated = 0;

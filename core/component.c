@@ -217,5 +217,15 @@ int schema_gives_shapes(const tsr_component *c) {
 TSR_API int tsr_has_endpoint(const tsr_component *c, tsr_endpoint ep) {
     if (!c || (int)ep < 0 || (int)ep >= TSR_EP_COUNT) return 0;
     if (c->ep[ep]) return 1;
-    return ep == TSR_EP_ABSTRACT_EVAL && schema_gives_shapes(c);
+    if (ep == TSR_EP_ABSTRACT_EVAL) return schema_gives_shapes(c);
+    return ep != TSR_EP_APPLY && c->fd_method != TSR_FD_NONE;
+}
+
+TSR_API int tsr_has_native_endpoint(const tsr_component *c, tsr_endpoint ep) {
+    if (!c || (int)ep < 0 || (int)ep >= TSR_EP_COUNT) return 0;
+    return c->ep[ep] != NULL;
+}
+
+TSR_API tsr_fd_method tsr_component_fd_method(const tsr_component *c) {
+    return c ? c->fd_method : TSR_FD_NONE;
 }

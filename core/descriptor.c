@@ -10,6 +10,9 @@
 /* The size of the first version of each struct: a plugin may be newer
  * (larger) but never smaller. */
 #define PLUGIN_V1_SIZE (offsetof(tsr_plugin, abstract_eval) + sizeof(tsr_endpoint_fn))
+/* Whether a plugin's descriptor is new enough to have a member. */
+#define PLUGIN_HAS(d, member) \
+    ((d)->struct_size >= offsetof(tsr_plugin, member) + sizeof((d)->member))
 #define FIELD_V1_SIZE (offsetof(tsr_field, doc) + sizeof(const char *))
 
 static int is_float_dtype(tsr_dtype d) {
@@ -232,6 +235,19 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
     c->ep[TSR_EP_JACOBIAN] = d->jacobian;
     c->ep[TSR_EP_ABSTRACT_EVAL] = d->abstract_eval;
     c->fini = d->fini;
+    if (PLUGIN_HAS(d, fd_step)) {
+        if ((unsigned)d->fd_method > TSR_FD_SPSA || !(d->fd_step >= 0 && d->fd_step < 1) ||
+            d->fd_samples > 1000000) {
+            error_set(err, TSR_E_DESCRIPTOR,
+                      "component '%s': invalid finite-difference settings (fd_method %d, "
+                      "fd_step %g, fd_samples %u)",
+                      d->name, (int)d->fd_method, d->fd_step, d->fd_samples);
+            return TSR_E_DESCRIPTOR;
+        }
+        c->fd_method = d->fd_method;
+        c->fd_samples = d->fd_samples ? d->fd_samples : 32;
+        c->fd_step = d->fd_step;
+    }
     c->thread_safe = (d->flags & TSR_PLUGIN_THREAD_SAFE) != 0;
     return 0;
 }

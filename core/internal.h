@@ -89,6 +89,9 @@ struct tsr_component {
     int32_t n_sym;
     const char **sym_names;          /* n_sym symbol names, in id order */
     int thread_safe;
+    tsr_fd_method fd_method;         /* how missing derivatives are served */
+    uint32_t fd_samples;
+    double fd_step;
     pthread_mutex_t lock;            /* serialises non-thread-safe plugins */
     struct tsr_options opts;         /* a private copy (config strings owned) */
     /* worker mode */
@@ -144,6 +147,7 @@ struct tsr_call {
     int64_t item;
     struct tsr_call **subs;
     int32_t n_subs;
+    struct tsr_call *fd_apply;       /* fd_fallback.c: evaluates apply */
     int results_valid;
     /* The last run succeeded, every result was sized by the host, and no
      * dtype, rank or shape has changed since: the next run may skip shape
@@ -209,6 +213,9 @@ int schema_gives_shapes(const tsr_component *c);
 
 /* call.c */
 int call_validate(struct tsr_call *call);
+
+/* fd_fallback.c: jvp, vjp, jacobian by finite differences of apply. */
+int fd_invoke(struct tsr_call *call);
 
 /* batch.c */
 void batch_point_results(struct tsr_call *sub);

@@ -118,6 +118,10 @@ int schema_import(const char *text, imported_schema **out, char *why, size_t n) 
     d->struct_size = sizeof *d;
     d->field_size = sizeof(tsr_field);
     d->flags = json_is_true(json_object_get(s->root, "thread_safe")) ? TSR_PLUGIN_THREAD_SAFE : 0;
+    json_t *fd = json_object_get(s->root, "fd");
+    d->fd_method = (tsr_fd_method)json_integer_value(json_object_get(fd, "method"));
+    d->fd_samples = (uint32_t)json_integer_value(json_object_get(fd, "samples"));
+    d->fd_step = json_number_value(json_object_get(fd, "step"));
     d->name = str_or_null(s->root, "name");
     d->version = str_or_null(s->root, "version");
     d->description = str_or_null(s->root, "description");

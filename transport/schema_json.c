@@ -77,6 +77,15 @@ static char *write_schema(const tsr_component *c, const schema_worker_extra *ext
         write_endpoint_list(&w, extra->implemented);
         tsr_jw_key(&w, "thread_safe");
         tsr_jw_bool(&w, extra->thread_safe);
+        tsr_jw_key(&w, "fd");
+        tsr_jw_begin_object(&w);
+        tsr_jw_key(&w, "method");
+        tsr_jw_int(&w, extra->fd_method);
+        tsr_jw_key(&w, "samples");
+        tsr_jw_int(&w, extra->fd_samples);
+        tsr_jw_key(&w, "step");
+        tsr_jw_double(&w, extra->fd_step);
+        tsr_jw_end_object(&w);
     }
     tsr_jw_end_object(&w);
     return tsr_jw_finish(&w);

@@ -10,11 +10,15 @@
 typedef struct schema_worker_extra {
     unsigned implemented;   /* bit ep: the plugin itself has endpoint ep */
     bool thread_safe;       /* TSR_PLUGIN_THREAD_SAFE */
+    tsr_fd_method fd_method;  /* finite-difference fallback, served by the host */
+    uint32_t fd_samples;
+    double fd_step;
 } schema_worker_extra;
 
-/* tsr_schema_to_json's object with two more keys: "implemented" (the
- * endpoints the plugin has, whereas "endpoints" also lists abstract_eval
- * when the schema alone gives every output shape) and "thread_safe".
+/* tsr_schema_to_json's object with more keys: "implemented" (the
+ * endpoints the plugin has, whereas "endpoints" also lists those the host
+ * serves: abstract_eval from the schema, derivatives by finite
+ * differences), "thread_safe" and "fd" {"method", "samples", "step"}.
  * Malloc'd text, or NULL when out of memory. */
 char *schema_json_for_worker(const tsr_component *c, const schema_worker_extra *extra);
 

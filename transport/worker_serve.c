@@ -102,7 +102,10 @@ static int load_plugin(worker_state *ws, const worker_args *a) {
 
 static int send_schema(worker_state *ws) {
     const tsr_component *c = ws->comp;
-    schema_worker_extra extra = {.thread_safe = c->thread_safe != 0};
+    schema_worker_extra extra = {.thread_safe = c->thread_safe != 0,
+                                 .fd_method = c->fd_method,
+                                 .fd_samples = c->fd_samples,
+                                 .fd_step = c->fd_step};
     for (int ep = 0; ep < TSR_EP_COUNT; ep++)
         if (c->ep[ep]) extra.implemented |= 1u << ep;
     char *text = schema_json_for_worker(c, &extra);

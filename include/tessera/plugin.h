@@ -198,6 +198,29 @@ typedef void (*tsr_fini_fn)(void *state);
  * host serialises calls to one loaded component. */
 #define TSR_PLUGIN_THREAD_SAFE 0x1u
 
+/* How the host serves jvp, vjp and jacobian that a plugin leaves out
+ * (tsr_plugin.fd_method), by finite differences of apply. With n the
+ * number of input elements differentiated and S = fd_samples, a call costs
+ * this many apply evaluations:
+ *
+ *                   jvp      vjp        jacobian
+ *   TSR_FD_FORWARD  2        1 + n      1 + n
+ *   TSR_FD_CENTRAL  2        2n         2n
+ *   TSR_FD_SPSA     2        2S         2S
+ *
+ * FORWARD has O(h) error, CENTRAL O(h^2). SPSA (simultaneous perturbation)
+ * perturbs every element at once along random +-1 directions and averages
+ * S estimates: its cost does not grow with n, but the result is a
+ * stochastic estimate (error ~ 1/sqrt(S)), seeded so that it repeats. jvp
+ * is always one directional difference (central, or forward for FORWARD).
+ * Only float32 and float64 fields can be differentiated this way. */
+typedef enum tsr_fd_method {
+    TSR_FD_NONE = 0,      /* missing derivative endpoints stay missing */
+    TSR_FD_FORWARD = 1,
+    TSR_FD_CENTRAL = 2,
+    TSR_FD_SPSA = 3
+} tsr_fd_method;
+
 /* The descriptor returned by the entry function. Static storage, owned by
  * the plugin, valid until the plugin is unloaded. */
 typedef struct tsr_plugin {
@@ -219,6 +242,12 @@ typedef struct tsr_plugin {
     tsr_endpoint_fn vjp;            /* optional */
     tsr_endpoint_fn jacobian;       /* optional */
     tsr_endpoint_fn abstract_eval;  /* optional */
+    /* Appended to the first layout: the host reads them only when
+     * struct_size covers them, so older plugins keep working. */
+    tsr_fd_method fd_method;        /* serve missing derivatives by finite differences */
+    uint32_t fd_samples;            /* SPSA estimates averaged; 0 = 32 */
+    double fd_step;                 /* relative step h = fd_step * max(|x|, 1); 0 = the
+                                       method's default: cbrt(eps) central, sqrt(eps) forward */
 } tsr_plugin;
 
 /* Signature of the entry function. host_abi_version lets a plugin built

@@ -180,8 +180,15 @@ int32_t tsr_find_input(const tsr_component *c, const char *name);
 int32_t tsr_find_output(const tsr_component *c, const char *name);
 /* 1 if the endpoint can be called, else 0. abstract_eval is available
  * also when the plugin lacks it but every output's shape follows from the
- * inputs' dims (fixed sizes and symbols that inputs carry). */
+ * inputs' dims (fixed sizes and symbols that inputs carry); jvp, vjp and
+ * jacobian also when the plugin declares an fd_method, the host then
+ * serving them by finite differences of apply (see plugin.h). */
 int tsr_has_endpoint(const tsr_component *c, tsr_endpoint ep);
+/* 1 if the plugin implements the endpoint itself, else 0. */
+int tsr_has_native_endpoint(const tsr_component *c, tsr_endpoint ep);
+/* The finite-difference method serving missing derivatives (TSR_FD_NONE
+ * when there is none). */
+tsr_fd_method tsr_component_fd_method(const tsr_component *c);
 
 /* Worker mode: start again every worker that died (and, with no worker
  * dead, do nothing). Returns 0 or the code of the first start that failed.

@@ -1,0 +1,326 @@
+/* Derivatives by finite differences of apply, for plugins that declare an
+ * fd_method instead of writing jvp, vjp or jacobian (costs in plugin.h).
+ * Runs in the host in every mode: each evaluation is an ordinary apply
+ * call, through a worker in worker mode. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* One finite-difference evaluation context. */
+typedef struct fd_run {
+    tsr_call *call;          /* the derivative call being served */
+    tsr_call *apply;         /* evaluates f */
+    tsr_array *work;         /* per wrt input: a copy the steps perturb */
+    int64_t *out_count;      /* per wrt output: its elements, fixed by the base point */
+} fd_run;
+
+static double get_el(const tsr_array *a, int64_t i) {
+    return a->dtype == TSR_FLOAT64 ? ((const double *)a->data)[i] : ((const float *)a->data)[i];
+}
+
+static void set_el(tsr_array *a, int64_t i, double v) {
+    if (a->dtype == TSR_FLOAT64) ((double *)a->data)[i] = v;
+    else ((float *)a->data)[i] = (float)v;
+}
+
+static int64_t count_of(const tsr_array *a) { return shape_count(a->shape, a->rank); }
+
+/* splitmix64: a seeded, repeatable stream of +-1 directions for SPSA. */
+static double next_sign(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return ((z ^ (z >> 31)) & 1) ? 1.0 : -1.0;
+}
+
+static double default_step(const tsr_component *c, tsr_dtype dt) {
+    if (c->fd_step > 0) return c->fd_step;
+    double eps = dt == TSR_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    return c->fd_method == TSR_FD_FORWARD ? sqrt(eps) : cbrt(eps);
+}
+
+/* Step for element i of wrt input k: relative to its magnitude. */
+static double step_at(const fd_run *r, int32_t k, int64_t i) {
+    const tsr_array *x = &r->call->inputs[r->call->wrt_in[k]];
+    return default_step(r->call->comp, x->dtype) * fmax(fabs(get_el(x, i)), 1.0);
+}
+
+static int check_dtypes(tsr_call *call) {
+    tsr_component *c = call->comp;
+    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+        const tsr_field *f = &c->in[call->wrt_in[k]].field;
+        if (f->dtype != TSR_FLOAT32 && f->dtype != TSR_FLOAT64)
+            return call_fail(call, TSR_E_UNSUPPORTED,
+                             "finite differences need float32 or float64 fields; input '%s' is %s",
+                             f->name, tsr_dtype_name(f->dtype));
+    }
+    for (int32_t o = 0; o < call->n_wrt_out; o++) {
+        const tsr_field *f = &c->out[call->wrt_out[o]].field;
+        if (f->dtype != TSR_FLOAT32 && f->dtype != TSR_FLOAT64)
+            return call_fail(call, TSR_E_UNSUPPORTED,
+                             "finite differences need float32 or float64 fields; output '%s' is %s",
+                             f->name, tsr_dtype_name(f->dtype));
+    }
+    return 0;
+}
+
+/* Bind every input to the apply call: the differentiated ones to their
+ * working copies (in the arena in worker mode, so they cross by
+ * reference), the others as given. */
+static int fd_setup(fd_run *r) {
+    tsr_call *call = r->call;
+    tsr_component *c = call->comp;
+    if (!call->fd_apply && !(call->fd_apply = tsr_call_new(c, TSR_EP_APPLY)))
+        return call_fail(call, TSR_E_NOMEM, "out of memory");
+    r->apply = call->fd_apply;
+    r->work = calloc((size_t)(call->n_wrt_in > 0 ? call->n_wrt_in : 1), sizeof *r->work);
+    if (!r->work) return call_fail(call, TSR_E_NOMEM, "out of memory");
+    for (int32_t f = 0; f < c->n_in; f++) tsr_call_set_input_at(r->apply, f, &call->inputs[f]);
+    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+        const tsr_array *x = &call->inputs[call->wrt_in[k]];
+        size_t bytes = 0;
+        shape_bytes(x, &bytes);
+        char why[300];
+        r->work[k] = *x;
+        r->work[k].data = result_reserve(c, &call->staging[call->wrt_in[k]], bytes, why, sizeof why);
+        if (!r->work[k].data)
+            return call_fail(call, c->arena ? TSR_E_SHM : TSR_E_NOMEM,
+                             "cannot allocate a finite-difference copy of input '%s': %s",
+                             c->in[call->wrt_in[k]].field.name, why);
+        if (bytes) memcpy(r->work[k].data, x->data, bytes);
+        tsr_call_set_input_at(r->apply, call->wrt_in[k], &r->work[k]);
+    }
+    return 0;
+}
+
+/* f at the working copies; out[o] receives output wrt_out[o] as doubles. */
+static int fd_eval(fd_run *r, double **out) {
+    tsr_call *call = r->call;
+    if (tsr_call_run(r->apply) != 0)
+        return call_fail(call, tsr_call_errcode(r->apply),
+                         "apply failed during finite differences: %s", call_cause(r->apply));
+    for (int32_t o = 0; o < call->n_wrt_out; o++) {
+        const tsr_array *y = tsr_call_result(r->apply, call->wrt_out[o]);
+        int64_t m = count_of(y);
+        if (r->out_count[o] < 0) r->out_count[o] = m;
+        if (m != r->out_count[o])
+            return call_fail(call, TSR_E_PLUGIN_RESULT,
+                             "output '%s' changed size under a finite-difference step",
+                             call->comp->out[call->wrt_out[o]].field.name);
+        if (!out[o] && !(out[o] = malloc((size_t)(m > 0 ? m : 1) * sizeof(double))))
+            return call_fail(call, TSR_E_NOMEM, "out of memory");
+        for (int64_t p = 0; p < m; p++) out[o][p] = get_el(y, p);
+    }
+    return 0;
+}
+
+/* After the first evaluation every output shape is known: allocate the
+ * results the host could not size before (value-dependent shapes). */
+static int fd_alloc_results(fd_run *r) {
+    tsr_call *call = r->call;
+    for (int32_t k = 0; k < call->n_results; k++) {
+        tsr_array *res = &call->results[k];
+        if (res->data) continue;
+        int32_t o = call->ep == TSR_EP_JACOBIAN ? k / call->n_wrt_in : k;
+        /* Its leading dims are the output's; a jacobian block's trailing
+         * dims (the input's) are already set. */
+        const tsr_array *y = tsr_call_result(r->apply, call->wrt_out[o]);
+        memcpy(res->shape, y->shape, (size_t)y->rank * sizeof(int64_t));
+        char why[TSR_ERRMSG_MAX];
+        int code = TSR_E_PLUGIN_RESULT;
+        if (!result_alloc(call, k, &code, why, sizeof why)) return call_fail(call, code, "%s", why);
+    }
+    return 0;
+}
+
+static void free_outputs(double **v, int32_t n) {
+    for (int32_t i = 0; v && i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* f(x + s*h*d) for every differentiated input at once: d = dir[k] (NULL =
+ * unit vector at element `at` of input `only`). */
+static int eval_shifted(fd_run *r, double s, double **dir, int32_t only, int64_t at,
+                        const double *h, double **out) {
+    tsr_call *call = r->call;
+    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+        const tsr_array *x = &call->inputs[call->wrt_in[k]];
+        if (dir) {
+            for (int64_t i = 0; i < count_of(x); i++)
+                set_el(&r->work[k], i, get_el(x, i) + s * h[0] * dir[k][i]);
+        } else if (k == only) {
+            set_el(&r->work[k], at, get_el(x, at) + s * h[0]);
+        }
+    }
+    int rc = fd_eval(r, out);
+    /* Restore exact copies for the next step. */
+    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+        const tsr_array *x = &call->inputs[call->wrt_in[k]];
+        if (dir) {
+            size_t bytes = 0;
+            shape_bytes(x, &bytes);
+            if (bytes) memcpy(r->work[k].data, x->data, bytes);
+        } else if (k == only) {
+            set_el(&r->work[k], at, get_el(x, at));
+        }
+    }
+    return rc;
+}
+
+/* (f(x + h d) - f(x - h d)) / 2h, or forward (f(x + h d) - f0) / h. */
+static int difference(fd_run *r, double **dir, int32_t only, int64_t at, double h,
+                      double **f0, double **plus, double **minus) {
+    int rc = eval_shifted(r, 1.0, dir, only, at, &h, plus);
+    if (rc) return rc;
+    int central = r->call->comp->fd_method != TSR_FD_FORWARD;
+    if (central && (rc = eval_shifted(r, -1.0, dir, only, at, &h, minus))) return rc;
+    for (int32_t o = 0; o < r->call->n_wrt_out; o++) {
+        int64_t m = count_of(tsr_call_result(r->apply, r->call->wrt_out[o]));
+        const double *lo = central ? minus[o] : f0[o];
+        double denom = central ? 2 * h : h;
+        for (int64_t p = 0; p < m; p++) plus[o][p] = (plus[o][p] - lo[p]) / denom;
+    }
+    return 0;
+}
+
+static double max_abs(const tsr_array *a) {
+    double m = 0;
+    for (int64_t i = 0; i < count_of(a); i++) m = fmax(m, fabs(get_el(a, i)));
+    return m;
+}
+
+/* jvp: one directional difference along the tangents. */
+static int fd_jvp(fd_run *r, double **f0, double **plus, double **minus) {
+    tsr_call *call = r->call;
+    double xmax = 0, tmax = 0;
+    double **dir = calloc((size_t)call->n_wrt_in + 1, sizeof *dir);
+    if (!dir) return call_fail(call, TSR_E_NOMEM, "out of memory");
+    int rc = 0;
+    for (int32_t k = 0; k < call->n_wrt_in && !rc; k++) {
+        const tsr_array *t = &call->seeds[k];
+        xmax = fmax(xmax, max_abs(&call->inputs[call->wrt_in[k]]));
+        tmax = fmax(tmax, max_abs(t));
+        if (!(dir[k] = malloc((size_t)(count_of(t) > 0 ? count_of(t) : 1) * sizeof(double))))
+            rc = call_fail(call, TSR_E_NOMEM, "out of memory");
+        for (int64_t i = 0; !rc && i < count_of(t); i++) dir[k][i] = get_el(t, i);
+    }
+    /* One step for the whole direction, relative to the largest input. */
+    tsr_dtype dt = call->n_wrt_in > 0 ? call->inputs[call->wrt_in[0]].dtype : TSR_FLOAT64;
+    double h = default_step(call->comp, dt) * fmax(xmax, 1.0) / (tmax > 0 ? tmax : 1.0);
+    if (!rc && tmax > 0) rc = difference(r, dir, -1, 0, h, f0, plus, minus);
+    for (int32_t o = 0; !rc && o < call->n_wrt_out; o++) {
+        tsr_array *res = &call->results[o];
+        for (int64_t p = 0; p < count_of(res); p++) set_el(res, p, tmax > 0 ? plus[o][p] : 0.0);
+    }
+    for (int32_t k = 0; k < call->n_wrt_in; k++) free(dir[k]);
+    free(dir);
+    return rc;
+}
+
+/* The cotangent-weighted sum of a difference: sum_o c_o . df_o. */
+static double weigh(const tsr_call *call, const fd_run *r, double **df) {
+    double s = 0;
+    for (int32_t o = 0; o < call->n_wrt_out; o++) {
+        const tsr_array *c = &call->seeds[o];
+        int64_t m = count_of(tsr_call_result(r->apply, call->wrt_out[o]));
+        for (int64_t p = 0; p < m; p++) s += get_el(c, p) * df[o][p];
+    }
+    return s;
+}
+
+/* jacobian and vjp, element by element (forward, central). */
+static int fd_columns(fd_run *r, double **f0, double **plus, double **minus) {
+    tsr_call *call = r->call;
+    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+        int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+        for (int64_t i = 0; i < n; i++) {
+            int rc = difference(r, NULL, k, i, step_at(r, k, i), f0, plus, minus);
+            if (rc) return rc;
+            if (call->ep == TSR_EP_VJP) {
+                set_el(&call->results[k], i, weigh(call, r, plus));
+                continue;
+            }
+            for (int32_t o = 0; o < call->n_wrt_out; o++) {
+                tsr_array *block = &call->results[o * call->n_wrt_in + k];
+                int64_t m = count_of(tsr_call_result(r->apply, call->wrt_out[o]));
+                for (int64_t p = 0; p < m; p++) set_el(block, p * n + i, plus[o][p]);
+            }
+        }
+    }
+    return 0;
+}
+
+/* jacobian and vjp by SPSA: S central differences along random +-1
+ * directions scaled per element, J ~ mean(df (x) d / h). */
+static int fd_spsa(fd_run *r, double **plus, double **minus) {
+    tsr_call *call = r->call;
+    uint32_t samples = call->comp->fd_samples;
+    uint64_t seed = 0x7e55e7a5eed5ull;
+    double **dir = calloc((size_t)call->n_wrt_in + 1, sizeof *dir);
+    int rc = dir ? 0 : call_fail(call, TSR_E_NOMEM, "out of memory");
+    for (int32_t k = 0; k < call->n_wrt_in && !rc; k++) {
+        int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+        if (!(dir[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double))))
+            rc = call_fail(call, TSR_E_NOMEM, "out of memory");
+    }
+    for (int32_t k = 0; !rc && k < call->n_results; k++)
+        for (int64_t p = 0; p < count_of(&call->results[k]); p++) set_el(&call->results[k], p, 0.0);
+    for (uint32_t s = 0; s < samples && !rc; s++) {
+        /* The direction carries each element's own step; h = 1 below. */
+        for (int32_t k = 0; k < call->n_wrt_in; k++)
+            for (int64_t i = 0; i < count_of(&call->inputs[call->wrt_in[k]]); i++)
+                dir[k][i] = next_sign(&seed) * step_at(r, k, i);
+        if ((rc = difference(r, dir, -1, 0, 1.0, NULL, plus, minus))) break;
+        double w = call->ep == TSR_EP_VJP ? weigh(call, r, plus) : 0;
+        for (int32_t k = 0; k < call->n_wrt_in; k++) {
+            int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+            for (int64_t i = 0; i < n; i++) {
+                double inv = 1.0 / dir[k][i];
+                if (call->ep == TSR_EP_VJP) {
+                    tsr_array *res = &call->results[k];
+                    set_el(res, i, get_el(res, i) + w * inv / samples);
+                    continue;
+                }
+                for (int32_t o = 0; o < call->n_wrt_out; o++) {
+                    tsr_array *block = &call->results[o * call->n_wrt_in + k];
+                    int64_t m = count_of(tsr_call_result(r->apply, call->wrt_out[o]));
+                    for (int64_t p = 0; p < m; p++)
+                        set_el(block, p * n + i, get_el(block, p * n + i) + plus[o][p] * inv / samples);
+                }
+            }
+        }
+    }
+    for (int32_t k = 0; dir && k < call->n_wrt_in; k++) free(dir[k]);
+    free(dir);
+    return rc;
+}
+
+int fd_invoke(tsr_call *call) {
+    int rc = check_dtypes(call);
+    if (rc) return rc;
+    fd_run r = {.call = call};
+    int32_t n_out = call->n_wrt_out > 0 ? call->n_wrt_out : 1;
+    double **f0 = calloc((size_t)n_out, sizeof *f0);
+    double **plus = calloc((size_t)n_out, sizeof *plus);
+    double **minus = calloc((size_t)n_out, sizeof *minus);
+    r.out_count = malloc((size_t)n_out * sizeof *r.out_count);
+    if (!f0 || !plus || !minus || !r.out_count) rc = call_fail(call, TSR_E_NOMEM, "out of memory");
+    for (int32_t o = 0; !rc && o < n_out; o++) r.out_count[o] = -1;
+    /* The base point gives every output's shape; forward differences
+     * need its values too. */
+    if (!rc) rc = fd_setup(&r);
+    if (!rc) rc = fd_eval(&r, f0);
+    if (!rc) rc = fd_alloc_results(&r);
+    if (!rc && call->ep == TSR_EP_JVP) rc = fd_jvp(&r, f0, plus, minus);
+    else if (!rc && call->comp->fd_method == TSR_FD_SPSA) rc = fd_spsa(&r, plus, minus);
+    else if (!rc) rc = fd_columns(&r, f0, plus, minus);
+    free_outputs(f0, n_out);
+    free_outputs(plus, n_out);
+    free_outputs(minus, n_out);
+    free(r.work);
+    free(r.out_count);
+    return rc;
+}
