@@ -47,7 +47,9 @@ static void judge_all(wb_report *r) {
         judge(find(r, "roundtrip", "copy", n), BUDGET_SMALL_CALL_NS);
     }
     wb_row *one = find(r, "roundtrip", "peek-arena", 1);
-    if (one) judge(find(r, "roundtrip", "peek-arena", 10000000), BUDGET_ZERO_COPY_RATIO * one->median);
+    if (one)
+        judge(find(r, "roundtrip", "peek-arena", 10000000),
+              BUDGET_ZERO_COPY_RATIO * one->median);
     judge(find(r, "start", "exec", 1), BUDGET_START_NS);
     judge(find(r, "start", "fork", 1), BUDGET_START_NS);
 }
@@ -73,11 +75,11 @@ static void print_table(const wb_report *r) {
                        "%-11s %7s %10s %10s %10s  %s\n", "spawn", "starts", "p10", "median", "p90",
                        "budget");
             else
-                printf("\n== spin_ns sweep: noop, 1 element in the arena, host work (gap) between "
-                       "calls\n   (ns per call beyond the gap; CPU ns per call: host beyond the gap, "
-                       "worker)\n%8s %8s %-8s %6s %7s %9s %9s %9s %8s %9s %9s\n", "gap", "spin", "",
-                       "calls", "batches", "p10", "median", "p90", "/spin 0", "host cpu",
-                       "worker cpu");
+                printf("\n== spin_ns sweep: noop, 1 element in the arena, host work (gap) "
+                       "between calls\n   (ns per call beyond the gap; CPU ns per call: host "
+                       "beyond the gap, worker)\n%8s %8s %-8s %6s %7s %9s %9s %9s %8s %9s %9s\n",
+                       "gap", "spin", "", "calls", "batches", "p10", "median", "p90", "/spin 0",
+                       "host cpu", "worker cpu");
         }
         if (!strcmp(section, "roundtrip")) {
             printf("%9lld  %-11s %6d %7d", (long long)w->n, w->variant, w->calls, w->batches);
@@ -88,7 +90,7 @@ static void print_table(const wb_report *r) {
             num(w->p10 / 1e3, 10, 1), num(w->median / 1e3, 10, 1), num(w->p90 / 1e3, 10, 1);
         } else {
             printf("%8lld %8lld %-8s %6d %7d", (long long)w->gap_ns, (long long)w->spin_ns,
-                   w->variant, w->calls, w->batches);
+                   strcmp(w->variant, "spin-default") ? "" : "default", w->calls, w->batches);
             num(w->p10, 9, 0), num(w->median, 9, 0), num(w->p90, 9, 0), num(w->ratio, 8, 2);
             num(w->host_cpu, 9, 0), num(w->worker_cpu, 9, 0);
         }

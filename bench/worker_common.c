@@ -42,8 +42,7 @@ tsr_component *wb_open_worker(const char *path, const char *spawn, int64_t spin_
         (spawn && tsr_options_set(o, "spawn", spawn, &err) != 0) ||
         (spin_ns >= 0 && tsr_options_set(o, "spin_ns", spin, &err) != 0) ||
         tsr_open(path, o, &c, &err) != 0)
-        fprintf(stderr, "bench_worker: cannot open %s in a worker: %s\n", path,
-                o ? err.message : "out of memory");
+        fprintf(stderr, "bench_worker: %s\n", o ? err.message : "out of memory");
     tsr_options_free(o);
     return c;
 }

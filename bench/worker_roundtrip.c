@@ -36,7 +36,7 @@ static const plan plans[] = {
     {0, 200, 101}, {1, 200, 101}, {1000, 200, 101}, {100000, 20, 51}, {10000000, 1, 21},
 };
 #define N_PLANS (sizeof plans / sizeof plans[0])
-#define BASELINE_CALLS 200 /* futex round trips per batch, at every size */
+#define BASELINE_CALLS 200 /* per batch at every size: futex round trips, peek-arena */
 
 typedef struct rt {
     int64_t n;
@@ -105,7 +105,8 @@ static int check(rt *b) {
             return -1;
         }
         int by_ref = v == V_ARENA || v == V_PEEK_ARENA;
-        uint64_t copied = s1.bytes_copied - s0.bytes_copied, ref = s1.bytes_by_ref - s0.bytes_by_ref;
+        uint64_t copied = s1.bytes_copied - s0.bytes_copied;
+        uint64_t ref = s1.bytes_by_ref - s0.bytes_by_ref;
         if (copied != (by_ref ? 0 : b->bytes) || ref != (by_ref ? b->bytes : 0))
             fprintf(stderr, "bench_worker: warning: %s (n=%lld) counted %llu bytes copied and %llu "
                     "by reference; expected %zu %s\n", vname[v], (long long)b->n,
@@ -123,7 +124,8 @@ static int measure(const plan *p, rt *b, wb_report *r) {
     b->n = p->n;
     b->bytes = (size_t)p->n * sizeof(double);
     for (int v = 0; v < V_COUNT; v++) b->calls[v] = p->calls;
-    b->calls[V_FUTEX_SPIN] = b->calls[V_FUTEX_SLEEP] = BASELINE_CALLS;
+    /* What does not grow with n gets as many calls at every size. */
+    b->calls[V_FUTEX_SPIN] = b->calls[V_FUTEX_SLEEP] = b->calls[V_PEEK_ARENA] = BASELINE_CALLS;
     b->calls[V_MEMCPY] = p->n <= 1000 ? 10 * p->calls : p->calls; /* tiny copies: more per batch */
     b->xa = tsr_alloc(b->noop, b->bytes);
     b->mdst = tsr_alloc(b->noop, b->bytes);
@@ -131,7 +133,8 @@ static int measure(const plan *p, rt *b, wb_report *r) {
     b->xo = wb_alloc_plain(b->bytes);
     double *t[V_COUNT] = {0};
     int rc = -1, ok = b->xa && b->mdst && b->xp && b->xo;
-    for (int v = 0; v < V_COUNT; v++) ok = ok && (t[v] = calloc((size_t)p->batches, sizeof(double)));
+    for (int v = 0; v < V_COUNT; v++)
+        ok = ok && (t[v] = calloc((size_t)p->batches, sizeof(double)));
     if (!ok) {
         fprintf(stderr, "bench_worker: out of memory (n=%lld)\n", (long long)p->n);
         goto done;

@@ -99,7 +99,8 @@ int section_spin(const wb_config *cfg, wb_report *r) {
         }
         wb_row *first = NULL;
         for (int s = 0; s < N_SPINS; s++) {
-            wb_row *row = report_add(r, "spin", spins[s] == WB_DEFAULT_SPIN_NS ? "default" : "");
+            int dflt = spins[s] == WB_DEFAULT_SPIN_NS;
+            wb_row *row = report_add(r, "spin", dflt ? "spin-default" : "spin");
             if (!row) goto done;
             if (!first) first = row;
             row->n = 1;

@@ -45,13 +45,18 @@ static int load_library(tsr_component *c, tsr_error *err) {
     if (!c->dl) {
         const char *why = dlerror();
         /* glibc has 16 link-map namespaces (DL_NNS), one of them the
-         * program's own, and a fixed static TLS reserve shared by them. */
-        int isolated_limit = c->mode == TSR_MODE_ISOLATED && why &&
-                             (strstr(why, "namespace") || strstr(why, "static TLS"));
+         * program's own, and a small static TLS reserve that each new
+         * namespace's libc takes a share of: usually the first to run out. */
+        const char *hint = "";
+        if (c->mode == TSR_MODE_ISOLATED && why && strstr(why, "static TLS"))
+            hint = " (isolated mode: each namespace's libc takes static TLS, of which glibc "
+                   "reserves room for about 11; raise it with GLIBC_TUNABLES="
+                   "glibc.rtld.optional_static_tls=65536, or use worker mode)";
+        else if (c->mode == TSR_MODE_ISOLATED && why && strstr(why, "namespace"))
+            hint = " (isolated mode: glibc allows at most 15 isolated namespaces per process; "
+                   "use worker mode beyond that)";
         error_set(err, TSR_E_LOAD, "cannot load '%s': %s%s", c->path, why ? why : "dlopen failed",
-                  isolated_limit ? " (isolated mode: glibc allows at most 15 isolated "
-                                   "namespaces per process; use worker mode beyond that)"
-                                 : "");
+                  hint);
         return TSR_E_LOAD;
     }
     return 0;

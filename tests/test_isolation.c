@@ -17,12 +17,11 @@
 
 #define CLASH_PLUGIN(v) TSR_CLASH_DIR "/clash_v" v ".so"
 
-static tsr_component *open_mode(const char *path, const char *mode, const char *spawn) {
+static tsr_component *open_mode(const char *path, const char *mode) {
     tsr_options *o = tsr_options_new();
     cr_assert_not_null(o);
     tsr_error err = {0};
     cr_assert_eq(tsr_options_set(o, "mode", mode, &err), 0, "%s", err.message);
-    if (spawn) cr_assert_eq(tsr_options_set(o, "spawn", spawn, &err), 0, "%s", err.message);
     tsr_component *c = open_ok(path, o);
     tsr_options_free(o);
     return c;
@@ -41,10 +40,9 @@ static double value_of(tsr_component *c, double x) {
 }
 
 /* Open v1 then v2 in the given modes and return both values for x = 3. */
-static void both(const char *mode1, const char *mode2, const char *spawn, double *v1,
-                 double *v2) {
-    tsr_component *c1 = open_mode(CLASH_PLUGIN("1"), mode1, spawn);
-    tsr_component *c2 = open_mode(CLASH_PLUGIN("2"), mode2, spawn);
+static void both(const char *mode1, const char *mode2, double *v1, double *v2) {
+    tsr_component *c1 = open_mode(CLASH_PLUGIN("1"), mode1);
+    tsr_component *c2 = open_mode(CLASH_PLUGIN("2"), mode2);
     /* The plugins themselves are the right ones whatever happens below. */
     cr_assert_str_eq(tsr_component_version(c1), "1");
     cr_assert_str_eq(tsr_component_version(c2), "2");
@@ -60,11 +58,12 @@ Test(isolation, libclash_is_found_only_through_each_plugins_rpath) {
     /* If the default search path found a libclash.so, every mode would get
      * that one and the test below would show nothing. */
     void *h = dlopen("libclash.so", RTLD_NOW | RTLD_LOCAL);
-    cr_assert_null(h, "libclash.so is on the default search path; the clash tests need it not to be");
+    cr_assert_null(h, "libclash.so is on the default search path; the clash tests need it "
+                      "not to be");
 }
 
 Test(isolation, each_plugin_alone_gets_its_own_library) {
-    tsr_component *c = open_mode(CLASH_PLUGIN("2"), "inproc", NULL);
+    tsr_component *c = open_mode(CLASH_PLUGIN("2"), "inproc");
     cr_assert_float_eq(value_of(c, 3.0), 6.0, 0.0);
     tsr_close(c);
 }
@@ -73,14 +72,14 @@ Test(isolation, each_plugin_alone_gets_its_own_library) {
 
 Test(isolation, inproc_second_plugin_silently_binds_the_first_ones_library) {
     double v1, v2;
-    both("inproc", "inproc", NULL, &v1, &v2);
+    both("inproc", "inproc", &v1, &v2);
     cr_assert_float_eq(v1, 3.0, 0.0);
     cr_assert_float_eq(v2, 3.0, 0.0, "expected the clash (3 = 3 * v1's clash_value), got %g", v2);
 }
 
 Test(isolation, inproc_clash_follows_load_order) {
-    tsr_component *c2 = open_mode(CLASH_PLUGIN("2"), "inproc", NULL);
-    tsr_component *c1 = open_mode(CLASH_PLUGIN("1"), "inproc", NULL);
+    tsr_component *c2 = open_mode(CLASH_PLUGIN("2"), "inproc");
+    tsr_component *c1 = open_mode(CLASH_PLUGIN("1"), "inproc");
     cr_assert_float_eq(value_of(c1, 3.0), 6.0, 0.0, "v1 should get v2's library");
     cr_assert_float_eq(value_of(c2, 3.0), 6.0, 0.0);
     tsr_close(c1);
@@ -91,21 +90,21 @@ Test(isolation, inproc_clash_follows_load_order) {
 
 Test(isolation, isolated_plugins_each_get_their_own_library) {
     double v1, v2;
-    both("isolated", "isolated", NULL, &v1, &v2);
+    both("isolated", "isolated", &v1, &v2);
     cr_assert_float_eq(v1, 3.0, 0.0);
     cr_assert_float_eq(v2, 6.0, 0.0);
 }
 
 Test(isolation, isolated_plugin_beside_an_inproc_one_gets_its_own_library) {
     double v1, v2;
-    both("inproc", "isolated", NULL, &v1, &v2);
+    both("inproc", "isolated", &v1, &v2);
     cr_assert_float_eq(v1, 3.0, 0.0);
     cr_assert_float_eq(v2, 6.0, 0.0);
 }
 
 Test(isolation, worker_plugins_each_get_their_own_library) {
     double v1, v2;
-    both("worker", "worker", NULL, &v1, &v2);
+    both("worker", "worker", &v1, &v2);
     cr_assert_float_eq(v1, 3.0, 0.0);
     cr_assert_float_eq(v2, 6.0, 0.0);
 }
@@ -125,7 +124,8 @@ static void fork_host(int fd) {
     tsr_error err = {0};
     const char *paths[2] = {CLASH_PLUGIN("1"), CLASH_PLUGIN("2")};
     double *out[2] = {&rep.v1, &rep.v2};
-    if (!o || tsr_options_set(o, "mode", "worker", &err) || tsr_options_set(o, "spawn", "fork", &err))
+    if (!o || tsr_options_set(o, "mode", "worker", &err) ||
+        tsr_options_set(o, "spawn", "fork", &err))
         goto done;
     for (int i = 0; i < 2; i++)
         if (tsr_open(paths[i], o, &c[i], &err) != 0) goto done;
@@ -136,7 +136,8 @@ static void fork_host(int fd) {
         if (call && tsr_call_set_input(call, "x", &a) == 0 && tsr_call_run(call) == 0)
             *out[i] = *(const double *)tsr_call_output(call, "value")->data;
         else
-            snprintf(err.message, sizeof err.message, "%s", call ? tsr_call_errmsg(call) : "no call");
+            snprintf(err.message, sizeof err.message, "%s",
+                     call ? tsr_call_errmsg(call) : "no call");
         tsr_call_free(call);
     }
 done:
@@ -173,7 +174,7 @@ Test(isolation, worker_plugin_beside_an_inproc_one_gets_its_own_library) {
     /* An exec'd worker starts from a clean process, whatever the host has
      * loaded. */
     double v1, v2;
-    both("inproc", "worker", NULL, &v1, &v2);
+    both("inproc", "worker", &v1, &v2);
     cr_assert_float_eq(v1, 3.0, 0.0);
     cr_assert_float_eq(v2, 6.0, 0.0);
 }
@@ -268,7 +269,7 @@ Test(isolation, inproc_components_do_not_count_against_the_namespace_limit) {
     tsr_error err;
     int n = open_until_failure(BUNDLED_PLUGIN("noop"), cs, &err);
     /* Isolated mode is used up; inproc still loads into the main namespace. */
-    tsr_component *c = open_mode(BUNDLED_PLUGIN("vectoradd"), "inproc", NULL);
+    tsr_component *c = open_mode(BUNDLED_PLUGIN("vectoradd"), "inproc");
     tsr_close(c);
     close_all(cs, n);
 }
