@@ -17,7 +17,7 @@
 
 /* The library's default spin (core/internal.h, TSR_DEFAULT_SPIN_NS); the
  * spin-then-futex baseline spins as long. */
-#define WB_DEFAULT_SPIN_NS 50000
+#define WB_DEFAULT_SPIN_NS 200000
 
 typedef struct wb_row {
     const char *section;     /* "roundtrip", "start", "spin" */

@@ -15,7 +15,7 @@
 #include "bench_util.h"
 #include "bench_worker.h"
 
-static const int64_t spins[] = {0, 1000, 10000, WB_DEFAULT_SPIN_NS, 200000};
+static const int64_t spins[] = {0, 1000, 10000, 50000, WB_DEFAULT_SPIN_NS};
 #define N_SPINS (int)(sizeof spins / sizeof spins[0])
 
 static const struct {

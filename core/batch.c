@@ -61,7 +61,12 @@ static int bind_item(tsr_call *call, tsr_call *sub, int64_t i) {
         if (rc) return rc;
     }
     for (int32_t k = 0; k < seed_count(call); k++) {
-        if (!call->seed_set[k]) continue;
+        if (!call->seed_set[k]) {
+            /* unset since an earlier batch: the item must not keep it */
+            if (sub->seed_set[k]) sub->validated = 0;
+            sub->seed_set[k] = 0;
+            continue;
+        }
         tsr_array s = slice(&call->seeds[k], i);
         if (!sub->seed_set[k] || memcmp(&sub->seeds[k].shape, &s.shape, sizeof s.shape) != 0 ||
             sub->seeds[k].rank != s.rank || sub->seeds[k].dtype != s.dtype)

@@ -386,6 +386,7 @@ static int local_invoke(tsr_call *call, tsr_endpoint_fn fn) {
     if (!c->thread_safe) pthread_mutex_lock(&c->lock);
     int status = fn(&call->ctx.pub, &call->args);
     if (!c->thread_safe) pthread_mutex_unlock(&c->lock);
+    atomic_fetch_add_explicit(&c->stat_calls, 1, memory_order_relaxed);
     if (status != 0 || call->ctx.alloc_code) return plugin_failed(call, status);
     return 0;
 }

@@ -134,20 +134,23 @@ static int read_results(tsr_call *call, chan_block *b) {
     return 0;
 }
 
-int worker_invoke(tsr_call *call) {
+/* One request to the worker of slot s, answering its allocation requests.
+ * Returns 0, a failure of the call, or WORKER_DIED_IDLE when the worker was
+ * found dead before it took the request (it died between calls). */
+#define WORKER_DIED_IDLE 1
+static int exchange(tsr_call *call, pool_slot *s) {
     tsr_component *c = call->comp;
     char why[TSR_ERRMSG_MAX - 128];
-    int code = 0;
-    pool_slot *s = pool_acquire(c, call->last_worker, &code, why, sizeof why);
-    if (!s) return call_fail(call, code, "%s", why);
-    call->last_worker = pool_slot_index(c, s);
     chan_block *b = s->proc.end.blk;
     int rc = write_request(call, &s->proc.end);
+    atomic_store(&b->taken, 0);
     uint32_t post = CHAN_REQUEST;
     while (rc == 0) {
         int st = worker_roundtrip(&s->proc, post, c->opts.timeout_ms, why, sizeof why);
         if (st < 0) {
+            int idle = st == TSR_E_WORKER && !atomic_load(&b->taken);
             pool_mark_dead(c, s, why);
+            if (idle && c->opts.auto_restart) return WORKER_DIED_IDLE;
             rc = call_fail(call, st, "%s", why);
         } else if (st == CHAN_ALLOC) {
             answer_alloc(call, b);
@@ -161,8 +164,25 @@ int worker_invoke(tsr_call *call) {
         }
         break;
     }
+    return rc;
+}
+
+int worker_invoke(tsr_call *call) {
+    tsr_component *c = call->comp;
+    char why[TSR_ERRMSG_MAX - 128];
+    int code = 0, rc;
+    /* A worker that died between calls never saw this request: with
+     * restart=auto it goes to the restarted worker, once. */
+    for (int attempt = 0;; attempt++) {
+        pool_slot *s = pool_acquire(c, call->last_worker, &code, why, sizeof why);
+        if (!s) return call_fail(call, code, "%s", why);
+        call->last_worker = pool_slot_index(c, s);
+        rc = exchange(call, s);
+        pool_release(c, s);
+        if (rc != WORKER_DIED_IDLE) break;
+        if (attempt == 1) return call_fail(call, TSR_E_WORKER, "%s", s->death);
+    }
     atomic_fetch_add_explicit(&c->stat_calls, 1, memory_order_relaxed);
-    pool_release(c, s);
     return rc;
 }
 

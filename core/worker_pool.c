@@ -64,9 +64,15 @@ static char **env_list(const tsr_component *c) {
     return env;
 }
 
-/* Lines a plugin prints in its worker. */
+/* Lines a plugin prints in its worker, and the worker's log messages. */
 static void forward_output(void *user, const char *line) {
     tsr_component *c = user;
+    size_t marker = strlen(WORKER_LOG_MARKER);
+    if (strncmp(line, WORKER_LOG_MARKER, marker) == 0 && line[marker] >= '0' &&
+        line[marker] <= '3' && line[marker + 1] == ' ') {
+        comp_log(c, (tsr_log_level)(line[marker] - '0'), "%s", line + marker + 2);
+        return;
+    }
     if (c->opts.output_fn) c->opts.output_fn(c->opts.output_user, comp_label(c), line);
     else fprintf(stderr, "%s: %s\n", comp_label(c), line);
 }

@@ -497,7 +497,7 @@ Test(worker, output_is_forwarded_line_by_line) {
     show_lines();
     int init = find_line("hello from init"), o1 = find_line("out 1"), o2 = find_line("out 2");
     int err = find_line("err line"), cwd = find_line("cwd=/tmp");
-    int env_line = find_line("env=from the host"), warn = find_line("WARN: a warning from talk");
+    int env_line = find_line("env=from the host"), warn = find_line(WORKER_LOG_MARKER "2 a warning from talk");
     int tail = find_line("no newline");
     cr_expect(init >= 0 && o1 > init && o2 > o1 && err > o2 && cwd > err, "order");
     cr_expect(env_line > cwd && warn > env_line && tail > warn, "order");
@@ -521,7 +521,7 @@ Test(worker, a_slow_calls_output_arrives_before_its_answer) {
     expect_done(&W, roundtrip(&W, 5000));
     if (W.end.slept) {
         cr_expect_geq(find_line("out 1"), 0);
-        cr_expect_geq(find_line("WARN: a warning from talk"), 0);
+        cr_expect_geq(find_line(WORKER_LOG_MARKER "2 a warning from talk"), 0);
     }
 }
 

@@ -79,7 +79,10 @@ typedef struct chan_block {
     int32_t endpoint;
     int32_t n_inputs, n_wrt_in, n_wrt_out, n_seeds, n_results;
     int32_t alloc_index;            /* CHAN_ALLOC: which result */
-    int32_t reserved1;
+    /* The host clears it before CHAN_REQUEST, the worker sets it when it
+     * takes the request: a worker found dead with taken == 0 died idle,
+     * and the request can safely go to a restarted worker. */
+    _Atomic int32_t taken;
     /* the answer (worker -> host) */
     int32_t status;                 /* 0 or a TSR_E_* code */
     int32_t plugin_status;          /* what the endpoint returned */

@@ -17,6 +17,12 @@
 
 #include "channel.h"
 
+/* A worker's own diagnostics (tsr_ctx_log, library messages) are written to
+ * stderr as WORKER_LOG_MARKER "<level> <message>": the host routes them to
+ * its log function instead of treating them as plugin output. The marker
+ * starts with an ASCII record separator, which plugin text does not. */
+#define WORKER_LOG_MARKER "\036tessera-log "
+
 /* Lines the worker writes to stdout or stderr, without the newline. */
 typedef void (*worker_output_fn)(void *user, const char *line);
 

@@ -361,6 +361,7 @@ static int write_results(worker_state *ws, const tsr_args *args, char *why, size
 }
 
 void serve_request(worker_state *ws) {
+    atomic_store(&ws->end.blk->taken, 1);
     chan_block *b = ws->end.blk;
     tsr_component *c = ws->comp;
     char why[TSR_ERRMSG_MAX - 64];

@@ -4,10 +4,13 @@
  * gone (its pidfd becomes readable), so that no worker outlives its host. */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "schema_json.h"
@@ -17,13 +20,12 @@
 /* Exit statuses of the worker process. */
 enum { EXIT_SERVED = 0, EXIT_NOT_LOADED = 1, EXIT_NO_CHANNEL = 3 };
 
-/* Forwarded by the host like any other output line. The host's default
- * threshold: its log_level is not passed to the worker (yet). */
+/* Diagnostics travel on stderr with a marker (WORKER_LOG_MARKER) that the
+ * host recognises: it routes them to its log function and applies its own
+ * log_level, instead of forwarding them as plugin output. */
 void worker_log(tsr_log_level level, const char *message) {
-    static const char *const names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-    if (level < TSR_LOG_WARN) return;
-    int l = level <= TSR_LOG_ERROR ? (int)level : TSR_LOG_ERROR;
-    fprintf(stderr, "%s: %s\n", names[l], message);
+    int l = level >= TSR_LOG_DEBUG && level <= TSR_LOG_ERROR ? (int)level : TSR_LOG_ERROR;
+    fprintf(stderr, WORKER_LOG_MARKER "%d %s\n", l, message);
 }
 
 static void log_from_core(void *user, tsr_log_level level, const char *component,
@@ -144,6 +146,22 @@ static int watch_host(pid_t host, char *why, size_t n) {
     return fd;
 }
 
+/* The serving loop notices a dead host only between requests; a plugin
+ * that runs (or hangs) when its host dies is stopped by this thread,
+ * after giving a loop that is about to finish a moment to run fini. */
+static void *watch_host_during_calls(void *arg) {
+    worker_state *ws = arg;
+    struct pollfd host = {.fd = ws->host_pidfd, .events = POLLIN};
+    while (poll(&host, 1, -1) < 0 && errno == EINTR) {
+    }
+    for (int waited_ms = 0; waited_ms < 200; waited_ms += 10) {
+        if (atomic_load(&ws->finished)) return NULL;
+        struct timespec ten_ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ten_ms, NULL);
+    }
+    _exit(0);
+}
+
 static void serve_loop(worker_state *ws) {
     struct pollfd host = {.fd = ws->host_pidfd, .events = POLLIN};
     while (!ws->host_gone) {
@@ -179,13 +197,19 @@ int worker_serve(const worker_args *a) {
     } else if (load_plugin(&ws, a) != 0 || send_schema(&ws) != 0) {
         status = EXIT_NOT_LOADED;
     } else {
+        pthread_t watchdog;
+        /* Without the thread a host death mid-call is still noticed after
+         * the call; only a hanging plugin would then outlive its host. */
+        if (pthread_create(&watchdog, NULL, watch_host_during_calls, &ws) == 0)
+            pthread_detach(watchdog);
         serve_loop(&ws);
     }
     /* fini runs on a clean exit and when the host is gone alike. */
     tsr_close(ws.comp);
     serve_release(&ws);
     arena_view_close(ws.view);
-    if (ws.host_pidfd >= 0) close(ws.host_pidfd);
+    atomic_store(&ws.finished, 1);
     chan_close(&ws.end, NULL);
+    /* The watchdog may still poll the pidfd: it is closed by the exit. */
     return status;
 }

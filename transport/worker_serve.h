@@ -14,6 +14,7 @@ typedef struct worker_state {
     tsr_component *comp;            /* the plugin, loaded in-process here */
     int host_pidfd;                 /* readable once the host is gone */
     int host_gone;
+    _Atomic int finished;           /* the serving loop has returned and run fini */
     /* The request being served: its layout, and the plugin's view of it in
      * private memory (grown as needed, kept across requests). */
     chan_request_view v;

@@ -9,6 +9,8 @@
  *   with config "long" = N: one line of N 'x' characters on stdout
  *   with config "partial" = TEXT: TEXT on stdout without a newline
  *   with config "list_fds" = 1: "fd N" on stdout for every open fd above 2
+ *   with config "list_env" = 1: "environ NAME=VALUE" on stdout for every
+ *   variable of the environment, then "environ end"
  * init, with config "init_say" = TEXT, prints TEXT on stdout.
  */
 #include <dirent.h>
@@ -16,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #include "minimal.h"
 
@@ -52,6 +56,11 @@ static int apply(tsr_ctx *ctx, const tsr_args *args) {
         if (fd > 2 && fd != dirfd(d)) printf("fd %d\n", fd);
     }
     if (d) closedir(d);
+    const char *list_env = tsr_ctx_config(ctx, "list_env");
+    if (list_env) {
+        for (char **e = environ; *e; e++) printf("environ %s\n", *e);
+        printf("environ end\n");
+    }
     if (partial) printf("%s", partial);
     return minimal_apply(ctx, args);
 }
