@@ -6,6 +6,8 @@
  *   help.c        help texts
  *   cmd_schema.c  `tessera schema`
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
+ *   cmd_gradcheck.c, gradcheck_args.c, gradcheck_print.c
+ *                 `tessera check-gradients`
  */
 #ifndef TESSERA_CLI_H
 #define TESSERA_CLI_H
@@ -40,6 +42,8 @@ typedef struct cli_options {
  * subcommand takes -f. Returns CLI_OK or CLI_USAGE (message printed). */
 int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out);
 void cli_options_free(cli_options *o);
+/* --config KEY=VALUE into lib. Returns CLI_OK or CLI_USAGE (message printed). */
+int cli_set_config(const char *command, tsr_options *lib, const char *assignment);
 
 /* Read a payload argument: literal JSON text, @FILE, or - / @- for stdin.
  * The text is NUL-terminated, *len excludes the NUL; free() it. */
@@ -62,9 +66,11 @@ void cli_print_main_help(void);
 void cli_print_schema_help(void);
 void cli_print_call_help(const char *command, tsr_endpoint ep);
 void cli_print_version(void);
+void cli_print_gradcheck_help(void);
 
 int cli_cmd_schema(int argc, char **argv);
 /* ep: the endpoint the subcommand names. */
 int cli_cmd_call(tsr_endpoint ep, int argc, char **argv);
+int cli_cmd_check_gradients(int argc, char **argv);
 
 #endif /* TESSERA_CLI_H */

@@ -8,12 +8,15 @@
 
 typedef struct subcommand {
     const char *name;
-    int endpoint; /* -1: not an endpoint call */
+    int endpoint; /* SCHEMA or CHECK_GRADIENTS: not an endpoint call */
 } subcommand;
+
+enum { SCHEMA = -1, CHECK_GRADIENTS = -2 };
 
 /* Tesseract's own command names are accepted as aliases. */
 static const subcommand subcommands[] = {
-    {"schema", -1},
+    {"schema", SCHEMA},
+    {"check-gradients", CHECK_GRADIENTS},
     {"apply", TSR_EP_APPLY},
     {"jvp", TSR_EP_JVP},
     {"jacobian-vector-product", TSR_EP_JVP},
@@ -53,7 +56,9 @@ int main(int argc, char **argv) {
         int sub_argc = argc - optind;
         char **sub_argv = argv + optind;
         optind = 0; /* restart getopt for the subcommand (GNU: full reset) */
-        if (subcommands[k].endpoint < 0) return cli_cmd_schema(sub_argc, sub_argv);
+        if (subcommands[k].endpoint == SCHEMA) return cli_cmd_schema(sub_argc, sub_argv);
+        if (subcommands[k].endpoint == CHECK_GRADIENTS)
+            return cli_cmd_check_gradients(sub_argc, sub_argv);
         return cli_cmd_call((tsr_endpoint)subcommands[k].endpoint, sub_argc, sub_argv);
     }
     return cli_usage_error(NULL, "unknown command '%s'", name);

@@ -8,7 +8,7 @@
 
 enum { OPT_MODE = 256, OPT_CONFIG };
 
-static int set_config(const char *command, tsr_options *lib, const char *assignment) {
+int cli_set_config(const char *command, tsr_options *lib, const char *assignment) {
     const char *eq = strchr(assignment, '=');
     if (eq == NULL || eq == assignment)
         return cli_usage_error(command, "--config takes KEY=VALUE, got '%s'", assignment);
@@ -46,7 +46,7 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
             return cli_usage_error(command, "unknown mode '%s' (inproc, isolated or worker)", arg);
         return CLI_OK;
     case OPT_CONFIG:
-        return set_config(command, o->library, arg);
+        return cli_set_config(command, o->library, arg);
     case ':':
         return cli_usage_error(command, "option '%s' needs a value", token);
     default:

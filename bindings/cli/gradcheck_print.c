@@ -1,0 +1,195 @@
+/* `tessera check-gradients`: the human-readable report on stdout and the
+ * progress bar on stderr. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gradcheck.h"
+
+static const tsr_endpoint endpoints[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN};
+
+static const char *reference_label(tsr_gradcheck_reference ref) {
+    switch (ref) {
+    case TSR_GRADCHECK_VS_FD: return "finite diff.";
+    case TSR_GRADCHECK_VS_JACOBIAN: return "jacobian";
+    case TSR_GRADCHECK_VS_TAYLOR: return "taylor";
+    default: return "-";
+    }
+}
+
+/* "x", "x[3]" or "w[1,2]"; a dense seed has no single element. */
+static const char *element(char *buf, size_t cap, const char *name, int64_t index, int32_t rank,
+                           const int64_t *multi, const char *dense) {
+    if (!name || index < 0) {
+        snprintf(buf, cap, "%s", dense);
+        return buf;
+    }
+    size_t used = (size_t)snprintf(buf, cap, "%s", name);
+    for (int32_t d = 0; d < rank && used < cap; d++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%lld%s", d ? "," : "[",
+                                 (long long)multi[d], d + 1 == rank ? "]" : "");
+    return buf;
+}
+
+static void print_fields(const tsr_component *c, const gradcheck_args *a) {
+    const tsr_gradcheck_options *o = &a->opts;
+    printf("tessera check-gradients: component '%s', ", tsr_component_name(c));
+    if (o->taylor) {
+        printf("Taylor remainder convergence, seed %llu\n", (unsigned long long)o->seed);
+        return;
+    }
+    char eps[64];
+    if (o->eps > 0) snprintf(eps, sizeof eps, "%g", o->eps);
+    else
+        snprintf(eps, sizeof eps, "%g (float32: %g)", TSR_GRADCHECK_F64_EPS,
+                 TSR_GRADCHECK_F32_EPS);
+    printf("central differences with h = %s%s, up to %lld elements per field, seed %llu\n", eps,
+           o->absolute_step ? "" : " * max(|x|, 1)",
+           (long long)(o->max_evals ? o->max_evals : TSR_GRADCHECK_DEFAULT_MAX_EVALS),
+           (unsigned long long)o->seed);
+}
+
+static void print_summaries(const tsr_gradcheck_report *r) {
+    printf("\n%-9s %-13s %8s %9s %12s %12s %6s\n", "endpoint", "compared with", "checks",
+           "failures", "max abs err", "max rel err", "calls");
+    for (size_t k = 0; k < 3; k++) {
+        const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, endpoints[k]);
+        if (!s->checked) {
+            printf("%-9s not checked\n", tsr_endpoint_name(endpoints[k]));
+            continue;
+        }
+        printf("%-9s %-13s %8lld %9lld", tsr_endpoint_name(endpoints[k]),
+               reference_label(s->reference), (long long)s->checks, (long long)s->failures);
+        if (s->reference == TSR_GRADCHECK_VS_TAYLOR) printf(" %12s %12s", "-", "-");
+        else printf(" %12.3g %12.3g", s->max_abs_err, s->max_rel_err);
+        printf(" %6lld\n", (long long)s->calls);
+    }
+    printf("apply evaluations: %lld\n", (long long)tsr_gradcheck_apply_evals(r));
+}
+
+static void print_skipped(const tsr_gradcheck_report *r) {
+    for (int32_t k = 0; k < tsr_gradcheck_n_skipped(r); k++) {
+        const tsr_gradcheck_skip *s = tsr_gradcheck_skipped_at(r, k);
+        printf("skipped %s '%s': %s\n", s->is_input ? "input" : "output", s->field, s->reason);
+    }
+}
+
+static int64_t total_failures(const tsr_gradcheck_report *r) {
+    int64_t n = 0;
+    for (size_t k = 0; k < 3; k++) n += tsr_gradcheck_summary_of(r, endpoints[k])->failures;
+    return n;
+}
+
+static void print_failures(const tsr_gradcheck_report *r) {
+    int64_t kept = tsr_gradcheck_n_failures(r), all = total_failures(r);
+    if (kept == 0) return;
+    printf("\nfailures (%lld of %lld listed):\n", (long long)kept, (long long)all);
+    printf("  %-9s %-32s %-9s %22s %22s %10s %10s\n", "endpoint", "derivative", "vs", "got", "want",
+           "abs err", "rel err");
+    for (int64_t k = 0; k < kept; k++) {
+        const tsr_gradcheck_failure *f = tsr_gradcheck_failure_at(r, k);
+        char out[96], in[96], pair[200];
+        element(out, sizeof out, f->output, f->out_index, f->out_rank, f->out_multi,
+                "(c^T, random c)");
+        element(in, sizeof in, f->input, f->in_index, f->in_rank, f->in_multi, "(random t)");
+        snprintf(pair, sizeof pair, "d %s / d %s", out, in);
+        printf("  %-9s %-32s %-9s %22.15g %22.15g %10.3g %10.3g\n", tsr_endpoint_name(f->endpoint),
+               pair, reference_label(f->reference), f->got, f->want, f->abs_err, f->rel_err);
+    }
+}
+
+static void print_taylor(const tsr_gradcheck_report *r) {
+    int32_t n = tsr_gradcheck_n_taylor(r);
+    if (n == 0) return;
+    printf("\nTaylor tests: observed order log2(r(h) / r(h/2)), h from %g; 2 is right, 1 wrong; "
+           "'-': at rounding level\n",
+           tsr_gradcheck_taylor_at(r, 0)->step[0]);
+    int width = 0;
+    for (int32_t k = 0; k < n; k++) {
+        const tsr_gradcheck_taylor *t = tsr_gradcheck_taylor_at(r, k);
+        int w = (int)(strlen(t->output) + strlen(t->input)) + 7;
+        if (w > width) width = w;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        const tsr_gradcheck_taylor *t = tsr_gradcheck_taylor_at(r, k);
+        char pair[160];
+        snprintf(pair, sizeof pair, "d %s / d %s", t->output, t->input);
+        printf("  %-9s %-*s %-6s", tsr_endpoint_name(t->endpoint), width, pair,
+               t->passed ? "ok" : "FAILED");
+        for (int32_t q = 0; q + 1 < t->n_steps; q++) {
+            if (isnan(t->order[q])) printf("     -");
+            else printf(" %5.2f", t->order[q]);
+        }
+        if (t->n_counted == 0) printf("  (residual at rounding level)");
+        printf("\n");
+    }
+}
+
+/* Why a check may have had nothing to compare. */
+static void print_nothing_checked(const tsr_gradcheck_report *r, const tsr_component *c) {
+    int checked = 0, served = 0;
+    for (size_t k = 0; k < 3; k++) {
+        checked |= tsr_gradcheck_summary_of(r, endpoints[k])->checked;
+        served |= tsr_has_endpoint(c, endpoints[k]) && !tsr_has_native_endpoint(c, endpoints[k]);
+    }
+    if (!checked && served)
+        printf("nothing checked: the plugin implements no derivative endpoint; those served by\n"
+               "finite differences are checked only when --endpoints names them\n");
+    else if (!checked)
+        printf("nothing checked: the plugin has no derivative endpoint\n");
+}
+
+void cli_gradcheck_print(const tsr_gradcheck_report *r, const tsr_component *c,
+                         const gradcheck_args *a) {
+    print_fields(c, a);
+    print_summaries(r);
+    print_nothing_checked(r, c);
+    print_skipped(r);
+    print_taylor(r);
+    print_failures(r);
+    if (tsr_gradcheck_passed(r)) {
+        printf("\nresult: passed\n");
+        return;
+    }
+    printf("\nresult: FAILED:");
+    for (size_t k = 0, first = 1; k < 3; k++) {
+        const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, endpoints[k]);
+        if (s->failures == 0) continue;
+        printf("%s %s (%lld of %lld)", first ? "" : ",", tsr_endpoint_name(endpoints[k]),
+               (long long)s->failures, (long long)s->checks);
+        first = 0;
+    }
+    printf("\n");
+}
+
+/* ---- progress ---------------------------------------------------------------- */
+
+#define BAR_WIDTH 30
+/* Short checks finish before a bar would be read. */
+#define BAR_MIN_TOTAL 20
+
+static int bar_shown;
+static int bar_last = -1;
+
+void cli_gradcheck_progress(void *user, int64_t done, int64_t total) {
+    (void)user;
+    if (total < BAR_MIN_TOTAL || total <= 0) return;
+    int filled = (int)(done * BAR_WIDTH / total);
+    int permille = (int)(done * 1000 / total);
+    if (permille == bar_last) return;
+    bar_last = permille;
+    char bar[BAR_WIDTH + 1];
+    for (int k = 0; k < BAR_WIDTH; k++) bar[k] = k < filled ? '#' : '.';
+    bar[BAR_WIDTH] = '\0';
+    fprintf(stderr, "\r[%s] %lld/%lld evaluations", bar, (long long)done, (long long)total);
+    fflush(stderr);
+    bar_shown = 1;
+}
+
+/* Erase the bar so that what follows starts on a clean line. */
+void cli_gradcheck_progress_end(void) {
+    if (!bar_shown) return;
+    fprintf(stderr, "\r%*s\r", BAR_WIDTH + 40, "");
+    fflush(stderr);
+    bar_shown = 0;
+}

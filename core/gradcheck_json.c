@@ -1,0 +1,168 @@
+/* Gradient checks: the report as compact JSON (layout in gradcheck.h). */
+#include <math.h>
+
+#include "../transport/json_writer.h"
+#include "gradcheck_internal.h"
+#include "internal.h"
+
+static const char *reference_name(tsr_gradcheck_reference ref) {
+    switch (ref) {
+    case TSR_GRADCHECK_VS_FD: return "fd";
+    case TSR_GRADCHECK_VS_JACOBIAN: return "jacobian";
+    case TSR_GRADCHECK_VS_TAYLOR: return "taylor";
+    default: return NULL;
+    }
+}
+
+/* JSON has no NaN or infinity. */
+static void number(tsr_jw *w, double v) {
+    if (isfinite(v)) tsr_jw_double(w, v);
+    else tsr_jw_null(w);
+}
+
+static void string_or_null(tsr_jw *w, const char *s) {
+    if (s) tsr_jw_string(w, s);
+    else tsr_jw_null(w);
+}
+
+static void index_of(tsr_jw *w, const char *key, int64_t index) {
+    tsr_jw_key(w, key);
+    if (index >= 0) tsr_jw_int(w, index);
+    else tsr_jw_null(w);
+}
+
+static void multi_of(tsr_jw *w, const char *key, int64_t index, int32_t rank,
+                     const int64_t *multi) {
+    tsr_jw_key(w, key);
+    if (index < 0) {
+        tsr_jw_null(w);
+        return;
+    }
+    tsr_jw_begin_array(w);
+    for (int32_t d = 0; d < rank; d++) tsr_jw_int(w, multi[d]);
+    tsr_jw_end_array(w);
+}
+
+static void numbers(tsr_jw *w, const char *key, const double *v, int32_t n) {
+    tsr_jw_key(w, key);
+    tsr_jw_begin_array(w);
+    for (int32_t k = 0; k < n; k++) number(w, v[k]);
+    tsr_jw_end_array(w);
+}
+
+static void write_summaries(tsr_jw *w, const tsr_gradcheck_report *r) {
+    static const tsr_endpoint eps[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN};
+    tsr_jw_key(w, "endpoints");
+    tsr_jw_begin_object(w);
+    for (size_t k = 0; k < 3; k++) {
+        const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, eps[k]);
+        tsr_jw_key(w, tsr_endpoint_name(eps[k]));
+        tsr_jw_begin_object(w);
+        tsr_jw_key(w, "checked");
+        tsr_jw_bool(w, s->checked != 0);
+        tsr_jw_key(w, "reference");
+        string_or_null(w, reference_name(s->reference));
+        tsr_jw_key(w, "checks");
+        tsr_jw_int(w, s->checks);
+        tsr_jw_key(w, "failures");
+        tsr_jw_int(w, s->failures);
+        tsr_jw_key(w, "max_abs_err");
+        number(w, s->max_abs_err);
+        tsr_jw_key(w, "max_rel_err");
+        number(w, s->max_rel_err);
+        tsr_jw_key(w, "calls");
+        tsr_jw_int(w, s->calls);
+        tsr_jw_end_object(w);
+    }
+    tsr_jw_end_object(w);
+}
+
+static void write_failure(tsr_jw *w, const tsr_gradcheck_failure *f) {
+    tsr_jw_begin_object(w);
+    tsr_jw_key(w, "endpoint");
+    tsr_jw_string(w, tsr_endpoint_name(f->endpoint));
+    tsr_jw_key(w, "reference");
+    string_or_null(w, reference_name(f->reference));
+    tsr_jw_key(w, "input");
+    string_or_null(w, f->input);
+    tsr_jw_key(w, "output");
+    string_or_null(w, f->output);
+    index_of(w, "in_index", f->in_index);
+    index_of(w, "out_index", f->out_index);
+    multi_of(w, "in_multi", f->in_index, f->in_rank, f->in_multi);
+    multi_of(w, "out_multi", f->out_index, f->out_rank, f->out_multi);
+    const char *keys[] = {"got", "want", "abs_err", "rel_err", "tolerance"};
+    double vals[] = {f->got, f->want, f->abs_err, f->rel_err, f->tolerance};
+    for (int k = 0; k < 5; k++) {
+        tsr_jw_key(w, keys[k]);
+        number(w, vals[k]);
+    }
+    tsr_jw_end_object(w);
+}
+
+static void write_taylor(tsr_jw *w, const tsr_gradcheck_taylor *t) {
+    tsr_jw_begin_object(w);
+    tsr_jw_key(w, "endpoint");
+    tsr_jw_string(w, tsr_endpoint_name(t->endpoint));
+    tsr_jw_key(w, "input");
+    tsr_jw_string(w, t->input);
+    tsr_jw_key(w, "output");
+    tsr_jw_string(w, t->output);
+    numbers(w, "steps", t->step, t->n_steps);
+    numbers(w, "residuals", t->residual, t->n_steps);
+    numbers(w, "floors", t->floor, t->n_steps);
+    numbers(w, "orders", t->order, t->n_steps - 1);
+    tsr_jw_key(w, "passed");
+    tsr_jw_bool(w, t->passed != 0);
+    tsr_jw_end_object(w);
+}
+
+TSR_API int tsr_gradcheck_report_json(const tsr_gradcheck_report *r, char **out, tsr_error *err) {
+    if (out) *out = NULL;
+    if (!r || !out) {
+        error_set(err, TSR_E_ARGUMENT, "tsr_gradcheck_report_json: %s is NULL",
+                  !r ? "the report" : "out");
+        return TSR_E_ARGUMENT;
+    }
+    tsr_jw w;
+    tsr_jw_init(&w);
+    tsr_jw_begin_object(&w);
+    tsr_jw_key(&w, "passed");
+    tsr_jw_bool(&w, tsr_gradcheck_passed(r) != 0);
+    tsr_jw_key(&w, "taylor");
+    tsr_jw_bool(&w, tsr_gradcheck_is_taylor(r) != 0);
+    tsr_jw_key(&w, "apply_evals");
+    tsr_jw_int(&w, tsr_gradcheck_apply_evals(r));
+    write_summaries(&w, r);
+    tsr_jw_key(&w, "failures");
+    tsr_jw_begin_array(&w);
+    for (int64_t k = 0; k < tsr_gradcheck_n_failures(r); k++)
+        write_failure(&w, tsr_gradcheck_failure_at(r, k));
+    tsr_jw_end_array(&w);
+    tsr_jw_key(&w, "skipped");
+    tsr_jw_begin_array(&w);
+    for (int32_t k = 0; k < tsr_gradcheck_n_skipped(r); k++) {
+        const tsr_gradcheck_skip *s = tsr_gradcheck_skipped_at(r, k);
+        tsr_jw_begin_object(&w);
+        tsr_jw_key(&w, "field");
+        tsr_jw_string(&w, s->field);
+        tsr_jw_key(&w, "kind");
+        tsr_jw_string(&w, s->is_input ? "input" : "output");
+        tsr_jw_key(&w, "reason");
+        tsr_jw_string(&w, s->reason);
+        tsr_jw_end_object(&w);
+    }
+    tsr_jw_end_array(&w);
+    tsr_jw_key(&w, "taylor_tests");
+    tsr_jw_begin_array(&w);
+    for (int32_t k = 0; k < tsr_gradcheck_n_taylor(r); k++)
+        write_taylor(&w, tsr_gradcheck_taylor_at(r, k));
+    tsr_jw_end_array(&w);
+    tsr_jw_end_object(&w);
+    *out = tsr_jw_finish(&w);
+    if (!*out) {
+        error_set(err, TSR_E_NOMEM, "out of memory writing the gradient-check report");
+        return TSR_E_NOMEM;
+    }
+    return 0;
+}
