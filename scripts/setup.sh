@@ -13,7 +13,7 @@ build_type="${BUILD_TYPE:-RelWithDebInfo}"
 # from pip counts as well as Debian's). Libraries are checked with dpkg.
 declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make)
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
-          liburing-dev libxxhash-dev liblz4-dev)
+          liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -36,6 +36,23 @@ else
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Python packages the bindings, their tests and the interoperability tests
+# use. torch is pinned to the CPU build that pip finds locally; a plain
+# `torch` would fetch a multi-GB CUDA build.
+python="${PYTHON:-python3}"
+py_missing=()
+for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
+            "tesseract_core:tesseract-core[runtime]"; do
+  module="${spec%%:*}"
+  "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
+done
+if ((${#py_missing[@]} == 0)); then
+  echo "setup: Python packages present"
+else
+  echo "setup: pip install ${py_missing[*]}"
+  "$python" -m pip install --quiet "${py_missing[@]}"
 fi
 
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type"

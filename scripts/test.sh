@@ -24,8 +24,17 @@ if ! "$root/tests/install/test_install.sh"; then
   failed+=(install)
 fi
 
+# Python tests: the bindings (once installed by setup.sh) and the
+# interoperability tests against tesseract-core.
+if compgen -G "$root/tests/python/test_*.py" >/dev/null; then
+  echo "== pytest"
+  if ! (cd "$root" && TESSERA_BUILD_DIR="$build_dir" "${PYTHON:-python3}" -m pytest -q tests/python); then
+    failed+=(pytest)
+  fi
+fi
+
 if ((${#failed[@]})); then
   echo "test summary: FAILED (${failed[*]})"
   exit 1
 fi
-echo "test summary: all passed (ctest, install)"
+echo "test summary: all passed"
