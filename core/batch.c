@@ -119,6 +119,7 @@ static void *run_lane(void *arg) {
 /* Every bound input and seed carries the leading batch axis. */
 static int check_batched(tsr_call *call, int64_t batch) {
     tsr_component *c = call->comp;
+    call->limit_used = 0;
     for (int32_t f = 0; f < c->n_in; f++) {
         if (!call->input_bound[f])
             return call_fail(call, TSR_E_MISSING, "input '%s' is missing", c->in[f].field.name);
@@ -127,13 +128,19 @@ static int check_batched(tsr_call *call, int64_t batch) {
             return call_fail(call, TSR_E_SHAPE,
                              "batch of %lld: input '%s' needs a leading dimension of %lld",
                              (long long)batch, c->in[f].field.name, (long long)batch);
+        int rc = limit_take(call, limit_array_bytes(a), "input", c->in[f].field.name);
+        if (rc) return rc;
     }
-    for (int32_t k = 0; k < seed_count(call); k++)
-        if (call->seed_set[k] && (call->seeds[k].rank < 1 || call->seeds[k].shape[0] != batch))
+    for (int32_t k = 0; k < seed_count(call); k++) {
+        if (!call->seed_set[k]) continue;
+        if (call->seeds[k].rank < 1 || call->seeds[k].shape[0] != batch)
             return call_fail(call, TSR_E_SHAPE,
                              "batch of %lld: every tangent or cotangent needs a leading "
                              "dimension of %lld",
                              (long long)batch, (long long)batch);
+        int rc = limit_take(call, limit_array_bytes(&call->seeds[k]), "a batched seed", NULL);
+        if (rc) return rc;
+    }
     return 0;
 }
 
@@ -159,7 +166,10 @@ static int size_results(tsr_call *call, tsr_call *sub, int64_t batch) {
         r->shape[0] = batch;
         memcpy(r->shape + 1, e->shape, (size_t)e->rank * sizeof(int64_t));
         size_t bytes;
-        char why[300];
+        char why[300], name[160];
+        int rc = limit_take(call, limit_array_bytes(r), result_name(sub, k, name, sizeof name),
+                            NULL);
+        if (rc) return rc;
         if (shape_bytes(r, &bytes) != 0)
             return call_fail(call, TSR_E_SHAPE, "the batched results are too large");
         r->data = result_reserve(call->comp, &call->bufs[k], bytes, why, sizeof why);

@@ -54,6 +54,7 @@ TSR_API void tsr_call_free(tsr_call *call) {
     for (int32_t k = 0; call->staging && k < call->comp->n_in + call->cap_results; k++)
         result_release(call->comp, &call->staging[k]);
     free(call->staging);
+    result_release(call->comp, &call->scratch);
     for (int32_t t = 0; t < call->n_subs; t++) tsr_call_free(call->subs[t]);
     tsr_call_free(call->fd_apply);
     free(call->subs);
@@ -251,13 +252,14 @@ static int check_array(tsr_call *call, const char *what, const field_info *f,
     if (need_data && !a->data && count > 0)
         return call_fail(call, TSR_E_ARGUMENT, "%s: data is NULL for %lld elements",
                          array_label(what, name, label, sizeof label), (long long)count);
-    return 0;
+    return limit_take(call, limit_array_bytes(a), what, name);
 }
 
 static int bind_inputs(tsr_call *call) {
     tsr_component *c = call->comp;
     int need_data = call->ep != TSR_EP_ABSTRACT_EVAL;
     for (int32_t s = 0; s < c->n_sym; s++) call->symval[s] = -1;
+    call->limit_used = 0;
     if (call->n_bound != c->n_in)
         for (int32_t i = 0; i < c->n_in; i++)
             if (!call->input_bound[i])

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "manifest.h"
 #include "worker_pool.h"
 
 static void component_free(tsr_component *c) {
@@ -13,7 +14,9 @@ static void component_free(tsr_component *c) {
     descriptor_free(c);
     pool_stop(c);
     arena_destroy(c->arena);
+    spool_destroy(c->spool); /* after the workers: nothing writes there any more */
     schema_import_free(c->schema);
+    manifest_free(c->manifest);
     /* Unloading may run the plugin's destructors; the descriptor is gone
      * after this, so nothing may point into it any more. */
     if (c->dl) dlclose(c->dl);
@@ -101,9 +104,8 @@ static int run_init(tsr_component *c, tsr_error *err) {
     return 0;
 }
 
-/* Worker mode: clear what crashed hosts left, create the arena, start the
- * workers, and take the schema the first one sends. */
-static int open_worker(tsr_component *c, tsr_error *err) {
+/* The shared-memory transport: the arena, then the workers. */
+static int start_shm(tsr_component *c, char **schema, tsr_error *err) {
     char why[TSR_ERRMSG_MAX - 64];
     int removed = arena_remove_orphans();
     if (removed > 0)
@@ -114,9 +116,34 @@ static int open_worker(tsr_component *c, tsr_error *err) {
         error_set(err, rc, "cannot load '%s' in a worker: %s", c->path, why);
         return rc;
     }
+    arena_set_limit(c->arena, c->opts.max_arena_bytes);
+    return pool_start(c, schema, err);
+}
+
+/* Worker mode: start the workers over shared memory or files (transport
+ * "auto" falls back to files when /dev/shm is missing, full or refuses
+ * us), and take the schema the first one sends. */
+static int open_worker(tsr_component *c, tsr_error *err) {
+    char why[TSR_ERRMSG_MAX - 64];
     char *schema = NULL;
-    rc = pool_start(c, &schema, err);
-    if (rc) return rc;
+    int rc = TSR_E_SHM;
+    tsr_error shm_err = {0, ""};
+    if (c->opts.transport != TSR_TRANSPORT_FILES) {
+        rc = start_shm(c, &schema, &shm_err);
+        if (rc && (rc != TSR_E_SHM || c->opts.transport == TSR_TRANSPORT_SHM)) {
+            error_set(err, rc, "%s", shm_err.message);
+            return rc;
+        }
+    }
+    if (rc) {
+        pool_stop(c);
+        arena_destroy(c->arena);
+        c->arena = NULL;
+        rc = files_start(c, c->opts.transport == TSR_TRANSPORT_FILES ? NULL : shm_err.message,
+                         err);
+        if (!rc) rc = pool_start(c, &schema, err);
+        if (rc) return rc;
+    }
     rc = schema_import(schema, &c->schema, why, sizeof why);
     free(schema);
     if (rc) {
@@ -155,6 +182,8 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
     int rc;
     if (c->mode == TSR_MODE_WORKER) {
         rc = open_worker(c, err);
+    } else if (manifest_detect(c->path)) {
+        rc = manifest_open(c, err);   /* a legacy routine: its descriptor is built here */
     } else {
         rc = load_library(c, err);
         if (!rc) rc = read_descriptor(c, err);

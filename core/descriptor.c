@@ -40,9 +40,13 @@ static int valid_name(const char *s) {
     return !at_start;
 }
 
+/* Id of a symbol, added if new; -1 when out of memory, -2 past
+ * TSR_MAX_SYMBOLS (a worker's schema could ask for more than field_info's
+ * int16 ids hold). */
 static int symbol_id(tsr_component *c, const char *name) {
     for (int32_t i = 0; i < c->n_sym; i++)
         if (strcmp(c->sym_names[i], name) == 0) return i;
+    if (c->n_sym >= TSR_MAX_SYMBOLS) return -2;
     const char **grown = realloc(c->sym_names, (size_t)(c->n_sym + 1) * sizeof *grown);
     if (!grown) return -1;
     c->sym_names = grown;
@@ -104,6 +108,12 @@ static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, cons
                 return TSR_E_DESCRIPTOR;
             }
             int id = symbol_id(c, d.symbol);
+            if (id == -2) {
+                error_set(err, TSR_E_DESCRIPTOR,
+                          "component '%s': more than %d distinct symbolic dims", label,
+                          TSR_MAX_SYMBOLS);
+                return TSR_E_DESCRIPTOR;
+            }
             if (id < 0) {
                 error_set(err, TSR_E_NOMEM, "component '%s': out of memory", label);
                 return TSR_E_NOMEM;

@@ -21,6 +21,7 @@
 /* Sanity bounds on a descriptor, to refuse garbage rather than walk it. */
 #define TSR_MAX_FIELDS 4096
 #define TSR_MAX_NAME 256
+#define TSR_MAX_SYMBOLS 1024   /* distinct symbolic dims (ids are int16) */
 
 /* Kind of one declared dimension, resolved once at load. */
 enum dim_kind { DIM_FIXED, DIM_ANY, DIM_SYMBOL };
@@ -39,7 +40,9 @@ typedef struct field_info {
 } field_info;
 
 typedef struct imported_schema imported_schema;
+struct manifest;
 struct arena;
+struct spool;
 struct worker_pool;
 
 typedef struct config_entry {
@@ -69,7 +72,29 @@ struct tsr_options {
     int32_t n_env;
     tsr_output_fn output_fn;
     void *output_user;
+    /* limits (limits.c); 0 = none */
+    uint64_t max_array_bytes;
+    uint64_t max_call_bytes;
+    uint64_t max_arena_bytes;
+    uint64_t max_payload_bytes;
+    /* the worker's resource limits; 0 = inherited */
+    uint64_t rlimit_as, rlimit_cpu, rlimit_nofile;
+    /* how worker calls move arrays */
+    int transport;                   /* TSR_TRANSPORT_* */
+    char *spool_dir;                 /* files: the spool's parent; NULL: $TMPDIR or /tmp */
+    int file_io;                     /* files: a tsr_file_io */
 };
+
+/* Option "transport": shared memory, falling back to files where it
+ * cannot be used (auto); shared memory only; files only. */
+enum { TSR_TRANSPORT_AUTO = 0, TSR_TRANSPORT_SHM = 1, TSR_TRANSPORT_FILES = 2 };
+
+/* Defaults of the limits: far above what a call on one machine needs, far
+ * below what a hostile shape claims (2^62 elements). */
+#define TSR_DEFAULT_MAX_ARRAY_BYTES ((uint64_t)64 << 30)
+#define TSR_DEFAULT_MAX_CALL_BYTES ((uint64_t)64 << 30)
+#define TSR_DEFAULT_MAX_ARENA_BYTES ((uint64_t)64 << 30)
+#define TSR_DEFAULT_MAX_PAYLOAD_BYTES ((uint64_t)1 << 30)
 
 /* Default spin before sleeping, from bench_worker's sweep on a 2-core VM:
  * 200 us kept back-to-back calls at 0.4-0.7 us in every run, and covers
@@ -98,8 +123,10 @@ struct tsr_component {
     struct tsr_options opts;         /* a private copy (config strings owned) */
     /* worker mode */
     struct arena *arena;             /* inputs, results and staging live here */
+    struct spool *spool;             /* or, with the files transport, arrays cross here */
     struct worker_pool *pool;
     imported_schema *schema;         /* owns the descriptor (desc) */
+    struct manifest *manifest;       /* a legacy routine's manifest: owns desc and state */
     _Atomic uint64_t stat_calls, stat_copied, stat_by_ref, stat_starts, stat_deaths;
 };
 
@@ -150,6 +177,7 @@ struct tsr_call {
     struct tsr_call **subs;
     int32_t n_subs;
     struct tsr_call *fd_apply;       /* fd_fallback.c: evaluates apply */
+    result_buf scratch;              /* manifest_call.c: a legacy routine's staged arguments */
     int results_valid;
     /* The last run succeeded, every result was sized by the host, and no
      * dtype, rank or shape has changed since: the next run may skip shape
@@ -159,6 +187,7 @@ struct tsr_call {
     /* symbol values during one run; -1 = unbound */
     int64_t *symval;
     const char **sym_from;           /* field that bound each symbol */
+    uint64_t limit_used;             /* limits.c: bytes of this run's arrays so far */
     int errcode;
     size_t cause_at;                 /* where the cause starts in errmsg */
     char errmsg[TSR_ERRMSG_MAX];
@@ -221,6 +250,19 @@ int fd_invoke(struct tsr_call *call);
 
 /* batch.c */
 void batch_point_results(struct tsr_call *sub);
+
+/* limits.c: max_array_bytes and max_call_bytes. limit_check counts an
+ * array of `bytes` toward this run's total (call->limit_used, reset when a
+ * run's validation starts) or refuses it with TSR_E_LIMIT and a message
+ * naming the array ("input 'x'" for what "input", "what['name']", or what
+ * alone when name is NULL), the limit and the option that raises it.
+ * limit_take does the same and fails the call. */
+uint64_t limit_array_bytes(const tsr_array *a);   /* UINT64_MAX on overflow */
+int limit_check(struct tsr_call *call, uint64_t bytes, const char *what, const char *name,
+                char *why, size_t n);
+int limit_take(struct tsr_call *call, uint64_t bytes, const char *what, const char *name);
+/* max_payload_bytes, for transport/payload_parse.c (0: none). */
+uint64_t tsr_component_payload_limit(const tsr_component *c);
 
 /* results.c */
 int32_t results_count(const struct tsr_call *call);

@@ -74,6 +74,7 @@ TSR_API const char *tsr_strerror(int code) {
     case TSR_E_WORKER: return "worker process failed";
     case TSR_E_TIMEOUT: return "call timed out";
     case TSR_E_SHM: return "shared memory unavailable or full";
+    case TSR_E_LIMIT: return "limit exceeded";
     }
     return "unknown error code";
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tessera/payload.h"
 
 void options_defaults(struct tsr_options *o) {
     memset(o, 0, sizeof *o);
@@ -13,6 +14,10 @@ void options_defaults(struct tsr_options *o) {
     o->workers = 1;
     o->start_timeout_ms = 30000;
     o->spin_ns = -1;
+    o->max_array_bytes = TSR_DEFAULT_MAX_ARRAY_BYTES;
+    o->max_call_bytes = TSR_DEFAULT_MAX_CALL_BYTES;
+    o->max_arena_bytes = TSR_DEFAULT_MAX_ARENA_BYTES;
+    o->max_payload_bytes = TSR_DEFAULT_MAX_PAYLOAD_BYTES;
 }
 
 TSR_API tsr_options *tsr_options_new(void) {
@@ -36,7 +41,8 @@ void options_clear(struct tsr_options *o) {
     entries_clear(&o->env, &o->n_env);
     free(o->worker_exe);
     free(o->cwd);
-    o->worker_exe = o->cwd = NULL;
+    free(o->spool_dir);
+    o->worker_exe = o->cwd = o->spool_dir = NULL;
 }
 
 TSR_API void tsr_options_free(tsr_options *opts) {
@@ -77,6 +83,22 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out) 
     return 0;
 }
 
+/* A count with an optional K, M, G or T suffix (powers of 1024). */
+static int parse_size(const char *s, uint64_t *out) {
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9') return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return -1;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
+    if (*end && (!u || end[1])) return -1;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    if (shift && v > (UINT64_MAX >> shift)) return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
 static int set_string(char **slot, const char *value) {
     char *v = strdup(value);
     if (!v) return TSR_E_NOMEM;
@@ -93,6 +115,7 @@ static int bad_value(tsr_error *err, const char *key, const char *value, const c
 
 static const char *const mode_names[] = {"inproc", "isolated", "worker"};
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
+static const char *const transport_names[] = {"auto", "shm", "files"};
 
 /* Integer options: key, bounds, and where the value goes. */
 static int set_int_option(struct tsr_options *o, const char *key, const char *value,
@@ -121,6 +144,36 @@ static int set_int_option(struct tsr_options *o, const char *key, const char *va
         char *slot = (char *)o + ints[i].offset;
         if (ints[i].is64) *(int64_t *)slot = v;
         else *(int32_t *)slot = (int32_t)v;
+        return 0;
+    }
+    *handled = 0;
+    return 0;
+}
+
+/* Limits and resource limits: unsigned sizes, 0 for none. */
+static int set_size_option(struct tsr_options *o, const char *key, const char *value,
+                           tsr_error *err, int *handled) {
+    static const struct {
+        const char *key;
+        size_t offset;
+    } sizes[] = {
+        {"max_array_bytes", offsetof(struct tsr_options, max_array_bytes)},
+        {"max_call_bytes", offsetof(struct tsr_options, max_call_bytes)},
+        {"max_arena_bytes", offsetof(struct tsr_options, max_arena_bytes)},
+        {"max_payload_bytes", offsetof(struct tsr_options, max_payload_bytes)},
+        {"rlimit_as", offsetof(struct tsr_options, rlimit_as)},
+        {"rlimit_cpu", offsetof(struct tsr_options, rlimit_cpu)},
+        {"rlimit_nofile", offsetof(struct tsr_options, rlimit_nofile)},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        if (strcmp(key, sizes[i].key) != 0) continue;
+        *handled = 1;
+        uint64_t v;
+        if (parse_size(value, &v) != 0)
+            return bad_value(err, key, value,
+                             "a non-negative integer, optionally with a K, M, G or T suffix; "
+                             "0 for no limit");
+        *(uint64_t *)((char *)o + sizes[i].offset) = v;
         return 0;
     }
     *handled = 0;
@@ -157,6 +210,8 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
     int handled;
     int rc = set_int_option(opts, key, value, err, &handled);
     if (handled) return rc;
+    rc = set_size_option(opts, key, value, err, &handled);
+    if (handled) return rc;
     if (strcmp(key, "spawn") == 0) {
         if (strcmp(value, "exec") && strcmp(value, "fork")) return bad_value(err, key, value, "exec or fork");
         opts->use_fork = strcmp(value, "fork") == 0;
@@ -172,15 +227,35 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         opts->clear_env = value[0] == '1';
         return 0;
     }
-    if (strcmp(key, "worker_exe") == 0 || strcmp(key, "cwd") == 0) {
+    if (strcmp(key, "worker_exe") == 0 || strcmp(key, "cwd") == 0 ||
+        strcmp(key, "spool_dir") == 0) {
         if (!*value) return bad_value(err, key, value, "a path");
-        rc = set_string(key[0] == 'w' ? &opts->worker_exe : &opts->cwd, value);
+        rc = set_string(key[0] == 'w' ? &opts->worker_exe
+                        : key[0] == 'c' ? &opts->cwd
+                                        : &opts->spool_dir,
+                        value);
         if (rc) error_set(err, rc, "option '%s': out of memory", key);
         return rc;
     }
+    if (strcmp(key, "transport") == 0) {
+        for (int t = 0; t < 3; t++)
+            if (strcmp(value, transport_names[t]) == 0) {
+                opts->transport = t;
+                return 0;
+            }
+        return bad_value(err, key, value, "auto, shm or files");
+    }
+    if (strcmp(key, "file_io") == 0) {
+        int io = tsr_file_io_from_name(value);
+        if (io < 0) return bad_value(err, key, value, "auto, io_uring or posix");
+        opts->file_io = io;
+        return 0;
+    }
     error_set(err, TSR_E_ARGUMENT,
               "unknown option '%s' (known: mode, log_level, workers, spawn, worker_exe, cwd, "
-              "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns)",
+              "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns, max_array_bytes, "
+              "max_call_bytes, max_arena_bytes, max_payload_bytes, rlimit_as, rlimit_cpu, "
+              "rlimit_nofile, transport, spool_dir, file_io)",
               key);
     return TSR_E_ARGUMENT;
 }
@@ -215,7 +290,7 @@ int options_copy(struct tsr_options *dst, const struct tsr_options *src) {
     *dst = *src;
     dst->config = dst->env = NULL;
     dst->n_config = dst->n_env = 0;
-    dst->worker_exe = dst->cwd = NULL;
+    dst->worker_exe = dst->cwd = dst->spool_dir = NULL;
     int rc = 0;
     for (int32_t i = 0; !rc && i < src->n_config; i++)
         rc = entry_put(&dst->config, &dst->n_config, src->config[i].key, src->config[i].value);
@@ -223,6 +298,7 @@ int options_copy(struct tsr_options *dst, const struct tsr_options *src) {
         rc = entry_put(&dst->env, &dst->n_env, src->env[i].key, src->env[i].value);
     if (!rc && src->worker_exe) rc = set_string(&dst->worker_exe, src->worker_exe);
     if (!rc && src->cwd) rc = set_string(&dst->cwd, src->cwd);
+    if (!rc && src->spool_dir) rc = set_string(&dst->spool_dir, src->spool_dir);
     if (rc) options_clear(dst);
     return rc;
 }

@@ -109,19 +109,18 @@ int results_prepare(tsr_call *call) {
         if (in) memcpy(r->shape + out_rank, in->shape, (size_t)in->rank * sizeof(int64_t));
         size_t bytes;
         if (known && alloc) {
-            if (shape_bytes(r, &bytes) != 0) {
-                char name[160];
+            char name[160];
+            result_name(call, k, name, sizeof name);
+            int rc = limit_take(call, limit_array_bytes(r), name, NULL);
+            if (rc) return rc;
+            if (shape_bytes(r, &bytes) != 0)
                 return call_fail(call, TSR_E_SHAPE, "%s would hold more elements than memory can",
-                                 result_name(call, k, name, sizeof name));
-            }
+                                 name);
             char why[300];
             r->data = result_reserve(call->comp, &call->bufs[k], bytes, why, sizeof why);
-            if (!r->data) {
-                char name[160];
+            if (!r->data)
                 return call_fail(call, call->comp->arena ? TSR_E_SHM : TSR_E_NOMEM,
-                                 "cannot allocate %zu bytes for %s: %s", bytes,
-                                 result_name(call, k, name, sizeof name), why);
-            }
+                                 "cannot allocate %zu bytes for %s: %s", bytes, name, why);
         }
         call->expect[k] = *r;
     }
@@ -167,6 +166,11 @@ void *result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n) {
     }
     r->dtype = e->dtype;
     size_t bytes;
+    int rc = limit_check(call, limit_array_bytes(r), name, NULL, why, n);
+    if (rc) {
+        *code = rc;
+        return NULL;
+    }
     if (shape_bytes(r, &bytes) != 0) {
         snprintf(why, n, "%s: its size overflows", name);
         return NULL;

@@ -1,15 +1,18 @@
 /* A call in worker mode: the validated call is written to a worker's
  * channel as binrefs, the worker runs the endpoint on the same pages, and
  * its answer is read back. Inputs already in the arena cross by reference;
- * others are copied once into call-owned staging buffers in the arena. */
+ * others are copied once into call-owned staging buffers in the arena.
+ * With the files transport the binrefs name files instead (worker_files.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 #include "worker_pool.h"
 
-/* The binref of an array, copying it into the arena when it lies outside. */
-static int wire_input(tsr_call *call, const tsr_array *a, result_buf *staging, wire_array *w) {
+/* The binref of an array, copying it into the arena when it lies outside
+ * (with files: appending it to the request's file through *fw). */
+static int wire_input(tsr_call *call, const tsr_array *a, result_buf *staging,
+                      binref_writer **fw, wire_array *w) {
     tsr_component *c = call->comp;
     size_t bytes = 0;
     shape_bytes(a, &bytes); /* validated before: cannot overflow */
@@ -18,7 +21,9 @@ static int wire_input(tsr_call *call, const tsr_array *a, result_buf *staging, w
     memcpy(w->shape, a->shape, (size_t)a->rank * sizeof(int64_t));
     memset(&w->ref, 0, sizeof w->ref);
     if (call->ep == TSR_EP_ABSTRACT_EVAL) return 0; /* shapes only */
-    if (bytes > 0 && arena_locate(c->arena, a->data, bytes, &w->ref) == 0) {
+    if (c->spool) return files_wire(call, fw, a, bytes, &w->ref);
+    if (bytes > 0 && (uintptr_t)a->data % wire_alignment(a->dtype) == 0 &&
+        arena_locate(c->arena, a->data, bytes, &w->ref) == 0) {
         atomic_fetch_add_explicit(&c->stat_by_ref, bytes, memory_order_relaxed);
         return 0;
     }
@@ -43,13 +48,22 @@ static void wire_result(tsr_call *call, const tsr_array *r, wire_array *w) {
     memset(&w->ref, 0, sizeof w->ref);
     size_t bytes = 0;
     if (r->data && shape_bytes(r, &bytes) == 0) {
-        /* Host-sized results are arena buffers of at least 64 bytes. */
-        arena_locate(call->comp->arena, r->data, bytes ? bytes : 1, &w->ref);
+        /* Host-sized results are arena buffers of at least 64 bytes; with
+         * files only their size travels (the worker uses its own memory). */
+        if (call->comp->arena) arena_locate(call->comp->arena, r->data, bytes ? bytes : 1, &w->ref);
         w->ref.bytes = bytes;
     }
 }
 
-static int write_request(tsr_call *call, chan_end *end) {
+/* The request's layout from the host's own counts: the worker can change
+ * those in the block, and must not move where the host reads. */
+static int host_layout(const tsr_call *call, chan_block *b, chan_request_view *v) {
+    const tsr_args *a = &call->args;
+    return chan_request_layout_of(b, a->n_inputs, a->n_wrt_in, a->n_wrt_out, a->n_seeds,
+                                  a->n_results, v);
+}
+
+static int write_request(tsr_call *call, chan_end *end, binref_writer **fw) {
     chan_block *b = end->blk;
     const tsr_args *args = &call->args;
     b->endpoint = call->ep;
@@ -63,7 +77,7 @@ static int write_request(tsr_call *call, chan_end *end) {
     b->plugin_status = 0;
     b->message[0] = '\0';
     chan_request_view v;
-    if (chan_request_layout(b, &v) != 0)
+    if (host_layout(call, b, &v) != 0)
         return call_fail(call, TSR_E_UNSUPPORTED,
                          "the request (%d inputs, %d results) does not fit the worker channel",
                          (int)args->n_inputs, (int)args->n_results);
@@ -76,32 +90,34 @@ static int write_request(tsr_call *call, chan_end *end) {
     memcpy(v.wrt_out, args->wrt_out, (size_t)args->n_wrt_out * sizeof(int32_t));
     int32_t n_in = call->comp->n_in;
     for (int32_t i = 0; i < n_in; i++) {
-        int rc = wire_input(call, &args->inputs[i], &call->staging[i], &v.inputs[i]);
+        int rc = wire_input(call, &args->inputs[i], &call->staging[i], fw, &v.inputs[i]);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
-        int rc = wire_input(call, &args->seeds[k], &call->staging[n_in + k], &v.seeds[k]);
+        int rc = wire_input(call, &args->seeds[k], &call->staging[n_in + k], fw, &v.seeds[k]);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) wire_result(call, &args->results[k], &v.results[k]);
-    return 0;
+    return files_flush(call, *fw);
 }
 
 /* CHAN_ALLOC: the plugin set the shape of result k; allocate it here,
- * with the same checks as in-process, and answer with its binref. */
-static void answer_alloc(tsr_call *call, chan_block *b) {
+ * with the same checks as in-process, and answer with its binref. What
+ * the worker wrote is read once each: it could change it meanwhile. */
+void worker_answer_alloc(tsr_call *call, chan_block *b) {
     chan_request_view v;
     int32_t k = b->alloc_index;
     char why[TSR_ERRMSG_MAX];
     int code = TSR_E_PLUGIN_RESULT;
     void *p = NULL;
-    if (chan_request_layout(b, &v) != 0 || k < 0 || k >= call->n_results ||
-        v.results[k].rank < 0 || v.results[k].rank > TSR_MAX_RANK) {
+    int32_t rank = -1;
+    if (host_layout(call, b, &v) == 0 && k >= 0 && k < call->n_results) rank = v.results[k].rank;
+    if (rank < 0 || rank > TSR_MAX_RANK) {
         snprintf(why, sizeof why, "the worker asked for an invalid result (index %d)", (int)k);
     } else {
         tsr_array *r = &call->results[k];
-        r->rank = v.results[k].rank;
-        memcpy(r->shape, v.results[k].shape, (size_t)r->rank * sizeof(int64_t));
+        r->rank = rank;
+        memcpy(r->shape, v.results[k].shape, (size_t)rank * sizeof(int64_t));
         p = result_alloc(call, k, &code, why, sizeof why);
         if (p) wire_result(call, r, &v.results[k]);
     }
@@ -112,18 +128,19 @@ static void answer_alloc(tsr_call *call, chan_block *b) {
 /* The worker's final word on each result: its shape and where it lies. */
 static int read_results(tsr_call *call, chan_block *b) {
     chan_request_view v;
-    if (chan_request_layout(b, &v) != 0)
+    if (host_layout(call, b, &v) != 0)
         return call_fail(call, TSR_E_WORKER, "the worker corrupted its answer");
     for (int32_t k = 0; k < call->n_results; k++) {
         tsr_array *r = &call->results[k];
         const wire_array *w = &v.results[k];
-        if (w->rank < 0 || w->rank > TSR_MAX_RANK)
+        int32_t rank = w->rank; /* read once: the worker could change it */
+        if (rank < 0 || rank > TSR_MAX_RANK)
             return call_fail(call, TSR_E_PLUGIN_RESULT, "result %d came back with rank %d",
-                             (int)k, (int)w->rank);
+                             (int)k, (int)rank);
         r->dtype = (tsr_dtype)w->dtype;
-        r->rank = w->rank;
-        memcpy(r->shape, w->shape, (size_t)w->rank * sizeof(int64_t));
-        if (call->ep != TSR_EP_ABSTRACT_EVAL && r->data) {
+        r->rank = rank;
+        memcpy(r->shape, w->shape, (size_t)rank * sizeof(int64_t));
+        if (call->ep != TSR_EP_ABSTRACT_EVAL && r->data && call->comp->arena) {
             void *at = arena_address(call->comp->arena, &w->ref);
             if (at != r->data)
                 return call_fail(call, TSR_E_PLUGIN_RESULT,
@@ -131,7 +148,18 @@ static int read_results(tsr_call *call, chan_block *b) {
                                  (int)k);
         }
     }
-    return 0;
+    return call->comp->spool ? files_read_results(call, &v) : 0;
+}
+
+/* CHAN_DONE: the worker's status, message and results. */
+int worker_answer_done(tsr_call *call, chan_block *b) {
+    int32_t status = b->status;
+    if (status == 0) return read_results(call, b);
+    /* A copy: the worker could rewrite the block while we format. */
+    char msg[sizeof b->message];
+    memcpy(msg, b->message, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    return call_fail(call, status < 0 && status >= TSR_E_LIMIT ? status : TSR_E_WORKER, "%s", msg);
 }
 
 /* One request to the worker of slot s, answering its allocation requests.
@@ -142,7 +170,8 @@ static int exchange(tsr_call *call, pool_slot *s) {
     tsr_component *c = call->comp;
     char why[TSR_ERRMSG_MAX - 128];
     chan_block *b = s->proc.end.blk;
-    int rc = write_request(call, &s->proc.end);
+    binref_writer *fw = NULL;
+    int rc = write_request(call, &s->proc.end, &fw);
     atomic_store(&b->taken, 0);
     uint32_t post = CHAN_REQUEST;
     while (rc == 0) {
@@ -150,20 +179,18 @@ static int exchange(tsr_call *call, pool_slot *s) {
         if (st < 0) {
             int idle = st == TSR_E_WORKER && !atomic_load(&b->taken);
             pool_mark_dead(c, s, why);
-            if (idle && c->opts.auto_restart) return WORKER_DIED_IDLE;
-            rc = call_fail(call, st, "%s", why);
+            rc = idle && c->opts.auto_restart ? WORKER_DIED_IDLE : call_fail(call, st, "%s", why);
         } else if (st == CHAN_ALLOC) {
-            answer_alloc(call, b);
+            worker_answer_alloc(call, b);
             post = CHAN_ALLOC_DONE;
             continue;
-        } else if (b->status != 0) {
-            b->message[sizeof b->message - 1] = '\0';
-            rc = call_fail(call, b->status, "%s", b->message);
         } else {
-            rc = read_results(call, b);
+            rc = worker_answer_done(call, b);
         }
         break;
     }
+    /* After a success, a failure, a death or a timeout alike. */
+    if (c->spool) files_end(call, fw);
     return rc;
 }
 

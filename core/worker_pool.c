@@ -93,16 +93,26 @@ static void pool_free(worker_pool *p) {
 
 static int slot_start(tsr_component *c, pool_slot *s, char **schema, char *why, size_t n) {
     worker_pool *p = c->pool;
+    char tag[SPOOL_TAG_MAX];
+    spool_tag(tag, (int)(s - p->slots));
+    /* With files, what a dead predecessor of this slot left goes first. */
+    if (c->spool) spool_clean(c->spool, tag);
     worker_spawn_opts o = {
         .worker_exe = p->exe,
         .use_fork = c->opts.use_fork,
         .plugin_path = c->path,
-        .arena_prefix = arena_prefix(c->arena),
+        .arena_prefix = c->arena ? arena_prefix(c->arena) : NULL,
+        .spool_dir = c->spool ? spool_path(c->spool) : NULL,
+        .spool_tag = tag,
+        .file_io = c->opts.file_io,
         .config_json = p->config,
         .env_set = (const char *const *)p->env,
         .clear_env = c->opts.clear_env,
         .cwd = c->opts.cwd,
         .spin_ns = (uint64_t)(c->opts.spin_ns >= 0 ? c->opts.spin_ns : TSR_DEFAULT_SPIN_NS),
+        .limits = {.as_bytes = c->opts.rlimit_as,
+                   .cpu_seconds = c->opts.rlimit_cpu,
+                   .nofile = c->opts.rlimit_nofile},
         .start_timeout_ms = c->opts.start_timeout_ms,
         .output = forward_output,
         .output_user = c,
@@ -133,6 +143,7 @@ int pool_start(tsr_component *c, char **schema, tsr_error *err) {
     p->env = env_list(c);
     if (!p->slots || !p->exe || !p->config || !p->env) {
         error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", c->path);
+        p->n = 0; /* no worker started, and slots may be NULL */
         pool_stop(c);
         return TSR_E_NOMEM;
     }

@@ -6,6 +6,8 @@
 
 #include "internal.h"
 #include "../transport/arena.h"
+#include "../transport/binref_file.h"
+#include "../transport/spool.h"
 #include "../transport/worker_proc.h"
 
 typedef struct pool_slot {
@@ -38,5 +40,24 @@ int pool_slot_index(const tsr_component *c, const pool_slot *s);
 
 /* worker_call.c: run call->args in a worker. */
 int worker_invoke(tsr_call *call);
+/* The host's side of a worker's CHAN_ALLOC request and of its final
+ * answer (CHAN_DONE), reading the block as hostile input; apart for the
+ * fuzz target of the host's side. */
+void worker_answer_alloc(tsr_call *call, chan_block *b);
+int worker_answer_done(tsr_call *call, chan_block *b);
+
+/* worker_files.c: the files transport, host side. files_start makes the
+ * spool (shm_why: why shared memory could not be used, logged at INFO;
+ * NULL when files were asked for). During a call in slot call->last_worker:
+ * files_wire appends an input or seed to the request's file (opening the
+ * writer *w on first use) and sets its binref; files_flush writes them;
+ * files_read_results reads the results the worker wrote into the call's
+ * buffers; files_end removes both files of the slot, whatever happened. */
+int files_start(tsr_component *c, const char *shm_why, tsr_error *err);
+void files_slot_tag(const tsr_call *call, char tag[SPOOL_TAG_MAX]);
+int files_wire(tsr_call *call, binref_writer **w, const tsr_array *a, size_t bytes, binref *ref);
+int files_flush(tsr_call *call, binref_writer *w);
+int files_read_results(tsr_call *call, const chan_request_view *v);
+void files_end(tsr_call *call, binref_writer *w);
 
 #endif

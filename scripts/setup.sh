@@ -11,9 +11,13 @@ build_type="${BUILD_TYPE:-RelWithDebInfo}"
 
 # Debian package -> command that proves a tool is already there (a cmake
 # from pip counts as well as Debian's). Libraries are checked with dpkg.
-declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make)
+declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make
+                    [clang]=clang [valgrind]=valgrind)
+# clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
+# CLI's memcheck test.
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
-          liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev)
+          liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev
+          clang libclang-rt-dev valgrind)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -44,7 +48,7 @@ fi
 python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
-            "tesseract_core:tesseract-core[runtime]"; do
+            "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done
@@ -58,3 +62,24 @@ fi
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type"
 cmake --build "$build_dir" -j"$(nproc)"
 echo "setup: built into $build_dir"
+
+# The Python package `tessera` (bindings/python), built from the same
+# sources into $build_dir/python and installed; again only when its sources,
+# the library's or the numpy/jaxlib it builds against changed. jax comes
+# first (above): the package compiles its XLA FFI handler against jaxlib.
+py_stamp="$build_dir/python/installed.sha256"
+py_sum="$(cd "$root" && {
+  find bindings/python/pyproject.toml bindings/python/CMakeLists.txt bindings/python/src \
+       core transport include CMakeLists.txt cmake -type f -print0 | sort -z | xargs -0 cat
+  "$python" -c "import numpy, jaxlib; print(numpy.__version__, jaxlib.__version__)" \
+    2>/dev/null || true
+} | sha256sum | cut -d' ' -f1)"
+if [[ -f "$py_stamp" && "$(cat "$py_stamp")" == "$py_sum" ]] &&
+   "$python" -c "import tessera" >/dev/null 2>&1; then
+  echo "setup: Python package tessera up to date"
+else
+  echo "setup: pip install ./bindings/python"
+  "$python" -m pip install --quiet --root-user-action=ignore --no-build-isolation \
+    --config-settings=build-dir="$build_dir/python/{wheel_tag}" "$root/bindings/python"
+  echo "$py_sum" > "$py_stamp"
+fi

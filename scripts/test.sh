@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Build, then run every test: the ctest suite in build/ and the install test
+# Build, then run every test: the ctest suite in build/, the install test
 # (install into a temporary prefix, build the out-of-tree example against
-# it). Exits non-zero if anything fails.
+# it), the ctest suite again under AddressSanitizer and UndefinedBehavior-
+# Sanitizer (build-asan/), and each fuzz target for a bounded time
+# (build-fuzz/). Exits non-zero if anything fails.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +24,32 @@ fi
 echo "== install test"
 if ! "$root/tests/install/test_install.sh"; then
   failed+=(install)
+fi
+
+# The C suite again, built with AddressSanitizer and UndefinedBehavior-
+# Sanitizer (TESSERA_SANITIZE) into build-asan/. Workers keep the default
+# signal handling (handle_segv=0, handle_abort=0), so that a plugin's crash
+# is still reported as the signal that killed its worker.
+echo "== sanitizers (build-asan)"
+asan_dir="${ASAN_BUILD_DIR:-$root/build-asan}"
+if cmake -S "$root" -B "$asan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON        -DTESSERA_BUILD_BENCH=OFF >/dev/null &&
+   cmake --build "$asan_dir" -j"$(nproc)" >/dev/null; then
+  if ! (cd "$asan_dir" &&
+        ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:handle_segv=0:handle_abort=0 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ctest --output-on-failure -j"$(nproc)"); then
+    failed+=(sanitizers)
+  fi
+else
+  echo "test: the sanitizer build FAILED" >&2
+  failed+=(sanitizer-build)
+fi
+
+# Each fuzz target for a bounded time (FUZZ_SECONDS, 60 by default), when
+# clang is there; the corpora are replayed by ctest in any case.
+echo "== fuzz"
+if ! "$root/scripts/fuzz.sh"; then
+  failed+=(fuzz)
 fi
 
 # Python tests: the bindings (once installed by setup.sh) and the

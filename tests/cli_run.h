@@ -42,8 +42,10 @@ static inline char *cli_slurp(const char *path) {
 }
 
 /* Run `tessera args...` (args NULL-terminated) with stdin_text (NULL:
- * empty) on its stdin. */
-static inline cli_run run_cli_v(const char *stdin_text, const char *const *args) {
+ * empty) on its stdin; before_exec (may be NULL) runs in the child just
+ * before it starts the command (to restrict it, say). */
+static inline cli_run run_cli_with(const char *stdin_text, void (*before_exec)(void),
+                                   const char *const *args) {
     char in_path[256], out_path[256], err_path[256];
     temp_path(in_path, sizeof in_path);
     temp_path(out_path, sizeof out_path);
@@ -64,6 +66,7 @@ static inline cli_run run_cli_v(const char *stdin_text, const char *const *args)
             err = open(err_path, O_WRONLY | O_TRUNC);
         if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
             _exit(127);
+        if (before_exec != NULL) before_exec();
         execv(TSR_CLI, (char *const *)argv);
         _exit(127);
     }
@@ -76,6 +79,10 @@ static inline cli_run run_cli_v(const char *stdin_text, const char *const *args)
     unlink(out_path);
     unlink(err_path);
     return r;
+}
+
+static inline cli_run run_cli_v(const char *stdin_text, const char *const *args) {
+    return run_cli_with(stdin_text, NULL, args);
 }
 
 #define run_cli(stdin_text, ...) run_cli_v((stdin_text), (const char *const[]){__VA_ARGS__, NULL})

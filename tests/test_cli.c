@@ -402,7 +402,7 @@ Test(cli_errors, usage_errors_exit_2) {
         {(const char *const[]){"apply", "p", "{}", "extra", NULL}, "too many arguments"},
         {(const char *const[]){"schema", NULL}, "tessera schema: error: missing PLUGIN"},
         {(const char *const[]){"apply", "-f", "msgpack", "p", "{}", NULL},
-         "unsupported format 'msgpack' (json or json+base64)"},
+         "unsupported format 'msgpack' (json, json+base64 or json+binref)"},
         {(const char *const[]){"apply", "--mode", "remote", "p", "{}", NULL},
          "unknown mode 'remote' (inproc, isolated or worker)"},
         {(const char *const[]){"apply", "--config", "matrix", "p", "{}", NULL},

@@ -502,10 +502,16 @@ Test(payload_errors, malformed_encoded_array_objects) {
                  TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "unknown encoding \"hex\"");
     decode_fails("{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
                  "\"data\":{\"buffer\":\"AAAAAAAA8D8=\",\"encoding\":\"base64\",\"compression\":\"lz4\"}}",
-                 TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "lz4-compressed buffers are not supported");
+                 TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "not an lz4 frame");
     decode_fails("{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
-                 "\"data\":{\"buffer\":\"a.bin:0\",\"encoding\":\"binref\"}}",
-                 TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "binref buffers are not read from payloads");
+                 "\"data\":{\"buffer\":\"AAAAAAAA8D8=\",\"encoding\":\"base64\",\"compression\":\"zstd\"}}",
+                 TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "unknown compression \"zstd\"");
+    decode_fails("{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
+                 "\"data\":{\"buffer\":[1],\"encoding\":\"json\",\"compression\":\"lz4\"}}",
+                 TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "json buffers cannot be compressed");
+    decode_fails("{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
+                 "\"data\":{\"buffer\":\"tessera-no-such-file.bin:0\",\"encoding\":\"binref\"}}",
+                 TSR_DTYPE_INVALID, TSR_E_IO, "cannot open binref file 'tessera-no-such-file.bin'");
 }
 
 Test(payload_errors, oversized_shapes_are_refused_before_allocating) {

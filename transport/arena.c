@@ -28,6 +28,7 @@ struct arena {
     /* Segments are only appended: base and size of seg[i < n_seg] never
      * change, so locate reads them without the lock. */
     _Atomic uint32_t n_seg;
+    uint64_t limit;             /* arena_set_limit; 0 = none */
     segment seg[ARENA_MAX_SEGMENTS];
 };
 
@@ -121,6 +122,17 @@ void arena_destroy(arena *a) {
 
 const char *arena_prefix(const arena *a) { return a != NULL ? a->prefix : NULL; }
 
+void arena_set_limit(arena *a, uint64_t max_bytes) {
+    if (a == NULL || pthread_mutex_lock(&a->lock) != 0) return;
+    a->limit = max_bytes;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* Whether a new segment of size bytes keeps the arena within its limit. */
+static int within_limit(arena *a, size_t size) {
+    return a->limit == 0 || (uint64_t)arena_capacity(a) + size <= a->limit;
+}
+
 /* Segment size for a request of need bytes when every segment is full:
  * twice the last one, or the request if larger. 0 on overflow. */
 static size_t growth_size(const arena *a, uint32_t n_seg, size_t need) {
@@ -158,8 +170,14 @@ void *arena_alloc(arena *a, size_t bytes, char *why, size_t n) {
     } else if (p == NULL) {
         size_t size = growth_size(a, n_seg, need);
         size_t req = round_up(need, shm_page_size());
+        if (size > req && !within_limit(a, size)) size = req;
         if (size == 0 || req == 0) {
             arena_fail(why, n, TSR_E_SHM, "cannot allocate %zu bytes: too large", bytes);
+        } else if (!within_limit(a, size)) {
+            arena_fail(why, n, TSR_E_SHM,
+                       "cannot allocate %zu bytes: the arena holds %zu bytes and would grow "
+                       "past max_arena_bytes (%llu); raise the option max_arena_bytes to allow it",
+                       bytes, arena_capacity(a), (unsigned long long)a->limit);
         } else {
             int rc = add_segment(a, n_seg, size, why, n);
             /* Doubling may ask more than /dev/shm holds while the request

@@ -42,6 +42,9 @@ typedef struct arena arena;
  * a cause in why (e.g. "/dev/shm is full: cannot reserve 4194304 bytes for
  * segment /tessera-...: No space left on device"). */
 int arena_create(arena **out, size_t first_bytes, char *why, size_t n);
+/* Let the arena grow only while its capacity stays within max_bytes (0:
+ * no limit); past it arena_alloc fails, naming max_arena_bytes. */
+void arena_set_limit(arena *a, uint64_t max_bytes);
 /* Unmap and unlink every segment. Accepts NULL. */
 void arena_destroy(arena *a);
 /* The name prefix shared by the segments ("/tessera-<pid>-<start>-<hex>");

@@ -1,7 +1,9 @@
 #include "array_buffer.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <tessera/tessera.h>
 
@@ -23,12 +25,35 @@ int tsr_shape_bytes(const int64_t *shape, int32_t rank, tsr_dtype dtype, int64_t
     return 0;
 }
 
-void *tsr_aligned_buffer(size_t bytes) {
-    size_t rounded = (bytes + TSR_BUFFER_ALIGNMENT - 1) / TSR_BUFFER_ALIGNMENT * TSR_BUFFER_ALIGNMENT;
-    if (rounded == 0) rounded = TSR_BUFFER_ALIGNMENT;
+static void *allocate(size_t bytes, size_t *rounded) {
+    *rounded = (bytes + TSR_BUFFER_ALIGNMENT - 1) / TSR_BUFFER_ALIGNMENT * TSR_BUFFER_ALIGNMENT;
+    if (*rounded == 0) *rounded = TSR_BUFFER_ALIGNMENT;
+    bool big = *rounded >= TSR_HUGE_PAGE_MIN;
     void *p = NULL;
-    if (posix_memalign(&p, TSR_BUFFER_ALIGNMENT, rounded) != 0) return NULL;
-    memset(p, 0, rounded);
+    if (posix_memalign(&p, big ? TSR_HUGE_PAGE : TSR_BUFFER_ALIGNMENT, *rounded) != 0) return NULL;
+    if (big) tsr_advise_huge_pages(p, *rounded);
+    return p;
+}
+
+void tsr_advise_huge_pages(void *p, size_t bytes) {
+    /* Whole pages only; THP uses the 2 MiB-aligned stretches within. */
+    uintptr_t start = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+    uintptr_t end = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+    /* A hint: where THP is off it fails, and nothing else changes. */
+    if (end > start) (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
+void *tsr_aligned_buffer(size_t bytes) {
+    size_t rounded;
+    void *p = allocate(bytes, &rounded);
+    if (p != NULL) memset(p, 0, rounded);
+    return p;
+}
+
+void *tsr_aligned_buffer_unzeroed(size_t bytes) {
+    size_t rounded;
+    char *p = allocate(bytes, &rounded);
+    if (p != NULL) memset(p + bytes, 0, rounded - bytes);
     return p;
 }
 

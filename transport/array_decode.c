@@ -8,7 +8,10 @@
 #include <tessera/tessera.h>
 
 #include "array_buffer.h"
+#include "array_bytes.h"
 #include "base64.h"
+#include "binref_batch.h"
+#include "json_hoist.h"
 #include "numeric.h"
 
 static const char *json_kind(const json_t *v) {
@@ -169,8 +172,9 @@ static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int3
     return fill_nested(&s, v, 0, path);
 }
 
-static int fill_from_base64(json_t *buffer, tsr_dtype dtype, const int64_t *shape, int32_t rank,
-                            const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
+static int fill_from_base64(json_t *buffer, const tsr_stored *st, const int64_t *shape,
+                            int32_t rank, tsr_dtype dtype, const tsr_payload_ctx *ctx,
+                            const char *path, tsr_decoded *out) {
     if (!json_is_string(buffer))
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
                                 "a base64 buffer must be a string, not %s", json_kind(buffer));
@@ -179,29 +183,63 @@ static int fill_from_base64(json_t *buffer, tsr_dtype dtype, const int64_t *shap
     if (tsr_shape_bytes(shape, rank, dtype, &count, &bytes) != 0)
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
 
-    const char *text = json_string_value(buffer);
-    size_t len = json_string_length(buffer);
+    const char *text;
+    size_t len;
+    tsr_hoist_string(ctx->hoist, buffer, &text, &len);
     char why[160];
     long long decoded = tsr_b64_decoded_length(text, len, why, sizeof why);
     if (decoded < 0) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "%s", why);
-    if ((unsigned long long)decoded != bytes) {
+    if (!st->lz4 && (unsigned long long)decoded != bytes) {
+        /* A bad character explains more than the length it leads to. */
+        if (tsr_b64_find_bad(text, len, why, sizeof why) != 0)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "%s", why);
         char want[128];
         shape_text(want, sizeof want, shape, rank);
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
                                 "shape %s of %s needs %zu bytes but the base64 buffer holds %lld",
                                 want, tsr_dtype_name(dtype), bytes, decoded);
     }
-    out->buffer = tsr_aligned_buffer(bytes);
+    out->buffer = tsr_aligned_buffer_unzeroed(bytes);
     if (out->buffer == NULL)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
-    tsr_b64_decode(text, len, out->buffer);
-    tsr_to_little_endian(out->buffer, count, dtype);
-    return 0;
+    /* Compressed: decode the frame aside, then decompress into the array. */
+    unsigned char *frame = NULL;
+    if (st->lz4 && (frame = malloc(decoded > 0 ? (size_t)decoded : 1)) == NULL)
+        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %lld bytes", decoded);
+    int rc = 0;
+    if (tsr_b64_decode(text, len, frame ? frame : out->buffer, why, sizeof why) != 0)
+        rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "%s", why);
+    else
+        rc = tsr_stored_finish(st, frame, (size_t)decoded, out->buffer, bytes, count, dtype, ctx,
+                               path);
+    free(frame);
+    return rc;
 }
 
-/* Convert the decoded buffer to dtype want, value by value. */
-static int convert_buffer(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
-                          const char *path) {
+static int queue_binref(json_t *buffer, const tsr_stored *st, tsr_dtype want,
+                        const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
+    if (!json_is_string(buffer))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "a binref buffer must be a string \"<path>:<offset>\", not %s",
+                                json_kind(buffer));
+    if (ctx->binrefs == NULL)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "binref buffers cannot be read here");
+    const char *text;
+    size_t len;
+    tsr_hoist_string(ctx->hoist, buffer, &text, &len);
+    if (memchr(text, '\0', len) != NULL)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "a binref buffer holds a NUL character");
+    /* A hoisted string is a slice of the payload's text, which no NUL ends:
+     * the parser gets a terminated copy. */
+    char *ref = strndup(text, len);
+    if (ref == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+    int rc = tsr_binref_batch_add(ctx->binrefs, ref, st, out, want, ctx, path);
+    free(ref);
+    return rc;
+}
+
+int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+                        const char *path) {
     tsr_dtype have = out->array.dtype;
     if (want == TSR_DTYPE_INVALID || want == have) return 0;
     if (!tsr_dtype_casts_same_kind(have, want))
@@ -209,6 +247,7 @@ static int convert_buffer(tsr_decoded *out, tsr_dtype want, const tsr_payload_ct
                                 "dtype %s cannot be converted to the field's %s "
                                 "(only same_kind casts are allowed)",
                                 tsr_dtype_name(have), tsr_dtype_name(want));
+    if (out->pending) return 0; /* converted once read */
     if (out->buffer == NULL) { /* abstract: nothing to convert */
         out->array.dtype = want;
         return 0;
@@ -271,8 +310,10 @@ static int decode_dtype(json_t *dtype, tsr_dtype *out, const tsr_payload_ctx *ct
     return 0;
 }
 
-/* The buffer and its encoding: {"buffer": ..., "encoding": ..., "compression": ...}. */
-static int decode_data(json_t *data, tsr_decoded *out, const tsr_payload_ctx *ctx, const char *path) {
+/* The buffer and its encoding:
+ * {"buffer": ..., "encoding": ..., "compression": ..., "checksum": ...}. */
+static int decode_data(json_t *data, tsr_dtype want, tsr_decoded *out,
+                       const tsr_payload_ctx *ctx, const char *path) {
     if (data == NULL) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "the array lacks \"data\"");
     if (!json_is_object(data))
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"data\" must be an object, not %s",
@@ -280,38 +321,41 @@ static int decode_data(json_t *data, tsr_decoded *out, const tsr_payload_ctx *ct
     const char *key;
     json_t *value;
     json_object_foreach(data, key, value) {
-        if (strcmp(key, "buffer") != 0 && strcmp(key, "encoding") != 0 && strcmp(key, "compression") != 0)
+        if (strcmp(key, "buffer") != 0 && strcmp(key, "encoding") != 0 &&
+            strcmp(key, "compression") != 0 && strcmp(key, "checksum") != 0)
             return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "unknown key \"%s\" in \"data\"", key);
     }
     json_t *encoding = json_object_get(data, "encoding");
     json_t *buffer = json_object_get(data, "buffer");
-    json_t *compression = json_object_get(data, "compression");
     if (!json_is_string(encoding))
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
-                                "\"data\" needs \"encoding\": \"json\" or \"base64\"");
+                                "\"data\" needs \"encoding\": \"json\", \"base64\" or \"binref\"");
     if (buffer == NULL) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"data\" lacks \"buffer\"");
     const char *enc = json_string_value(encoding);
-    if (compression != NULL && !json_is_null(compression)) {
-        if (json_is_string(compression) && strcmp(json_string_value(compression), "lz4") == 0)
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
-                                    "lz4-compressed buffers are not supported; send them uncompressed");
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "unknown compression in \"data\"");
-    }
+    tsr_stored st;
+    int rc = tsr_stored_read(data, &st, ctx, path);
+    if (rc != 0) return rc;
     tsr_array *a = &out->array;
     /* "raw" is the old name of "json", still read by Tesseract. */
-    if (strcmp(enc, "json") == 0 || strcmp(enc, "raw") == 0)
+    if (strcmp(enc, "json") == 0 || strcmp(enc, "raw") == 0) {
+        if (st.lz4)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                    "json buffers cannot be compressed (nor in Tesseract); "
+                                    "compression applies to base64 and binref");
+        if (st.has_checksum)
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                    "json buffers carry no checksum; it applies to base64 and binref");
         return fill_from_json(buffer, a->dtype, a->shape, a->rank, ctx, path, out);
+    }
     if (strcmp(enc, "base64") == 0)
-        return fill_from_base64(buffer, a->dtype, a->shape, a->rank, ctx, path, out);
-    if (strcmp(enc, "binref") == 0)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
-                                "binref buffers are not read from payloads; use json or base64");
+        return fill_from_base64(buffer, &st, a->shape, a->rank, a->dtype, ctx, path, out);
+    if (strcmp(enc, "binref") == 0) return queue_binref(buffer, &st, want, ctx, path, out);
     return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
-                            "unknown encoding \"%s\" (json or base64)", enc);
+                            "unknown encoding \"%s\" (json, base64 or binref)", enc);
 }
 
-static int decode_encoded(json_t *obj, bool abstract, const tsr_payload_ctx *ctx,
-                          const char *path, tsr_decoded *out) {
+static int decode_encoded(json_t *obj, tsr_dtype want, bool abstract,
+                          const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
     json_t *type = json_object_get(obj, "object_type");
     if (!json_is_string(type) || strcmp(json_string_value(type), "array") != 0)
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"object_type\" must be \"array\"");
@@ -326,7 +370,7 @@ static int decode_encoded(json_t *obj, bool abstract, const tsr_payload_ctx *ctx
     int rc = decode_dtype(json_object_get(obj, "dtype"), &out->array.dtype, ctx, path);
     if (rc == 0) rc = decode_shape(json_object_get(obj, "shape"), &out->array, ctx, path);
     if (rc != 0 || abstract) return rc;
-    return decode_data(json_object_get(obj, "data"), out, ctx, path);
+    return decode_data(json_object_get(obj, "data"), want, out, ctx, path);
 }
 
 /* abstract_eval's description of an array; other keys are ignored, as
@@ -355,7 +399,7 @@ int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
     int rc;
     if (json_is_object(value)) {
         if (json_object_get(value, "object_type") != NULL)
-            rc = decode_encoded(value, abstract, ctx, path, out);
+            rc = decode_encoded(value, want, abstract, ctx, path, out);
         else if (abstract && json_object_get(value, "shape") != NULL)
             rc = decode_shape_dtype(value, ctx, path, out);
         else
@@ -372,7 +416,7 @@ int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
                               "expected an array (an encoded array, a number or a list), got %s",
                               json_kind(value));
     }
-    if (rc == 0) rc = convert_buffer(out, want, ctx, path);
+    if (rc == 0) rc = tsr_decoded_convert(out, want, ctx, path);
     if (rc != 0) {
         free(out->buffer);
         memset(out, 0, sizeof *out);

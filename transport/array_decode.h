@@ -1,7 +1,8 @@
 /*
  * Decoding one array from a parsed JSON value: Tesseract's encoded arrays
- * (json and base64 buffers), plain numbers, booleans and nested lists, and
- * for abstract evaluation {"shape": [...], "dtype": "..."} descriptions.
+ * (json, base64 and binref buffers, lz4-compressed or not, with or without
+ * a checksum), plain numbers, booleans and nested lists, and for abstract
+ * evaluation {"shape": [...], "dtype": "..."} descriptions.
  */
 #ifndef TESSERA_TRANSPORT_ARRAY_DECODE_H
 #define TESSERA_TRANSPORT_ARRAY_DECODE_H
@@ -17,6 +18,8 @@
 typedef struct tsr_decoded {
     tsr_array array; /* data points into buffer; NULL for abstract arrays */
     void *buffer;    /* owned; free() */
+    bool pending;    /* a binref array queued in ctx->binrefs: its buffer is
+                        filled (and converted) by tsr_binref_batch_run */
 } tsr_decoded;
 
 /*
@@ -29,5 +32,10 @@ typedef struct tsr_decoded {
  */
 int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
                            const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out);
+
+/* Convert a decoded buffer to dtype want, value by value (same_kind
+ * casts, every value checked); TSR_DTYPE_INVALID keeps it. */
+int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+                        const char *path);
 
 #endif /* TESSERA_TRANSPORT_ARRAY_DECODE_H */

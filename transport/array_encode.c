@@ -1,12 +1,15 @@
 #include "array_encode.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array_buffer.h"
+#include "array_bytes.h"
 #include "base64.h"
+#include "checksum.h"
 #include "numeric.h"
 
 static int check_array(const tsr_array *a, int64_t *count, size_t *bytes,
@@ -63,39 +66,70 @@ static int write_nested(tsr_jw *w, const tsr_array *a, int32_t depth, int64_t *n
     return 0;
 }
 
-static int write_base64(tsr_jw *w, const tsr_array *a, int64_t count, size_t bytes,
-                        const tsr_payload_ctx *ctx, const char *path) {
+/* The base64 text of stored[0..n), quoted, straight into the writer. */
+static int write_base64(tsr_jw *w, const void *stored, size_t n, const tsr_payload_ctx *ctx,
+                        const char *path) {
     int overflow;
-    size_t len = tsr_b64_encoded_length(bytes, &overflow);
+    size_t len = tsr_b64_encoded_length(n, &overflow);
     if (overflow || len > SIZE_MAX - 3)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "array too large to encode");
-    char *text = malloc(len + 3);
+    char *text = tsr_jw_raw_begin(w, len + 2);
     if (text == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
-    const unsigned char *bytes_le = a->data;
-    void *copy = NULL;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    copy = malloc(bytes ? bytes : 1);
-    if (copy == NULL) {
-        free(text);
-        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
-    }
-    memcpy(copy, a->data, bytes);
-    tsr_to_little_endian(copy, count, a->dtype);
-    bytes_le = copy;
-#else
-    (void)count;
-#endif
     text[0] = '"';
-    if (bytes > 0) tsr_b64_encode(bytes_le, bytes, text + 1);
+    if (n > 0) tsr_b64_encode(stored, n, text + 1);
     text[len + 1] = '"';
-    text[len + 2] = '\0';
-    tsr_jw_raw_value(w, text, len + 2);
-    free(text);
-    free(copy);
+    tsr_jw_raw_end(w, len + 2);
     return 0;
 }
 
-int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, tsr_encoding enc,
+static int write_binref(tsr_jw *w, const tsr_array_out *o, const void *stored, size_t n,
+                        void *owned, const tsr_payload_ctx *ctx, const char *path) {
+    const char *file;
+    uint64_t offset;
+    int rc = tsr_binref_sink_add(o->sink, stored, n, owned, &file, &offset, ctx, path);
+    if (rc != 0) return rc;
+    char *ref = NULL;
+    int len = o->lz4 ? asprintf(&ref, "%s:%" PRIu64 ":%zu", file, offset, n)
+                     : asprintf(&ref, "%s:%" PRIu64, file, offset);
+    if (len < 0) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+    tsr_jw_string(w, ref);
+    free(ref);
+    return 0;
+}
+
+/* "buffer" of base64 and binref, and the keys that follow it. */
+static int write_bytes(tsr_jw *w, const tsr_array *a, const tsr_array_out *o, int64_t count,
+                       size_t bytes, const tsr_payload_ctx *ctx, const char *path) {
+    const void *stored;
+    size_t n;
+    void *owned;
+    uint64_t sum = 0;
+    int rc = tsr_stored_make(a, count, bytes, o->lz4, o->checksum ? &sum : NULL, &stored, &n,
+                             &owned, ctx, path);
+    if (rc != 0) return rc;
+    if (o->enc == TSR_ENCODING_BINREF) {
+        rc = write_binref(w, o, stored, n, owned, ctx, path); /* the sink owns `owned` */
+    } else {
+        rc = write_base64(w, stored, n, ctx, path);
+        free(owned);
+    }
+    if (rc != 0) return rc;
+    tsr_jw_key(w, "encoding");
+    tsr_jw_string(w, tsr_encoding_name(o->enc));
+    if (o->lz4) {
+        tsr_jw_key(w, "compression");
+        tsr_jw_string(w, "lz4");
+    }
+    if (o->checksum) {
+        char text[TSR_CHECKSUM_TEXT_MAX];
+        tsr_checksum_format(sum, text);
+        tsr_jw_key(w, "checksum");
+        tsr_jw_string(w, text);
+    }
+    return 0;
+}
+
+int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, const tsr_array_out *o,
                             const tsr_payload_ctx *ctx, const char *path) {
     int64_t count;
     size_t bytes;
@@ -103,13 +137,14 @@ int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, tsr_encoding enc,
     if (rc != 0) return rc;
     if (a->data == NULL && count > 0)
         return tsr_payload_fail(ctx, TSR_E_ARGUMENT, path, "array has no data");
-    if (enc == TSR_ENCODING_JSON && tsr_dtype_is_complex(a->dtype))
+    /* An empty complex array has no values, so its json form is []. */
+    if (o->enc == TSR_ENCODING_JSON && tsr_dtype_is_complex(a->dtype) && count > 0)
         return tsr_payload_fail(ctx, TSR_E_UNSUPPORTED, path,
                                 "%s values have no json form (nor in Tesseract's json "
                                 "encoding); use base64 encoding",
                                 tsr_dtype_name(a->dtype));
-    if (enc != TSR_ENCODING_JSON && enc != TSR_ENCODING_BASE64)
-        return tsr_payload_fail(ctx, TSR_E_ARGUMENT, path, "unknown encoding %d", (int)enc);
+    if (tsr_encoding_name(o->enc) == NULL || (o->enc == TSR_ENCODING_BINREF && o->sink == NULL))
+        return tsr_payload_fail(ctx, TSR_E_ARGUMENT, path, "unknown encoding %d", (int)o->enc);
 
     tsr_jw_begin_object(w);
     tsr_jw_key(w, "object_type");
@@ -120,15 +155,16 @@ int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, tsr_encoding enc,
     tsr_jw_key(w, "data");
     tsr_jw_begin_object(w);
     tsr_jw_key(w, "buffer");
-    if (enc == TSR_ENCODING_JSON) {
+    if (o->enc == TSR_ENCODING_JSON) {
         int64_t next = 0;
         rc = write_nested(w, a, 0, &next, ctx, path);
+        if (rc != 0) return rc;
+        tsr_jw_key(w, "encoding");
+        tsr_jw_string(w, "json");
     } else {
-        rc = write_base64(w, a, count, bytes, ctx, path);
+        rc = write_bytes(w, a, o, count, bytes, ctx, path);
+        if (rc != 0) return rc;
     }
-    if (rc != 0) return rc;
-    tsr_jw_key(w, "encoding");
-    tsr_jw_string(w, enc == TSR_ENCODING_JSON ? "json" : "base64");
     tsr_jw_end_object(w);
     tsr_jw_end_object(w);
     return 0;

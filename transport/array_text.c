@@ -8,11 +8,15 @@
 #include "api_export.h"
 #include "array_decode.h"
 #include "array_encode.h"
+#include "binref_batch.h"
+#include "json_hoist.h"
+#include "payload_options.h"
 
 TSR_API const char *tsr_encoding_name(tsr_encoding enc) {
     switch (enc) {
     case TSR_ENCODING_JSON: return "json";
     case TSR_ENCODING_BASE64: return "base64";
+    case TSR_ENCODING_BINREF: return "binref";
     }
     return NULL;
 }
@@ -21,17 +25,25 @@ TSR_API int tsr_encoding_from_name(const char *name) {
     if (name == NULL) return -1;
     if (strcmp(name, "json") == 0) return TSR_ENCODING_JSON;
     if (strcmp(name, "base64") == 0 || strcmp(name, "json+base64") == 0) return TSR_ENCODING_BASE64;
+    if (strcmp(name, "binref") == 0 || strcmp(name, "json+binref") == 0) return TSR_ENCODING_BINREF;
     return -1;
 }
 
-TSR_API int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err) {
+TSR_API int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, char **out,
+                                 tsr_error *err) {
     tsr_payload_ctx ctx = {.err = err};
     if (out != NULL) *out = NULL;
     if (a == NULL || out == NULL)
         return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_array_to_json: array and out are required");
+    tsr_array_out settings;
+    tsr_binref_sink sink;
+    int rc = tsr_output_settings(opts, &settings, &sink, &ctx);
+    if (rc != 0) return rc;
     tsr_jw w;
     tsr_jw_init(&w);
-    int rc = tsr_write_encoded_array(&w, a, enc, &ctx, NULL);
+    rc = tsr_write_encoded_array(&w, a, &settings, &ctx, NULL);
+    int files = tsr_binref_sink_finish(&sink, rc == 0, &ctx);
+    if (rc == 0) rc = files;
     if (rc != 0) {
         tsr_jw_discard(&w);
         return rc;
@@ -42,8 +54,14 @@ TSR_API int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, 
     return 0;
 }
 
-TSR_API int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
-                                void **buffer, tsr_error *err) {
+TSR_API int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err) {
+    tsr_output_options o = {.struct_size = sizeof o, .encoding = enc};
+    return tsr_array_to_json_ex(a, &o, out, err);
+}
+
+TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
+                                   const tsr_input_options *opts, tsr_array *out, void **buffer,
+                                   tsr_error *err) {
     tsr_payload_ctx ctx = {.err = err};
     if (buffer != NULL) *buffer = NULL;
     if ((text == NULL && len > 0) || out == NULL || buffer == NULL)
@@ -51,19 +69,39 @@ TSR_API int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, t
                                 "tsr_array_from_json: text, out and buffer are required");
     if (dtype != TSR_DTYPE_INVALID && tsr_dtype_name(dtype) == NULL)
         return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "invalid dtype %d", (int)dtype);
+    tsr_input_options in;
+    int rc = tsr_input_settings(opts, &in, &ctx);
+    if (rc != 0) return rc;
     json_error_t jerr;
-    json_t *root = json_loadb(text != NULL ? text : "", len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    tsr_hoist hoist;
+    json_t *root = tsr_hoist_parse(text != NULL ? text : "", len,
+                                   JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &hoist, &jerr);
     if (root == NULL)
         return tsr_payload_fail(&ctx, TSR_E_PAYLOAD, NULL, "malformed JSON at line %d, column %d: %s",
                                 jerr.line, jerr.column, jerr.text);
-    tsr_decoded decoded;
-    int rc = tsr_decode_array_value(root, dtype, false, &ctx, "", &decoded);
+    ctx.hoist = &hoist;
+    ctx.binrefs = tsr_binref_batch_new(in.base_dir, in.allow_escape != 0, tsr_binref_io_of(in.io));
+    tsr_decoded decoded = {0};
+    rc = ctx.binrefs == NULL ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
+                             : tsr_decode_array_value(root, dtype, false, &ctx, "", &decoded);
     json_decref(root);
-    if (rc != 0) return rc;
+    tsr_hoist_free(&hoist);
+    ctx.hoist = NULL;
+    if (rc == 0) rc = tsr_binref_batch_run(ctx.binrefs, &ctx);
+    tsr_binref_batch_free(ctx.binrefs);
+    if (rc != 0) {
+        free(decoded.buffer);
+        return rc;
+    }
     *out = decoded.array;
     *buffer = decoded.buffer;
     tsr_payload_ok(&ctx);
     return 0;
+}
+
+TSR_API int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
+                                void **buffer, tsr_error *err) {
+    return tsr_array_from_json_ex(text, len, dtype, NULL, out, buffer, err);
 }
 
 TSR_API void tsr_json_free(void *p) {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -53,6 +54,11 @@ int chan_request_layout(chan_block *b, chan_request_view *v) {
     /* Each count is read once: what is checked is what is used. */
     int32_t n_in = b->n_inputs, n_wi = b->n_wrt_in, n_wo = b->n_wrt_out;
     int32_t n_s = b->n_seeds, n_r = b->n_results;
+    return chan_request_layout_of(b, n_in, n_wi, n_wo, n_s, n_r, v);
+}
+
+int chan_request_layout_of(chan_block *b, int32_t n_in, int32_t n_wi, int32_t n_wo, int32_t n_s,
+                           int32_t n_r, chan_request_view *v) {
     uint64_t off[5], total;
     if (request_offsets(n_in, n_wi, n_wo, n_s, n_r, off, &total) != 0) return -1;
     char *d = chan_data(b);
@@ -86,19 +92,16 @@ static void set_end(chan_end *e, chan_block *b, int fd, int my_bell, int peer_be
     e->spin_ns = 0;
 }
 
-int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_t n) {
-    memset(host, 0, sizeof *host);
-    host->fd = host->my_bell = host->peer_bell = -1;
-    *chan_fd = -1;
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(why, n, "cannot create the channel segment %s: %s", name, strerror(errno));
-        return TSR_E_SHM;
-    }
+/* Size, reserve the first pages of, map and initialise the control block
+ * open as fd. On failure fd is closed and the segment shm_name (NULL for
+ * a file without a name) unlinked. */
+static int chan_setup(chan_end *host, int *chan_fd, int fd, const char *label,
+                      const char *shm_name, char *why, size_t n) {
+    int code = shm_name ? TSR_E_SHM : TSR_E_IO;
     const char *step = NULL;
     int err = 0;
     /* Sparse at full size; only the first pages are reserved, so that a
-     * full /dev/shm is an error here rather than a SIGBUS later. */
+     * full filesystem is an error here rather than a SIGBUS later. */
     if (ftruncate(fd, CHAN_SEGMENT_BYTES) != 0) {
         step = "size";
         err = errno;
@@ -123,18 +126,19 @@ int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_
             if (bells[0] >= 0) close(bells[0]);
             munmap(p, CHAN_SEGMENT_BYTES);
             close(fd);
-            shm_unlink(name);
+            if (shm_name) shm_unlink(shm_name);
             return TSR_E_WORKER;
         }
     }
     if (step) {
-        snprintf(why, n, "cannot %s the channel segment %s (%u bytes): %s%s", step, name,
+        snprintf(why, n, "cannot %s the channel %s (%u bytes): %s%s", step, label,
                  CHAN_SEGMENT_BYTES, strerror(err),
-                 err == ENOSPC ? " (is /dev/shm full?)" : "");
+                 err == ENOSPC ? (shm_name ? " (is /dev/shm full?)" : " (is the disk full?)")
+                               : "");
         if (p != MAP_FAILED) munmap(p, CHAN_SEGMENT_BYTES);
         close(fd);
-        shm_unlink(name);
-        return TSR_E_SHM;
+        if (shm_name) shm_unlink(shm_name);
+        return code;
     }
     prefault(p, CHAN_EAGER_BYTES);
     chan_block *b = p;
@@ -143,8 +147,54 @@ int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_
     b->size = CHAN_SEGMENT_BYTES;
     atomic_store(&b->state, CHAN_IDLE);
     set_end(host, b, fd, bells[0], bells[1], 1);
+    host->in_file = shm_name == NULL;
     *chan_fd = fd;
     return 0;
+}
+
+static void reset_end(chan_end *host, int *chan_fd) {
+    memset(host, 0, sizeof *host);
+    host->fd = host->my_bell = host->peer_bell = -1;
+    *chan_fd = -1;
+}
+
+int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_t n) {
+    reset_end(host, chan_fd);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(why, n, "cannot create the channel segment %s: %s", name, strerror(errno));
+        return TSR_E_SHM;
+    }
+    char label[ARENA_NAME_MAX + 32];
+    snprintf(label, sizeof label, "segment %s", name);
+    return chan_setup(host, chan_fd, fd, label, name, why, n);
+}
+
+/* A file in dir that has no name: O_TMPFILE, or where the filesystem
+ * lacks it a fresh file unlinked at once. Nothing to remove, ever. */
+static int unnamed_file(const char *dir) {
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) return fd;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/chan-XXXXXX", dir) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0) unlink(path);
+    return fd;
+}
+
+int chan_create_file(chan_end *host, int *chan_fd, const char *dir, char *why, size_t n) {
+    reset_end(host, chan_fd);
+    int fd = unnamed_file(dir);
+    if (fd < 0) {
+        snprintf(why, n, "cannot create the channel's file in %s: %s", dir, strerror(errno));
+        return TSR_E_IO;
+    }
+    char label[4200];
+    snprintf(label, sizeof label, "file in %s", dir);
+    return chan_setup(host, chan_fd, fd, label, NULL, why, n);
 }
 
 int chan_attach(chan_end *worker, int chan_fd, int my_bell, int peer_bell, char *why, size_t n) {
@@ -188,9 +238,10 @@ int chan_reserve(chan_end *e, size_t data_bytes, char *why, size_t n) {
     if (want <= e->reserved) return 0;
     int err = posix_fallocate(e->fd, 0, (off_t)want);
     if (err) {
-        snprintf(why, n, "cannot reserve %zu bytes of the channel segment: %s%s", want,
-                 strerror(err), err == ENOSPC ? " (is /dev/shm full?)" : "");
-        return TSR_E_SHM;
+        snprintf(why, n, "cannot reserve %zu bytes of the channel %s: %s%s", want,
+                 e->in_file ? "file" : "segment", strerror(err),
+                 err != ENOSPC ? "" : e->in_file ? " (is the disk full?)" : " (is /dev/shm full?)");
+        return e->in_file ? TSR_E_IO : TSR_E_SHM;
     }
     e->reserved = want;
     return 0;

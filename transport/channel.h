@@ -100,6 +100,15 @@ typedef struct chan_block {
      * its dtype's size, and dtypes and ranks must be the schema's. */
 } chan_block;
 
+/* The alignment an array's bytes need on the wire: its element's size (a
+ * complex element is a pair, aligned as one of its parts). The worker
+ * refuses binrefs that break it; the host stages inputs that would. */
+static inline uint64_t wire_alignment(tsr_dtype dtype) {
+    size_t size = tsr_dtype_size(dtype);
+    if (dtype == TSR_COMPLEX64 || dtype == TSR_COMPLEX128) size /= 2;
+    return size ? (uint64_t)size : 1;
+}
+
 /* Pointers into the variable area of a request. */
 typedef struct chan_request_view {
     int32_t *wrt_in, *wrt_out;
@@ -119,6 +128,11 @@ size_t chan_request_bytes(int32_t n_inputs, int32_t n_wrt_in, int32_t n_wrt_out,
 /* Lay out the request whose counts are in b; -1 if they are negative or do
  * not fit (a worker must check this before trusting any count). */
 int chan_request_layout(chan_block *b, chan_request_view *v);
+/* The same for counts the caller knows: the host lays out its own request
+ * from its own counts, never from the block, which the worker may have
+ * changed. */
+int chan_request_layout_of(chan_block *b, int32_t n_inputs, int32_t n_wrt_in, int32_t n_wrt_out,
+                           int32_t n_seeds, int32_t n_results, chan_request_view *v);
 
 /* One side's handle on a channel. */
 typedef struct chan_end {
@@ -131,6 +145,7 @@ typedef struct chan_end {
     _Atomic uint32_t *peer_sleeping;
     uint64_t spin_ns;
     int slept;                      /* the last chan_wait slept (made system calls) */
+    int in_file;                    /* the host's block is a file (chan_create_file) */
 } chan_end;
 
 /* Host side: create the control segment (named "<arena prefix>-c<N>",
@@ -140,6 +155,11 @@ typedef struct chan_end {
  * the host's doorbell host->my_bell. host->spin_ns starts at 0.
  * Returns 0, TSR_E_SHM or TSR_E_WORKER (no eventfd) with a cause in why. */
 int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_t n);
+/* The same with the control block in a file of directory dir that has no
+ * name (for the files transport, where /dev/shm may be unusable): a
+ * MAP_SHARED file mapping, the same layout, nothing to unlink; chan_close
+ * then takes name NULL. Returns 0, TSR_E_IO or TSR_E_WORKER. */
+int chan_create_file(chan_end *host, int *chan_fd, const char *dir, char *why, size_t n);
 /* Worker side: map the control block from an inherited fd, which the end
  * then owns (as it owns the two eventfds). */
 int chan_attach(chan_end *worker, int chan_fd, int my_bell, int peer_bell, char *why, size_t n);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_buffer.h"
+
 void tsr_jw_init(tsr_jw *w) {
     memset(w, 0, sizeof *w);
 }
@@ -44,6 +46,8 @@ static bool reserve(tsr_jw *w, size_t n) {
     }
     w->buf = p;
     w->cap = cap;
+    /* Large texts (base64 buffers) are written into fresh pages. */
+    if (cap >= TSR_HUGE_PAGE_MIN) tsr_advise_huge_pages(p, cap);
     return true;
 }
 
@@ -132,6 +136,18 @@ void tsr_jw_string(tsr_jw *w, const char *s) {
 void tsr_jw_raw_value(tsr_jw *w, const char *text, size_t len) {
     begin_item(w);
     append(w, text, len);
+}
+
+char *tsr_jw_raw_begin(tsr_jw *w, size_t len) {
+    begin_item(w);
+    if (!reserve(w, len)) return NULL;
+    return w->buf + w->len;
+}
+
+void tsr_jw_raw_end(tsr_jw *w, size_t len) {
+    if (w->failed) return;
+    w->len += len;
+    w->buf[w->len] = '\0';
 }
 
 void tsr_jw_null(tsr_jw *w) { tsr_jw_raw_value(w, "null", 4); }

@@ -48,5 +48,9 @@ void tsr_jw_uint(tsr_jw *w, uint64_t v);
 void tsr_jw_double(tsr_jw *w, double v);
 /* Raw text appended as one value (already valid JSON). */
 void tsr_jw_raw_value(tsr_jw *w, const char *text, size_t len);
+/* The same, written in place: room for len bytes of one value (NULL when
+ * out of memory), then tsr_jw_raw_end with the same len. */
+char *tsr_jw_raw_begin(tsr_jw *w, size_t len);
+void tsr_jw_raw_end(tsr_jw *w, size_t len);
 
 #endif /* TESSERA_TRANSPORT_JSON_WRITER_H */

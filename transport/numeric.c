@@ -7,6 +7,14 @@
 
 #include <tessera/tessera.h>
 
+/* clang before 15 has no _Float16 on x86 (the fuzz build uses clang);
+ * __fp16 stores the same IEEE half format. */
+#if defined(__clang__) && __clang_major__ < 15
+typedef __fp16 half_t;
+#else
+typedef _Float16 half_t;
+#endif
+
 void tsr_num_load(tsr_dtype dtype, const void *src, tsr_num *out) {
     switch (dtype) {
     case TSR_BOOL: out->kind = TSR_NUM_BOOL; out->v.b = *(const uint8_t *)src != 0; return;
@@ -18,7 +26,7 @@ void tsr_num_load(tsr_dtype dtype, const void *src, tsr_num *out) {
     case TSR_UINT16: out->kind = TSR_NUM_UINT; out->v.u = *(const uint16_t *)src; return;
     case TSR_UINT32: out->kind = TSR_NUM_UINT; out->v.u = *(const uint32_t *)src; return;
     case TSR_UINT64: out->kind = TSR_NUM_UINT; out->v.u = *(const uint64_t *)src; return;
-    case TSR_FLOAT16: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const _Float16 *)src; return;
+    case TSR_FLOAT16: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const half_t *)src; return;
     case TSR_FLOAT32: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const float *)src; return;
     case TSR_FLOAT64: out->kind = TSR_NUM_REAL; out->v.r = *(const double *)src; return;
     case TSR_COMPLEX64: {
@@ -134,7 +142,7 @@ static int store_real_part(tsr_dtype real_dtype, tsr_dtype reported, void *dst, 
                            const tsr_num *v, char *why, size_t why_size) {
     switch (real_dtype) {
     case TSR_FLOAT16: {
-        _Float16 h = (_Float16)d;
+        half_t h = (half_t)d;
         if (isfinite(d) && !isfinite((double)h)) return refuse(v, reported, "is out of range for", why, why_size);
         memcpy(dst, &h, sizeof h);
         return 0;

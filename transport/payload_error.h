@@ -14,10 +14,17 @@
 /* Longest path kept for messages; longer ones are cut with "...". */
 #define TSR_PATH_MAX 256
 
+struct tsr_hoist;
+struct tsr_binref_batch;
+
 typedef struct tsr_payload_ctx {
     const char *component; /* NULL when decoding a lone array */
     const char *endpoint;  /* NULL likewise */
     tsr_error *err;        /* may be NULL */
+    /* Decoding only; both may be NULL. */
+    const struct tsr_hoist *hoist;      /* long strings cut out of the text */
+    struct tsr_binref_batch *binrefs;   /* where binref arrays wait to be read;
+                                           NULL: binref buffers are refused */
 } tsr_payload_ctx;
 
 /* Record code and message in ctx->err; returns code. path may be NULL. */

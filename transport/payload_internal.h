@@ -42,6 +42,9 @@ int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ct
  * vector, from the request object. */
 int tsr_payload_read_wrt(tsr_payload *p, json_t *request, const tsr_payload_ctx *ctx);
 
+/* The component's max_payload_bytes (core/limits.c); 0: none. */
+uint64_t tsr_component_payload_limit(const tsr_component *c);
+
 /* The request keys of an endpoint, NULL-terminated; "inputs" first. */
 const char *const *tsr_payload_keys(tsr_endpoint ep);
 

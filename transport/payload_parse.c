@@ -4,7 +4,10 @@
 #include <string.h>
 
 #include "api_export.h"
+#include "binref_batch.h"
+#include "json_hoist.h"
 #include "payload_internal.h"
+#include "payload_options.h"
 
 static const char *const apply_keys[] = {"inputs", NULL};
 static const char *const jacobian_keys[] = {"inputs", "jac_inputs", "jac_outputs", NULL};
@@ -67,8 +70,9 @@ static tsr_payload *payload_new(const tsr_component *c, tsr_endpoint ep) {
     return p;
 }
 
-TSR_API int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const char *text,
-                              size_t len, tsr_payload **out, tsr_error *err) {
+TSR_API int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const char *text,
+                                 size_t len, const tsr_input_options *opts, tsr_payload **out,
+                                 tsr_error *err) {
     if (out != NULL) *out = NULL;
     tsr_payload_ctx ctx = {.err = err};
     if (c == NULL || out == NULL || (text == NULL && len > 0))
@@ -78,15 +82,28 @@ TSR_API int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const cha
     ctx.endpoint = tsr_endpoint_name(ep);
     if (ctx.endpoint == NULL || (int)ep < 0 || ep >= TSR_EP_COUNT)
         return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "unknown endpoint %d", (int)ep);
+    tsr_input_options in;
+    int rc = tsr_input_settings(opts, &in, &ctx);
+    if (rc != 0) return rc;
+    uint64_t limit = tsr_component_payload_limit(c);
+    if (limit != 0 && len > limit)
+        return tsr_payload_fail(&ctx, TSR_E_LIMIT, NULL,
+                                "the payload is %zu bytes, more than max_payload_bytes (%llu); "
+                                "raise the option max_payload_bytes to allow it",
+                                len, (unsigned long long)limit);
 
     json_error_t jerr;
-    json_t *root = json_loadb(text != NULL ? text : "", len, JSON_REJECT_DUPLICATES, &jerr);
+    tsr_hoist hoist;
+    json_t *root = tsr_hoist_parse(text != NULL ? text : "", len, JSON_REJECT_DUPLICATES, &hoist,
+                                   &jerr);
     if (root == NULL)
         return tsr_payload_fail(&ctx, TSR_E_PAYLOAD, NULL,
                                 "malformed JSON at line %d, column %d: %s",
                                 jerr.line, jerr.column, jerr.text);
-
-    int rc = check_top_level(root, ep, &ctx);
+    ctx.hoist = &hoist;
+    ctx.binrefs = tsr_binref_batch_new(in.base_dir, in.allow_escape != 0, tsr_binref_io_of(in.io));
+    rc = ctx.binrefs == NULL ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory") : 0;
+    if (rc == 0) rc = check_top_level(root, ep, &ctx);
     tsr_payload *p = NULL;
     if (rc == 0) {
         p = payload_new(c, ep);
@@ -95,6 +112,11 @@ TSR_API int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const cha
     if (rc == 0) rc = tsr_payload_read_inputs(p, json_object_get(root, "inputs"), &ctx);
     if (rc == 0) rc = tsr_payload_read_wrt(p, root, &ctx);
     json_decref(root);
+    tsr_hoist_free(&hoist);
+    ctx.hoist = NULL;
+    /* Binref arrays are read together, once every one is known. */
+    if (rc == 0) rc = tsr_binref_batch_run(ctx.binrefs, &ctx);
+    tsr_binref_batch_free(ctx.binrefs);
     if (rc != 0) {
         tsr_payload_free(p);
         return rc;
@@ -102,6 +124,11 @@ TSR_API int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const cha
     tsr_payload_ok(&ctx);
     *out = p;
     return 0;
+}
+
+TSR_API int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const char *text,
+                              size_t len, tsr_payload **out, tsr_error *err) {
+    return tsr_payload_parse_ex(c, ep, text, len, NULL, out, err);
 }
 
 static void free_names(char **names, int32_t n) {

@@ -5,10 +5,11 @@
 #include "api_export.h"
 #include "array_encode.h"
 #include "payload_internal.h"
+#include "payload_options.h"
 
 typedef struct writer {
     tsr_jw jw;
-    tsr_encoding enc;
+    const tsr_array_out *out;
     bool abstract;
     const tsr_payload_ctx *ctx;
 } writer;
@@ -18,7 +19,7 @@ static int write_array(writer *w, const tsr_array *a, const char *path) {
         return tsr_payload_fail(w->ctx, TSR_E_ARGUMENT, path,
                                 "the call has no such result; was it run successfully?");
     if (w->abstract) return tsr_write_shape_dtype(&w->jw, a, w->ctx, path);
-    return tsr_write_encoded_array(&w->jw, a, w->enc, w->ctx, path);
+    return tsr_write_encoded_array(&w->jw, a, w->out, w->ctx, path);
 }
 
 /* Length of the first dotted segment of s. */
@@ -130,8 +131,9 @@ static int write_results(writer *w, const tsr_payload *p, const tsr_call *call) 
     }
 }
 
-TSR_API int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_encoding enc,
-                                       char **out, tsr_error *err) {
+TSR_API int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *call,
+                                          const tsr_output_options *opts, char **out,
+                                          tsr_error *err) {
     tsr_payload_ctx ctx = {.err = err};
     if (out != NULL) *out = NULL;
     if (p == NULL || call == NULL || out == NULL)
@@ -139,12 +141,17 @@ TSR_API int tsr_payload_format_results(const tsr_payload *p, const tsr_call *cal
                                 "tsr_payload_format_results: payload, call and out are required");
     ctx.component = tsr_component_name(p->component);
     ctx.endpoint = tsr_endpoint_name(p->endpoint);
-    if (enc != TSR_ENCODING_JSON && enc != TSR_ENCODING_BASE64)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "unknown encoding %d", (int)enc);
+    tsr_array_out settings;
+    tsr_binref_sink sink;
+    int rc = tsr_output_settings(opts, &settings, &sink, &ctx);
+    if (rc != 0) return rc;
 
-    writer w = {.enc = enc, .abstract = p->abstract, .ctx = &ctx};
+    writer w = {.out = &settings, .abstract = p->abstract, .ctx = &ctx};
     tsr_jw_init(&w.jw);
-    int rc = write_results(&w, p, call);
+    rc = write_results(&w, p, call);
+    /* The bytes go to the files only once the whole text is made. */
+    int files = tsr_binref_sink_finish(&sink, rc == 0, &ctx);
+    if (rc == 0) rc = files;
     if (rc != 0) {
         tsr_jw_discard(&w.jw);
         return rc;
@@ -153,4 +160,10 @@ TSR_API int tsr_payload_format_results(const tsr_payload *p, const tsr_call *cal
     if (*out == NULL) return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing the results");
     tsr_payload_ok(&ctx);
     return 0;
+}
+
+TSR_API int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_encoding enc,
+                                       char **out, tsr_error *err) {
+    tsr_output_options o = {.struct_size = sizeof o, .encoding = enc};
+    return tsr_payload_format_results_ex(p, call, &o, out, err);
 }

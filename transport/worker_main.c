@@ -10,8 +10,10 @@
 #include "worker_proc.h"
 
 static const char usage[] =
-    "usage: tessera-worker --plugin PATH --arena PREFIX --chan-fd FD --bell FD --host-bell FD\n"
-    "                      --host-pid PID [--spin-ns NS]\n"
+    "usage: tessera-worker --plugin PATH (--arena PREFIX | --spool DIR --spool-tag TAG\n"
+    "                      [--file-io 0|1|2]) --chan-fd FD --bell FD --host-bell FD\n"
+    "                      --host-pid PID [--spin-ns NS] [--rlimit-as BYTES]\n"
+    "                      [--rlimit-cpu SECONDS] [--rlimit-nofile N]\n"
     "tessera-worker is started by libtessera for components opened in worker mode;\n"
     "it is not meant to be run by hand.\n";
 
@@ -43,9 +45,24 @@ int main(int argc, char **argv) {
             a.plugin_path = val;
         } else if (strcmp(opt, "--arena") == 0) {
             a.arena_prefix = val;
+        } else if (strcmp(opt, "--spool") == 0) {
+            a.spool_dir = val;
+        } else if (strcmp(opt, "--spool-tag") == 0) {
+            a.spool_tag = val;
+        } else if (strcmp(opt, "--file-io") == 0) {
+            if (parse_num(val, 0, 2, &v)) return bad("--file-io: '%s' is not 0, 1 or 2", val);
+            a.file_io = (int)v;
         } else if (strcmp(opt, "--spin-ns") == 0) {
             if (parse_num(val, 0, LLONG_MAX, &v)) return bad("--spin-ns: '%s' is not a duration", val);
             a.spin_ns = (uint64_t)v;
+        } else if (strncmp(opt, "--rlimit-", 9) == 0) {
+            uint64_t *slot = strcmp(opt, "--rlimit-as") == 0       ? &a.limits.as_bytes
+                             : strcmp(opt, "--rlimit-cpu") == 0    ? &a.limits.cpu_seconds
+                             : strcmp(opt, "--rlimit-nofile") == 0 ? &a.limits.nofile
+                                                                   : NULL;
+            if (!slot) return bad("unknown option '%s'", opt);
+            if (parse_num(val, 1, LLONG_MAX, &v)) return bad("'%s' is not a limit", val);
+            *slot = (uint64_t)v;
         } else if (strcmp(opt, "--host-pid") == 0) {
             if (parse_num(val, 1, INT_MAX, &v)) return bad("--host-pid: '%s' is not a pid", val);
             a.host_pid = (pid_t)v;
@@ -59,7 +76,8 @@ int main(int argc, char **argv) {
             *fd = (int)v;
         }
     }
-    if (!a.plugin_path || !a.arena_prefix || a.chan_fd < 0 || a.my_bell < 0 || a.peer_bell < 0 ||
+    if (!a.plugin_path || !a.arena_prefix == !a.spool_dir || (a.spool_dir && !a.spool_tag) ||
+        a.chan_fd < 0 || a.my_bell < 0 || a.peer_bell < 0 ||
         a.host_pid <= 0)
         return bad("%s", "missing options");
     return worker_serve(&a);

@@ -239,9 +239,10 @@ static void proc_reset(worker_proc *w, const worker_spawn_opts *o) {
 }
 
 static int check_opts(const worker_spawn_opts *o, char *why, size_t n) {
-    if (!o->plugin_path || !o->arena_prefix || (!o->use_fork && !o->worker_exe)) {
-        snprintf(why, n, "worker_start: plugin path, arena prefix and worker executable are "
-                         "required");
+    if (!o->plugin_path || (!o->arena_prefix == !o->spool_dir) ||
+        (o->spool_dir && !o->spool_tag) || (!o->use_fork && !o->worker_exe)) {
+        snprintf(why, n, "worker_start: plugin path, arena prefix or spool, and worker "
+                         "executable are required");
         return TSR_E_ARGUMENT;
     }
     if (o->use_fork) {
@@ -346,7 +347,7 @@ static int read_ready(worker_proc *w, char **schema_json, char *why, size_t n) {
         msg[sizeof msg - 1] = '\0';
         snprintf(why, n, "%s", msg);
         /* Only a real code is passed on; anything else means a broken worker. */
-        return (status < 0 && status >= TSR_E_SHM) ? status : TSR_E_WORKER;
+        return (status < 0 && status >= TSR_E_LIMIT) ? status : TSR_E_WORKER;
     }
     const char *text = chan_data(b);
     size_t len = strnlen(text, chan_data_capacity(b));
@@ -358,7 +359,8 @@ static int read_ready(worker_proc *w, char **schema_json, char *why, size_t n) {
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;
     }
-    memcpy(*schema_json, text, len + 1);
+    memcpy(*schema_json, text, len);
+    (*schema_json)[len] = '\0'; /* the worker could have moved the NUL meanwhile */
     return 0;
 }
 
@@ -368,13 +370,17 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
     *schema_json = NULL;
     int rc = check_opts(o, why, n);
     if (rc) return rc;
-    unsigned serial = atomic_fetch_add(&chan_serial, 1);
-    if ((size_t)snprintf(w->chan_name, sizeof w->chan_name, "%s-c%u", o->arena_prefix, serial) >=
-        sizeof w->chan_name) {
-        snprintf(why, n, "the arena prefix '%s' is too long", o->arena_prefix);
-        return TSR_E_ARGUMENT;
+    if (o->spool_dir) {
+        rc = chan_create_file(&w->end, &w->chan_fd, o->spool_dir, why, n);
+    } else {
+        unsigned serial = atomic_fetch_add(&chan_serial, 1);
+        if ((size_t)snprintf(w->chan_name, sizeof w->chan_name, "%s-c%u", o->arena_prefix,
+                             serial) >= sizeof w->chan_name) {
+            snprintf(why, n, "the arena prefix '%s' is too long", o->arena_prefix);
+            return TSR_E_ARGUMENT;
+        }
+        rc = chan_create(&w->end, &w->chan_fd, w->chan_name, why, n);
     }
-    rc = chan_create(&w->end, &w->chan_fd, w->chan_name, why, n);
     if (rc) return rc;
     w->open = 1;
     w->end.spin_ns = o->spin_ns;

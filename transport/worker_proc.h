@@ -26,6 +26,13 @@
 /* Lines the worker writes to stdout or stderr, without the newline. */
 typedef void (*worker_output_fn)(void *user, const char *line);
 
+/* Resource limits of a worker; 0 leaves one as inherited. */
+typedef struct worker_rlimits {
+    uint64_t as_bytes;          /* RLIMIT_AS */
+    uint64_t cpu_seconds;       /* RLIMIT_CPU: SIGXCPU then, SIGKILL a second later */
+    uint64_t nofile;            /* RLIMIT_NOFILE */
+} worker_rlimits;
+
 typedef struct worker_spawn_opts {
     const char *worker_exe;     /* tessera-worker, for exec mode */
     int use_fork;               /* plain fork without exec (single-threaded hosts only) */
@@ -36,6 +43,13 @@ typedef struct worker_spawn_opts {
     int clear_env;              /* start from an empty environment */
     const char *cwd;            /* working directory, or NULL */
     uint64_t spin_ns;           /* both sides spin this long before sleeping */
+    worker_rlimits limits;      /* set by the worker on itself before loading the plugin */
+    /* Files transport (spool.h): arrays move through files in spool_dir
+     * named after spool_tag, read and written as file_io (a binref_io)
+     * says; the channel lives in a file there; arena_prefix is NULL. */
+    const char *spool_dir;
+    const char *spool_tag;
+    int file_io;
     int start_timeout_ms;       /* <= 0: no limit */
     worker_output_fn output;    /* NULL: lines go to stderr as "tessera-worker[PID]: line" */
     void *output_user;
@@ -61,7 +75,8 @@ typedef struct worker_proc {
  * Start a worker for the plugin and wait for CHAN_READY. w need not be
  * initialised (but must not hold a running worker); after a failure it
  * holds nothing (worker_stop is a no-op). The control segment is named
- * "<arena_prefix>-c<N>", N unique in this process. The child gets the
+ * "<arena_prefix>-c<N>", N unique in this process (with spool_dir: a file
+ * without a name in the spool). The child gets the
  * segment at fd 3, its doorbell at 4, the host's at 5, /dev/null as stdin,
  * the output pipe as stdout and stderr, no other fd, default signal
  * dispositions, an empty signal mask and a process group of its own. On success the
@@ -112,7 +127,15 @@ typedef struct worker_args {
     int chan_fd, my_bell, peer_bell;
     pid_t host_pid;
     uint64_t spin_ns;
+    worker_rlimits limits;
+    const char *spool_dir;      /* files transport (arena_prefix NULL), as in worker_spawn_opts */
+    const char *spool_tag;
+    int file_io;
 } worker_args;
+
+/* Apply a worker's resource limits to this process (worker_limits.c).
+ * 0, or -1 with a cause in why ("cannot set RLIMIT_AS to 1000: ..."). */
+int worker_apply_rlimits(const worker_rlimits *l, char *why, size_t n);
 
 /* Load the plugin, answer CHAN_READY, serve requests until CHAN_EXIT or
  * the host's death (the plugin's fini runs in both cases). Returns the

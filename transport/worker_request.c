@@ -34,6 +34,8 @@ static int grow(void *pp, size_t *cap, size_t want, size_t elem) {
 }
 
 void serve_release(worker_state *ws) {
+    free(ws->symval);
+    free(ws->sym_from);
     free(ws->inputs);
     free(ws->seeds);
     free(ws->results);
@@ -69,13 +71,27 @@ static void result_expect(const worker_state *ws, int32_t n_wi, int32_t k, tsr_d
 
 /* What an array must carry: data (inputs, seeds), a full shape only
  * (abstract_eval's inputs), a shape with dims still unknown (-1) and no
- * data (abstract_eval's results), or data unless the shape is unknown
- * (results the plugin allocates itself). */
-enum { WANT_DATA, NO_DATA, SHAPE_ONLY, MAY_ALLOCATE };
+ * data (abstract_eval's results), data unless the shape is unknown
+ * (results the plugin allocates itself), or data for a result (the host's
+ * answer to tsr_ctx_alloc). */
+enum { WANT_DATA, NO_DATA, SHAPE_ONLY, MAY_ALLOCATE, RESULT_DATA };
 
-/* A wire array as the plugin sees it. `dtype` and `rank` are the schema's. */
+/* Where the bytes of a checked binref are: mapped from the arena, or with
+ * files a private buffer (read from the spool for inputs and seeds).
+ * slot: the input or seed's index (inputs first), or the result's. */
+static void *resolve(worker_state *ws, const binref *ref, int data, int32_t slot,
+                     const char *what, char *why, size_t n) {
+    if (!ws->files) return arena_view_resolve(ws->view, ref, why, n);
+    if (data == MAY_ALLOCATE || data == RESULT_DATA)
+        return files_result(ws, slot, ref->bytes, why, n);
+    return files_input(ws, slot, ref, what, why, n);
+}
+
+/* A wire array as the plugin sees it. `dtype` and `rank` are the schema's;
+ * slot and what as for resolve(). */
 static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_dtype dtype,
-                      int32_t rank, int data, const char *label, char *why, size_t n) {
+                      int32_t rank, int data, int32_t slot, const char *what, const char *label,
+                      char *why, size_t n) {
     binref ref = w->ref;
     int32_t wdtype = w->dtype, wrank = w->rank;
     if (wdtype != (int32_t)dtype || wrank != rank) {
@@ -115,21 +131,33 @@ static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_d
                  (unsigned long long)ref.bytes, (unsigned long long)count, tsr_dtype_name(dtype));
         return TSR_E_PAYLOAD;
     }
+    /* Files are read into aligned buffers: any offset will do there. */
+    if (!ws->files && ref.offset % wire_alignment(dtype) != 0) {
+        snprintf(why, n, "%s: offset %llu is not aligned for %s", label,
+                 (unsigned long long)ref.offset, tsr_dtype_name(dtype));
+        return TSR_E_PAYLOAD;
+    }
     char cause[300];
-    if (!(a->data = arena_view_resolve(ws->view, &ref, cause, sizeof cause))) {
+    if (!(a->data = resolve(ws, &ref, data, slot, what, cause, sizeof cause))) {
         snprintf(why, n, "%s: %s", label, cause);
         return TSR_E_PAYLOAD;
     }
     return 0;
 }
 
-static int take_indices(const int32_t *src, int32_t count, int32_t limit, int32_t *dst,
-                        const char *label, char *why, size_t n) {
+/* Fields to differentiate: each a differentiable field, named once. */
+static int take_indices(const int32_t *src, int32_t count, const field_info *fs, int32_t limit,
+                        int32_t *dst, const char *label, char *why, size_t n) {
     for (int32_t k = 0; k < count; k++) {
         int32_t f = src[k];
         if (f < 0 || f >= limit) {
             snprintf(why, n, "%s[%d] = %d is not a field index (0 to %d)", label, (int)k, (int)f,
                      (int)limit - 1);
+            return TSR_E_PAYLOAD;
+        }
+        if (!(fs[f].field.flags & TSR_FIELD_DIFFERENTIABLE)) {
+            snprintf(why, n, "%s names field '%s', which is not differentiable", label,
+                     fs[f].field.name);
             return TSR_E_PAYLOAD;
         }
         for (int32_t j = 0; j < k; j++)
@@ -147,8 +175,7 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
     const tsr_component *c = ws->comp;
     int32_t n_in = b->n_inputs, n_wi = b->n_wrt_in, n_wo = b->n_wrt_out;
     int32_t n_s = b->n_seeds, n_r = b->n_results;
-    if (chan_request_layout(b, &ws->v) != 0 || n_in != b->n_inputs || n_wi != b->n_wrt_in ||
-        n_wo != b->n_wrt_out || n_s != b->n_seeds || n_r != b->n_results) {
+    if (chan_request_layout_of(b, n_in, n_wi, n_wo, n_s, n_r, &ws->v) != 0) {
         snprintf(why, n, "its counts (%d inputs, %d + %d fields to differentiate, %d seeds, %d "
                          "results) do not fit the channel",
                  (int)n_in, (int)n_wi, (int)n_wo, (int)n_s, (int)n_r);
@@ -159,7 +186,9 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
                      : ws->ep == TSR_EP_VJP      ? n_wi
                      : ws->ep == TSR_EP_JACOBIAN ? (int64_t)n_wi * n_wo
                                                  : c->n_out;
-    if (n_in != c->n_in || n_wi > c->n_in || n_wo > c->n_out || n_s != want_s || n_r != want_r) {
+    int grad = ws->ep == TSR_EP_JVP || ws->ep == TSR_EP_VJP || ws->ep == TSR_EP_JACOBIAN;
+    if (n_in != c->n_in || n_wi > c->n_in || n_wo > c->n_out || n_s != want_s || n_r != want_r ||
+        (!grad && (n_wi || n_wo))) {
         snprintf(why, n, "%d inputs, %d + %d fields to differentiate, %d seeds and %d results "
                          "do not match %s of a component with %d inputs and %d outputs",
                  (int)n_in, (int)n_wi, (int)n_wo, (int)n_s, (int)n_r,
@@ -191,8 +220,9 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
     };
     ws->n_results = n_r;
     ws->n_wrt_in = n_wi;
-    int rc = take_indices(ws->v.wrt_in, n_wi, c->n_in, ws->wrt_in, "wrt_in", why, n);
-    if (!rc) rc = take_indices(ws->v.wrt_out, n_wo, c->n_out, ws->wrt_out, "wrt_out", why, n);
+    int rc = take_indices(ws->v.wrt_in, n_wi, c->in, c->n_in, ws->wrt_in, "wrt_in", why, n);
+    if (!rc)
+        rc = take_indices(ws->v.wrt_out, n_wo, c->out, c->n_out, ws->wrt_out, "wrt_out", why, n);
     return rc;
 }
 
@@ -200,10 +230,15 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
     const tsr_component *c = ws->comp;
     int abstract = ws->ep == TSR_EP_ABSTRACT_EVAL;
     char label[TSR_MAX_NAME * 2 + 48];
+    if (ws->files && !abstract) {
+        int rc = files_begin(ws, args, why, n);
+        if (rc) return rc;
+    }
     for (int32_t i = 0; i < args->n_inputs; i++) {
         snprintf(label, sizeof label, "input '%s'", in_name(c, i));
         int rc = take_array(ws, &ws->v.inputs[i], &ws->inputs[i], c->in[i].field.dtype,
-                            c->in[i].field.rank, abstract ? NO_DATA : WANT_DATA, label, why, n);
+                            c->in[i].field.rank, abstract ? NO_DATA : WANT_DATA, i, in_name(c, i),
+                            label, why, n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
@@ -212,7 +247,7 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
         snprintf(label, sizeof label, "%s['%s']", jvp ? "tangent_vector" : "cotangent_vector",
                  f->field.name);
         int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->field.dtype, f->field.rank,
-                            WANT_DATA, label, why, n);
+                            WANT_DATA, args->n_inputs + k, f->field.name, label, why, n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) {
@@ -220,7 +255,7 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
         int32_t rank;
         result_expect(ws, args->n_wrt_in, k, &dtype, &rank, label, sizeof label);
         int rc = take_array(ws, &ws->v.results[k], &ws->results[k], dtype, rank,
-                            abstract ? SHAPE_ONLY : MAY_ALLOCATE, label, why, n);
+                            abstract ? SHAPE_ONLY : MAY_ALLOCATE, k, NULL, label, why, n);
         if (rc) return rc;
         ws->given[k] = ws->results[k].data;
     }
@@ -279,7 +314,7 @@ static void *api_alloc_result(tsr_ctx *ctx, int32_t k) {
     if (status != 0) {
         memcpy(why, b->message, sizeof why);
         why[sizeof why - 1] = '\0';
-        return alloc_refused(x, status < 0 && status >= TSR_E_SHM ? status : TSR_E_PLUGIN_RESULT,
+        return alloc_refused(x, status < 0 && status >= TSR_E_LIMIT ? status : TSR_E_PLUGIN_RESULT,
                              why);
     }
     /* The host's answer is checked like a request: it must hold the shape. */
@@ -289,7 +324,8 @@ static void *api_alloc_result(tsr_ctx *ctx, int32_t k) {
     int32_t rank;
     char name[TSR_MAX_NAME * 2 + 48];
     result_expect(ws, ws->n_wrt_in, k, &dtype, &rank, name, sizeof name);
-    int rc = take_array(ws, &answer, &a, dtype, r->rank, WANT_DATA, name, why, sizeof why);
+    int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, k, NULL, name, why,
+                        sizeof why);
     if (rc || memcmp(a.shape, r->shape, (size_t)r->rank * sizeof(int64_t)) != 0)
         return alloc_refused(x, TSR_E_WORKER, rc ? why : "the host allocated another shape");
     r->data = a.data;
@@ -382,8 +418,14 @@ void serve_request(worker_state *ws) {
     tsr_args args;
     int rc = take_counts(ws, b, &args, why, sizeof why);
     if (!rc) rc = take_arrays(ws, &args, why, sizeof why);
+    if (!rc) rc = serve_check_shapes(ws, &args, why, sizeof why);
     if (rc) {
         answer(b, rc, "malformed request from the host: %s", why);
+        return;
+    }
+    if (ws->files && ws->ep != TSR_EP_ABSTRACT_EVAL &&
+        (rc = files_read_inputs(ws, why, sizeof why)) != 0) {
+        answer(b, rc, "cannot read the arrays of the request: %s", why);
         return;
     }
     worker_ctx x = {.pub = {.struct_size = sizeof(tsr_ctx), .host = &worker_api, .state = c->state},
@@ -400,6 +442,8 @@ void serve_request(worker_state *ws) {
         answer(b, TSR_E_PLUGIN, "the plugin failed (status %d) without a message", ret);
     } else if ((rc = write_results(ws, &args, why, sizeof why)) != 0) {
         answer(b, rc, "%s", why);
+    } else if (ws->files && (rc = files_write_results(ws, &args, why, sizeof why)) != 0) {
+        answer(b, rc, "cannot write the results: %s", why);
     } else {
         b->status = 0;
         b->message[0] = '\0';

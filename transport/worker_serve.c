@@ -187,11 +187,18 @@ int worker_serve(const worker_args *a) {
     ws.end.spin_ns = a->spin_ns;
     why[0] = '\0';
     ws.host_pidfd = watch_host(a->host_pid, why, sizeof why);
-    int status = EXIT_SERVED;
+    int status = EXIT_SERVED, rc;
     if (ws.host_pidfd < 0) {
         if (why[0]) ready_fail(&ws, TSR_E_WORKER, "%s", why);
         status = why[0] ? EXIT_NOT_LOADED : EXIT_SERVED;
-    } else if (arena_view_open(&ws.view, a->arena_prefix, why, sizeof why) != 0) {
+    } else if (worker_apply_rlimits(&a->limits, why, sizeof why) != 0) {
+        ready_fail(&ws, TSR_E_WORKER, "%s", why);
+        status = EXIT_NOT_LOADED;
+    } else if (a->spool_dir &&
+               (rc = files_open(&ws, a->spool_dir, a->spool_tag, a->file_io, why, sizeof why))) {
+        ready_fail(&ws, rc, "%s", why);
+        status = EXIT_NOT_LOADED;
+    } else if (!a->spool_dir && arena_view_open(&ws.view, a->arena_prefix, why, sizeof why) != 0) {
         ready_fail(&ws, TSR_E_SHM, "%s", why);
         status = EXIT_NOT_LOADED;
     } else if (load_plugin(&ws, a) != 0 || send_schema(&ws) != 0) {
@@ -208,6 +215,7 @@ int worker_serve(const worker_args *a) {
     tsr_close(ws.comp);
     serve_release(&ws);
     arena_view_close(ws.view);
+    files_close(&ws);
     atomic_store(&ws.finished, 1);
     chan_close(&ws.end, NULL);
     /* The watchdog may still poll the pidfd: it is closed by the exit. */

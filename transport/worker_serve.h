@@ -10,7 +10,8 @@
 /* What the worker keeps between requests. */
 typedef struct worker_state {
     chan_end end;
-    arena_view *view;
+    arena_view *view;               /* shared memory; NULL with files */
+    struct worker_files *files;     /* the files transport (worker_files.c), or NULL */
     tsr_component *comp;            /* the plugin, loaded in-process here */
     int host_pidfd;                 /* readable once the host is gone */
     int host_gone;
@@ -24,12 +25,47 @@ typedef struct worker_state {
     void **given;                   /* data pointer each result was given */
     int32_t *wrt_in, *wrt_out;
     size_t cap_inputs, cap_seeds, cap_results, cap_wrt_in, cap_wrt_out, cap_given;
+    int64_t *symval;                /* symbolic dims bound during the request */
+    const char **sym_from;
+    size_t cap_sym;
 } worker_state;
 
 /* Run the request in the control block; leaves status, message and the
  * results' headers there for CHAN_DONE. Never trusts the block. */
 void serve_request(worker_state *ws);
 void serve_release(worker_state *ws);
+
+/* worker_check.c: the shapes of a taken request against the schema, as the
+ * host checks them before it sends (symbolic dims agree across inputs,
+ * seeds and results; tangents are shaped like their inputs; results the
+ * host sized are shaped as the endpoint requires), so that a plugin never
+ * sees shapes that in-process calls could not give it. 0, or TSR_E_PAYLOAD
+ * (TSR_E_NOMEM) with a cause in why. */
+int serve_check_shapes(worker_state *ws, const tsr_args *args, char *why, size_t n);
+
+/* ---- worker_files.c: the files transport, worker side -------------------
+ * Arrays come and go through the spool (spool.h): inputs and seeds are
+ * read from "<tag>-in-0.bin" into private buffers, results are computed
+ * in private buffers and written to "<tag>-out-0.bin", their binrefs
+ * (seg 0, offset, bytes) naming where. Buffers are kept across requests. */
+int files_open(worker_state *ws, const char *dir, const char *tag, int file_io, char *why,
+               size_t n);
+void files_close(worker_state *ws);
+/* Before the arrays of a request are taken: room for its buffers, no
+ * reads queued. 0 or TSR_E_NOMEM. */
+int files_begin(worker_state *ws, const tsr_args *args, char *why, size_t n);
+/* A private buffer for input or seed `slot` (inputs first, then seeds),
+ * its bytes queued for reading from where ref says; what names it in
+ * messages and must outlive the request. NULL with a cause in why. */
+void *files_input(worker_state *ws, int32_t slot, const binref *ref, const char *what, char *why,
+                  size_t n);
+/* A private buffer of `bytes` for result k. NULL with a cause in why. */
+void *files_result(worker_state *ws, int32_t k, uint64_t bytes, char *why, size_t n);
+/* Read every queued input. 0 or TSR_E_IO / TSR_E_NOMEM with why. */
+int files_read_inputs(worker_state *ws, char *why, size_t n);
+/* Write the results that have data and set their binrefs. 0 or TSR_E_IO /
+ * TSR_E_NOMEM with why; nothing is left in the spool on failure. */
+int files_write_results(worker_state *ws, const tsr_args *args, char *why, size_t n);
 
 /* Diagnostics of the plugin and of the worker: "LEVEL: message" on
  * stderr, which the host forwards line by line. */

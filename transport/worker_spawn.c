@@ -59,9 +59,31 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
     snprintf(fd_chan, sizeof fd_chan, "%d", WORKER_FD_CHAN);
     snprintf(fd_bell, sizeof fd_bell, "%d", WORKER_FD_BELL);
     snprintf(fd_host_bell, sizeof fd_host_bell, "%d", WORKER_FD_HOST_BELL);
-    char *argv[] = {(char *)o->worker_exe, "--plugin", (char *)o->plugin_path, "--arena",
-                    (char *)o->arena_prefix, "--chan-fd", fd_chan, "--bell", fd_bell,
-                    "--host-bell", fd_host_bell, "--host-pid", host_pid, "--spin-ns", spin, NULL};
+    /* The files transport names its spool instead of an arena. */
+    char *argv[26] = {(char *)o->worker_exe, "--plugin", (char *)o->plugin_path,
+                      o->spool_dir ? "--spool" : "--arena",
+                      (char *)(o->spool_dir ? o->spool_dir : o->arena_prefix), "--chan-fd",
+                      fd_chan, "--bell", fd_bell, "--host-bell", fd_host_bell, "--host-pid",
+                      host_pid, "--spin-ns", spin};
+    char limit_text[3][24];
+    const char *limit_opt[3] = {"--rlimit-as", "--rlimit-cpu", "--rlimit-nofile"};
+    uint64_t limit_val[3] = {o->limits.as_bytes, o->limits.cpu_seconds, o->limits.nofile};
+    int argc = 15;
+    for (int i = 0; i < 3; i++)
+        if (limit_val[i]) {
+            snprintf(limit_text[i], sizeof limit_text[i], "%llu", (unsigned long long)limit_val[i]);
+            argv[argc++] = (char *)limit_opt[i];
+            argv[argc++] = limit_text[i];
+        }
+    char file_io[8];
+    if (o->spool_dir) {
+        snprintf(file_io, sizeof file_io, "%d", o->file_io);
+        argv[argc++] = "--spool-tag";
+        argv[argc++] = (char *)o->spool_tag;
+        argv[argc++] = "--file-io";
+        argv[argc++] = file_io;
+    }
+    argv[argc] = NULL;
     char **env = build_env(o);
     if (!env) {
         snprintf(why, n, "out of memory");
@@ -163,6 +185,10 @@ _Noreturn static void child_serve(const worker_spawn_opts *o, const spawn_fds *f
         .peer_bell = WORKER_FD_HOST_BELL,
         .host_pid = host,
         .spin_ns = o->spin_ns,
+        .limits = o->limits,
+        .spool_dir = o->spool_dir,
+        .spool_tag = o->spool_tag,
+        .file_io = o->file_io,
     };
     int status = worker_serve(&a);
     fflush(stdout);

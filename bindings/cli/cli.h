@@ -5,6 +5,7 @@
  *   io.c          reading payloads, writing results
  *   help.c        help texts
  *   cmd_schema.c  `tessera schema`
+ *   cmd_info.c    `tessera info`
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
  *   cmd_gradcheck.c, gradcheck_args.c, gradcheck_print.c
  *                 `tessera check-gradients`
@@ -36,6 +37,13 @@ typedef struct cli_options {
     bool help;               /* -h */
     char **positional;       /* what remains after the options */
     int n_positional;
+    /* Arrays in files (endpoint calls only). */
+    const char *binref_in;   /* --input-path: base of relative binref paths */
+    const char *binref_out;  /* --output-path: where json+binref writes .bin files */
+    bool lz4;                /* --compression lz4 */
+    bool checksum;           /* --checksum */
+    bool allow_escape;       /* --allow-escape */
+    tsr_file_io io;          /* --io */
 } cli_options;
 
 /* Parse argv (argv[0] is the subcommand's name). with_format: the
@@ -69,6 +77,11 @@ void cli_print_version(void);
 void cli_print_gradcheck_help(void);
 
 int cli_cmd_schema(int argc, char **argv);
+int cli_cmd_info(int argc, char **argv);
+void cli_print_info_help(void);
+/* Make dir and its missing parents (mode 0700). CLI_OK or CLI_OUTPUT
+ * (message printed). */
+int cli_make_dirs(const char *dir);
 /* ep: the endpoint the subcommand names. */
 int cli_cmd_call(tsr_endpoint ep, int argc, char **argv);
 int cli_cmd_check_gradients(int argc, char **argv);

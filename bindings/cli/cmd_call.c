@@ -34,8 +34,10 @@ static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
         cli_error(NULL, "%s", err.message);
         return CLI_LOAD_FAILED;
     }
-    if (tsr_payload_parse(inv->component, ep, inv->payload_text, inv->payload_len, &inv->payload,
-                          &err) != 0) {
+    tsr_input_options in = {.struct_size = sizeof in, .base_dir = o->binref_in,
+                            .allow_escape = o->allow_escape, .io = o->io};
+    if (tsr_payload_parse_ex(inv->component, ep, inv->payload_text, inv->payload_len, &in,
+                             &inv->payload, &err) != 0) {
         cli_error(NULL, "%s", err.message);
         return CLI_PAYLOAD;
     }
@@ -52,7 +54,13 @@ static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
         cli_error(NULL, "%s", tsr_call_errmsg(inv->call));
         return CLI_CALL_FAILED;
     }
-    if (tsr_payload_format_results(inv->payload, inv->call, o->encoding, &inv->result, &err) != 0) {
+    tsr_output_options out = {.struct_size = sizeof out, .encoding = o->encoding, .lz4 = o->lz4,
+                              .checksum = o->checksum, .output_dir = o->binref_out, .io = o->io};
+    /* Tesseract makes its output path when it is missing; so do we. */
+    if (o->encoding == TSR_ENCODING_BINREF && o->binref_out != NULL &&
+        (rc = cli_make_dirs(o->binref_out)) != CLI_OK)
+        return rc;
+    if (tsr_payload_format_results_ex(inv->payload, inv->call, &out, &inv->result, &err) != 0) {
         cli_error(NULL, "%s", err.message);
         return CLI_OUTPUT;
     }

@@ -27,6 +27,9 @@ void cli_print_main_help(void) {
         "  check-gradients PLUGIN PAYLOAD\n"
         "                                compare jvp, vjp and jacobian with finite\n"
         "                                differences of apply at {\"inputs\": {...}}\n"
+        "  info                          version, plugin ABI, the file I/O of binref\n"
+        "                                files (io_uring or pread/pwrite), /dev/shm,\n"
+        "                                kernel\n"
         "  (jacobian-vector-product, vector-jacobian-product and abstract_eval are\n"
         "  accepted too.) 'tessera COMMAND --help' describes each command.\n"
         "\n"
@@ -54,8 +57,22 @@ void cli_print_main_help(void) {
 static void print_common_options(int with_format) {
     fputs("Options:\n", stdout);
     if (with_format)
-        fputs("  -f, --format FORMAT    json (default) or json+base64: how arrays are\n"
-              "                         written (--output-format is accepted too)\n",
+        fputs("  -f, --format FORMAT    json (default), json+base64 or json+binref: how\n"
+              "                         arrays are written (--output-format is accepted too)\n"
+              "  --output-path DIR      json+binref: where the .bin files go (default: the\n"
+              "                         current directory; made when missing); buffers name\n"
+              "                         them relative to DIR\n"
+              "  --input-path DIR       where relative binref paths of the payload resolve\n"
+              "                         (default: the current directory, as in Tesseract)\n"
+              "  --allow-escape         let binref paths lead outside --input-path ('..',\n"
+              "                         absolute paths, symlinks); refused by default\n"
+              "  --compression lz4      json+base64, json+binref: each array as an lz4 frame\n"
+              "                         (none: the default; json ignores it, as Tesseract)\n"
+              "  --checksum             json+base64, json+binref: add the XXH3 of each\n"
+              "                         array (\"checksum\"); checked whenever read. Tesseract's\n"
+              "                         readers refuse the extra key: leave it out for them\n"
+              "  --io IO                binref file I/O: auto (default: io_uring where it\n"
+              "                         works, see 'tessera info'), io_uring or posix\n",
               stdout);
     fputs("  -o, --output FILE      write the result to FILE instead of stdout\n"
           "  --mode MODE            inproc (default), isolated or worker\n"
@@ -103,8 +120,10 @@ void cli_print_call_help(const char *command, tsr_endpoint ep) {
     printf("Usage: tessera %s [OPTIONS] PLUGIN PAYLOAD\n\n", command);
     fputs("PAYLOAD is JSON text, @FILE, or - (or @-) for stdin. Arrays are encoded\n"
           "arrays ({\"object_type\": \"array\", \"shape\": [...], \"dtype\": \"float64\",\n"
-          "\"data\": {\"buffer\": ..., \"encoding\": \"json\" or \"base64\"}}), or plain\n"
-          "numbers and nested lists. Nested inputs are nested objects.\n"
+          "\"data\": {\"buffer\": ..., \"encoding\": \"json\", \"base64\" or \"binref\"}},\n"
+          "with \"compression\": \"lz4\" and \"checksum\" optional), or plain numbers and\n"
+          "nested lists. A binref buffer is \"FILE:OFFSET\" (\"FILE:OFFSET:SIZE\" when\n"
+          "compressed). Nested inputs are nested objects.\n"
           "\n"
           "Payload and result:\n",
           stdout);
@@ -113,6 +132,20 @@ void cli_print_call_help(const char *command, tsr_endpoint ep) {
     print_common_options(1);
     fputs("\nExit status: 0 ok, 1 call failed, 2 usage, 3 load failed, 4 payload,\n"
           "5 output (see 'tessera --help').\n",
+          stdout);
+}
+
+void cli_print_info_help(void) {
+    fputs("Usage: tessera info [-o FILE]\n"
+          "\n"
+          "Print what this build and this machine offer, one 'key: value' per line:\n"
+          "  tessera     the library's version\n"
+          "  plugin ABI  the plugin ABI version it loads\n"
+          "  file I/O    how binref files are written and read: io_uring, or\n"
+          "              pread/pwrite with the reason io_uring is unavailable\n"
+          "              (kernel switch, seccomp, memlock limit, old kernel)\n"
+          "  /dev/shm    whether worker mode's shared memory works, and its free space\n"
+          "  kernel      the kernel's name, release and machine\n",
           stdout);
 }
 

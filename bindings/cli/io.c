@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -121,4 +122,28 @@ const char *cli_plugin_path(const char *arg, char *buf, size_t size) {
     if (strchr(arg, '/') != NULL || access(arg, F_OK) != 0) return arg;
     int n = snprintf(buf, size, "./%s", arg);
     return n > 0 && (size_t)n < size ? buf : arg;
+}
+
+int cli_make_dirs(const char *dir) {
+    char *path = strdup(dir);
+    if (path == NULL) {
+        cli_error(NULL, "out of memory");
+        return CLI_OUTPUT;
+    }
+    int rc = CLI_OK;
+    /* Each prefix ending before a '/', then the whole path. */
+    for (char *p = path + 1;; p++) {
+        bool end = *p == '\0';
+        if (*p != '/' && !end) continue;
+        *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            cli_error(NULL, "cannot create output path '%s': %s", path, strerror(errno));
+            rc = CLI_OUTPUT;
+            break;
+        }
+        if (end) break;
+        *p = '/';
+    }
+    free(path);
+    return rc;
 }

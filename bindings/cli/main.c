@@ -8,14 +8,15 @@
 
 typedef struct subcommand {
     const char *name;
-    int endpoint; /* SCHEMA or CHECK_GRADIENTS: not an endpoint call */
+    int endpoint; /* SCHEMA, CHECK_GRADIENTS or INFO: not an endpoint call */
 } subcommand;
 
-enum { SCHEMA = -1, CHECK_GRADIENTS = -2 };
+enum { SCHEMA = -1, CHECK_GRADIENTS = -2, INFO = -3 };
 
 /* Tesseract's own command names are accepted as aliases. */
 static const subcommand subcommands[] = {
     {"schema", SCHEMA},
+    {"info", INFO},
     {"check-gradients", CHECK_GRADIENTS},
     {"apply", TSR_EP_APPLY},
     {"jvp", TSR_EP_JVP},
@@ -57,6 +58,7 @@ int main(int argc, char **argv) {
         char **sub_argv = argv + optind;
         optind = 0; /* restart getopt for the subcommand (GNU: full reset) */
         if (subcommands[k].endpoint == SCHEMA) return cli_cmd_schema(sub_argc, sub_argv);
+        if (subcommands[k].endpoint == INFO) return cli_cmd_info(sub_argc, sub_argv);
         if (subcommands[k].endpoint == CHECK_GRADIENTS)
             return cli_cmd_check_gradients(sub_argc, sub_argv);
         return cli_cmd_call((tsr_endpoint)subcommands[k].endpoint, sub_argc, sub_argv);

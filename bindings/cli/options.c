@@ -1,4 +1,6 @@
-/* Options shared by the subcommands: -f, -o, --mode, --config, -h. */
+/* Options shared by the subcommands: -f, -o, --mode, --config, -h, and
+ * for endpoint calls those of arrays in files: --input-path,
+ * --output-path, --compression, --checksum, --io, --allow-escape. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +8,16 @@
 
 #include "cli.h"
 
-enum { OPT_MODE = 256, OPT_CONFIG };
+enum {
+    OPT_MODE = 256,
+    OPT_CONFIG,
+    OPT_INPUT_PATH,
+    OPT_OUTPUT_PATH,
+    OPT_COMPRESSION,
+    OPT_CHECKSUM,
+    OPT_IO,
+    OPT_ALLOW_ESCAPE
+};
 
 int cli_set_config(const char *command, tsr_options *lib, const char *assignment) {
     const char *eq = strchr(assignment, '=');
@@ -24,6 +35,50 @@ int cli_set_config(const char *command, tsr_options *lib, const char *assignment
     return CLI_OK;
 }
 
+static const char *file_option_name(int opt) {
+    switch (opt) {
+    case OPT_INPUT_PATH: return "input-path";
+    case OPT_OUTPUT_PATH: return "output-path";
+    case OPT_COMPRESSION: return "compression";
+    case OPT_CHECKSUM: return "checksum";
+    case OPT_IO: return "io";
+    default: return "allow-escape";
+    }
+}
+
+/* Options of arrays in files, for endpoint calls. */
+static int parse_file_option(const char *command, int opt, const char *arg, cli_options *o) {
+    if ((opt == OPT_INPUT_PATH || opt == OPT_OUTPUT_PATH) && arg[0] == '\0')
+        return cli_usage_error(command, "%s needs a directory, not ''",
+                               opt == OPT_INPUT_PATH ? "--input-path" : "--output-path");
+    switch (opt) {
+    case OPT_INPUT_PATH:
+        o->binref_in = arg;
+        return CLI_OK;
+    case OPT_OUTPUT_PATH:
+        o->binref_out = arg;
+        return CLI_OK;
+    case OPT_COMPRESSION:
+        if (strcmp(arg, "lz4") != 0 && strcmp(arg, "none") != 0)
+            return cli_usage_error(command, "unsupported compression '%s' (lz4 or none)", arg);
+        o->lz4 = strcmp(arg, "lz4") == 0;
+        return CLI_OK;
+    case OPT_CHECKSUM:
+        o->checksum = true;
+        return CLI_OK;
+    case OPT_ALLOW_ESCAPE:
+        o->allow_escape = true;
+        return CLI_OK;
+    default: { /* OPT_IO */
+        int io = tsr_file_io_from_name(arg);
+        if (io < 0)
+            return cli_usage_error(command, "unknown --io '%s' (io_uring, posix or auto)", arg);
+        o->io = (tsr_file_io)io;
+        return CLI_OK;
+    }
+    }
+}
+
 static int parse_one(const char *command, int opt, const char *arg, const char *token,
                      bool with_format, cli_options *o) {
     tsr_error err;
@@ -34,8 +89,10 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
     case 'f':
         /* token may already be the value, so name the option itself. */
         if (!with_format) return cli_usage_error(command, "unknown option '-f'");
-        if (strcmp(arg, "json") != 0 && strcmp(arg, "json+base64") != 0)
-            return cli_usage_error(command, "unsupported format '%s' (json or json+base64)", arg);
+        if (strcmp(arg, "json") != 0 && strcmp(arg, "json+base64") != 0 &&
+            strcmp(arg, "json+binref") != 0)
+            return cli_usage_error(command,
+                                   "unsupported format '%s' (json, json+base64 or json+binref)", arg);
         o->encoding = (tsr_encoding)tsr_encoding_from_name(arg);
         return CLI_OK;
     case 'o':
@@ -47,6 +104,15 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
         return CLI_OK;
     case OPT_CONFIG:
         return cli_set_config(command, o->library, arg);
+    case OPT_INPUT_PATH:
+    case OPT_OUTPUT_PATH:
+    case OPT_COMPRESSION:
+    case OPT_CHECKSUM:
+    case OPT_IO:
+    case OPT_ALLOW_ESCAPE:
+        /* token may be the option's value: name the option itself. */
+        if (!with_format) return cli_usage_error(command, "unknown option '--%s'", file_option_name(opt));
+        return parse_file_option(command, opt, arg, o);
     case ':':
         return cli_usage_error(command, "option '%s' needs a value", token);
     default:
@@ -63,6 +129,12 @@ int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out)
         {"output", required_argument, NULL, 'o'},
         {"mode", required_argument, NULL, OPT_MODE},
         {"config", required_argument, NULL, OPT_CONFIG},
+        {"input-path", required_argument, NULL, OPT_INPUT_PATH},
+        {"output-path", required_argument, NULL, OPT_OUTPUT_PATH},
+        {"compression", required_argument, NULL, OPT_COMPRESSION},
+        {"checksum", no_argument, NULL, OPT_CHECKSUM},
+        {"io", required_argument, NULL, OPT_IO},
+        {"allow-escape", no_argument, NULL, OPT_ALLOW_ESCAPE},
         {NULL, 0, NULL, 0},
     };
     const char *command = argv[0];

@@ -16,11 +16,29 @@
  * An array is either an encoded array
  *
  *   {"object_type": "array", "shape": [2, 3], "dtype": "float64",
- *    "data": {"buffer": ..., "encoding": "json" | "base64"}}
+ *    "data": {"buffer": ..., "encoding": "json" | "base64" | "binref",
+ *             "compression": "lz4", "checksum": "xxh3:<16 hex digits>"}}
  *
  * (json: the values as a nested or flat list in C order, or a bare number
- * for a single element; base64: the raw little-endian C-order bytes), or a
+ * for a single element; base64: the raw little-endian C-order bytes;
+ * binref: "<path>:<offset>" where those bytes lie in a file, or
+ * "<path>:<offset>:<size>" with the stored size when compressed), or a
  * plain JSON number, boolean or nested list that takes the field's dtype.
+ * "compression" (base64 and binref only; absent or null: none) stores
+ * the bytes as one lz4 frame. "checksum" (base64 and binref only,
+ * optional) is the XXH3-64 of the array's raw bytes before compression;
+ * it is verified on read. Tesseract writes no checksum and its readers
+ * (tesseract-core 1.15) refuse unknown keys, so a payload for Tesseract
+ * must be written without one.
+ *
+ * Binref paths that are relative resolve against the input directory
+ * (tsr_input_options.base_dir; default the current directory, as
+ * Tesseract's --input-path). Unless allow_escape is set, the file must
+ * lie inside that directory once '..' and symlinks are followed, so an
+ * absolute path elsewhere, '../x' or a symlink out is refused. A missing
+ * file, an offset past its end, a file too short for the array, a size
+ * that disagrees with shape x dtype, a bad lz4 frame and a checksum
+ * mismatch are errors naming the array's field.
  * For abstract_eval an array may also be given as {"shape": [...],
  * "dtype": "..."}. An array whose dtype differs from the field's is
  * converted when numpy's "same_kind" rule allows it (bool < integers <
@@ -28,8 +46,8 @@
  *
  * Limits, each refused with a message that says so: complex values have no
  * json form (Tesseract's json encoding has none either; use base64); NaN and
- * infinities are not JSON and cannot be written in json encoding; lz4
- * compression and binref buffers are not read here; integers beyond the
+ * infinities are not JSON and cannot be written in json encoding; json
+ * buffers cannot be compressed (as in Tesseract); integers beyond the
  * int64 range cannot be read from JSON text (use base64).
  *
  * Responses follow Tesseract's output form:
@@ -62,14 +80,72 @@ extern "C" {
 /* How arrays are written in a response. */
 typedef enum tsr_encoding {
     TSR_ENCODING_JSON = 0,   /* values as nested JSON lists ("json") */
-    TSR_ENCODING_BASE64 = 1  /* raw little-endian bytes in base64 ("json+base64") */
+    TSR_ENCODING_BASE64 = 1, /* raw little-endian bytes in base64 ("json+base64") */
+    TSR_ENCODING_BINREF = 2  /* raw bytes appended to .bin files ("json+binref") */
 } tsr_encoding;
 
-/* "json" or "base64"; NULL if invalid. */
+/* "json", "base64" or "binref"; NULL if invalid. */
 const char *tsr_encoding_name(tsr_encoding enc);
-/* Accepts "json", "base64" and Tesseract's format names "json+base64".
- * Returns -1 if unknown. */
+/* Accepts "json", "base64", "binref" and Tesseract's format names
+ * "json+base64", "json+binref". Returns -1 if unknown. */
 int tsr_encoding_from_name(const char *name);
+
+/* How binref files are written and read. */
+typedef enum tsr_file_io {
+    TSR_FILE_IO_AUTO = 0,  /* io_uring where it works here, else pread/pwrite; a
+                              batch of under 256 KiB takes pread/pwrite anyway
+                              (one system call either way, and cheaper) */
+    TSR_FILE_IO_URING = 1, /* io_uring, or TSR_E_IO where it does not work */
+    TSR_FILE_IO_POSIX = 2  /* pread/pwrite */
+} tsr_file_io;
+
+/* "auto", "io_uring" or "posix"; NULL if invalid. */
+const char *tsr_file_io_name(tsr_file_io io);
+/* Accepts "auto", "io_uring" (or "uring") and "posix". Returns -1 if unknown. */
+int tsr_file_io_from_name(const char *name);
+
+/*
+ * What TSR_FILE_IO_AUTO uses in this process: "io_uring" or
+ * "pread/pwrite". Probed once (the kernel switch
+ * /proc/sys/kernel/io_uring_disabled, setting up a ring, the opcodes
+ * needed, one round trip), then cached; thread-safe. When it is not
+ * io_uring and why_not is not NULL, *why_not says why (e.g.
+ * "io_uring_setup refused (EPERM): a seccomp filter or a security policy
+ * forbids it"); otherwise *why_not is set to NULL. Static strings.
+ */
+const char *tsr_file_io_backend(const char **why_not);
+
+/*
+ * Options for writing arrays. struct_size first, so that the struct can
+ * grow: members past struct_size, and members left zero, take their
+ * defaults, so
+ *     tsr_output_options o = {.struct_size = sizeof o, .encoding = TSR_ENCODING_BINREF};
+ * writes binref files into the current directory. NULL means all defaults
+ * (json).
+ */
+typedef struct tsr_output_options {
+    uint32_t struct_size;
+    tsr_encoding encoding;   /* default json */
+    int32_t lz4;             /* base64, binref: each array's bytes as one lz4 frame
+                                ("compression": "lz4"); ignored by json, as by Tesseract */
+    int32_t checksum;        /* base64, binref: add "checksum": "xxh3:..." */
+    const char *output_dir;  /* binref: where the .bin files go (must exist);
+                                NULL: the current directory */
+    uint64_t max_file_bytes; /* binref: the next array goes to a new file when it
+                                would take the current one past this; 0: 100 MiB
+                                (Tesseract's limit); UINT64_MAX: never */
+    int32_t file_mode;       /* binref: mode of new files, then umask; 0: 0600 */
+    tsr_file_io io;          /* binref: default auto */
+} tsr_output_options;
+
+/* Options for reading arrays; the same conventions (NULL: defaults). */
+typedef struct tsr_input_options {
+    uint32_t struct_size;
+    const char *base_dir;    /* where relative binref paths resolve; NULL: the
+                                current directory */
+    int32_t allow_escape;    /* binref paths may lead outside base_dir */
+    tsr_file_io io;          /* default auto */
+} tsr_input_options;
 
 /* ---- requests ------------------------------------------------------------ */
 
@@ -86,6 +162,10 @@ typedef struct tsr_payload tsr_payload;
  */
 int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const char *text, size_t len,
                       tsr_payload **out, tsr_error *err);
+/* The same, with binref reading as opts say (NULL: defaults). Binref
+ * arrays are read in one batch once the whole request has been decoded. */
+int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const char *text, size_t len,
+                         const tsr_input_options *opts, tsr_payload **out, tsr_error *err);
 void tsr_payload_free(tsr_payload *p);
 
 tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
@@ -122,6 +202,16 @@ int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *err);
  */
 int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_encoding enc,
                                char **out, tsr_error *err);
+/*
+ * The same with options (NULL: json). With binref encoding, every array of
+ * the response is appended to "<output_dir>/<uuid>-<k>.bin" (k counts the
+ * files as they roll over at max_file_bytes; files are created, never
+ * overwritten, and not synced to disk) and "buffer" names the file
+ * relative to output_dir, as Tesseract writes it. On failure the files
+ * written so far are removed.
+ */
+int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *call,
+                                  const tsr_output_options *opts, char **out, tsr_error *err);
 
 /*
  * The schema of a component as compact JSON:
@@ -139,6 +229,9 @@ int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err);
 /* One array as an encoded-array object. a->data may be NULL only when the
  * array has no elements. */
 int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err);
+/* The same with options (NULL: json); binref writes one file of its own. */
+int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, char **out,
+                         tsr_error *err);
 
 /*
  * Decode one array from JSON text: an encoded array, or a plain number,
@@ -150,6 +243,10 @@ int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_erro
  */
 int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
                         void **buffer, tsr_error *err);
+/* The same, reading binref buffers as opts say (NULL: defaults). */
+int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
+                           const tsr_input_options *opts, tsr_array *out, void **buffer,
+                           tsr_error *err);
 
 /* Release text or a buffer returned by this header's functions. Accepts NULL. */
 void tsr_json_free(void *p);

@@ -63,7 +63,8 @@ typedef enum tsr_status {
     TSR_E_IO = -16,              /* reading or writing a file failed */
     TSR_E_WORKER = -17,          /* the worker process died or could not start */
     TSR_E_TIMEOUT = -18,         /* the call exceeded its timeout; the worker was killed */
-    TSR_E_SHM = -19              /* shared memory unavailable or full */
+    TSR_E_SHM = -19,             /* shared memory unavailable or full */
+    TSR_E_LIMIT = -20            /* refused by a limit (max_*_bytes options) */
 } tsr_status;
 
 /* Short, static description of a code ("dtype mismatch"). Thread-safe. */
@@ -130,6 +131,39 @@ void tsr_options_free(tsr_options *opts);
  *                 until tsr_restart
  *   "spin_ns"     how long a waiting side spins before it sleeps (default
  *                 chosen by bench_worker; 0 sleeps at once)
+ *   "rlimit_as", "rlimit_cpu", "rlimit_nofile"
+ *                 resource limits the worker sets on itself before it loads
+ *                 the plugin: address space in bytes (it must leave room for
+ *                 the arena, which the worker maps), CPU seconds (a plugin
+ *                 past them is killed by SIGXCPU: TSR_E_WORKER naming the
+ *                 signal) and open files (default 0: inherited)
+ *   "transport"   how arrays cross between host and worker: "auto" (default:
+ *                 shared memory, or files when /dev/shm is missing, full or
+ *                 refused at tsr_open, which is logged at INFO), "shm"
+ *                 (shared memory or TSR_E_SHM) or "files" (binref files in a
+ *                 spool directory, no shared memory at all: the worker reads
+ *                 inputs into its own memory and writes results back, one
+ *                 copy each way through the page cache; results are still
+ *                 views the call owns, tsr_alloc gives ordinary memory)
+ *   "spool_dir"   files: where each component makes its spool, a private
+ *                 directory (mode 0700, unguessable name) emptied after every
+ *                 call, also after a crash or timeout, and removed at
+ *                 tsr_close (default $TMPDIR, else /tmp)
+ *   "file_io"     files: "auto" (default: io_uring where it works), "io_uring"
+ *                 (TSR_E_IO at tsr_open where it does not) or "posix"
+ *                 (pread/pwrite)
+ * Limits, refused with TSR_E_LIMIT and a message naming the option, before
+ * anything is allocated (0: no limit):
+ *   "max_array_bytes"    bytes of one array: an input, a tangent or
+ *                        cotangent, a result (default 64 GiB)
+ *   "max_call_bytes"     bytes of all arrays of one call together
+ *                        (default 64 GiB)
+ *   "max_payload_bytes"  length of a JSON payload given to
+ *                        tsr_payload_parse (default 1 GiB)
+ *   "max_arena_bytes"    worker mode: the shared-memory arena does not grow
+ *                        past this (default 64 GiB); beyond it allocations
+ *                        fail with TSR_E_SHM naming the option
+ * Byte counts take a K, M, G or T suffix (powers of 1024): "512M".
  * Returns TSR_E_ARGUMENT for an unknown key or value; the message is in err
  * when err is not NULL. */
 int tsr_options_set(tsr_options *opts, const char *key, const char *value, tsr_error *err);
@@ -199,7 +233,8 @@ int tsr_restart(tsr_component *c);
 
 /* A 64-byte aligned buffer that reaches the plugin without a copy: in worker
  * mode it lies in the shared-memory arena (inputs elsewhere are copied into
- * the arena at each call); in-process it is ordinary memory. NULL when out of
+ * the arena at each call); in-process, and with the files transport, it is
+ * ordinary memory. NULL when out of
  * memory (or shared memory). Thread-safe. Free with tsr_free before
  * tsr_close. */
 void *tsr_alloc(tsr_component *c, size_t bytes);
@@ -208,7 +243,7 @@ void tsr_free(tsr_component *c, void *p);
 /* Counters of a component since it was opened. Thread-safe. */
 typedef struct tsr_stats {
     uint64_t calls;           /* runs that reached the plugin */
-    uint64_t bytes_copied;    /* input bytes copied into the arena */
+    uint64_t bytes_copied;    /* input bytes copied into the arena (or spool files) */
     uint64_t bytes_by_ref;    /* input bytes passed by reference (no copy) */
     uint64_t worker_starts;   /* workers started, restarts included */
     uint64_t worker_deaths;   /* workers that died or were killed */

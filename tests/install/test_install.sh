@@ -64,7 +64,8 @@ for f in include/tessera/tessera.h include/tessera/plugin.h bin/tessera; do
 done
 for f in libtessera.so libtessera.a pkgconfig/tessera.pc cmake/tessera/tesseraConfig.cmake \
          cmake/tessera/tesseraConfigVersion.cmake cmake/tessera/tesseraTargets.cmake \
-         tessera/plugins/noop.so; do
+         tessera/plugins/noop.so tessera/plugins/rdstep.json tessera/plugins/librdstep.so \
+         tessera/plugins/dgesv.json tessera/plugins/dgemv.json; do
   run "installed <libdir>/$f" test -e "$libdir/$f"
 done
 
@@ -130,5 +131,15 @@ printf '%s\n' 4 -1 0.5 >"$work/noop.expected"
 expect "tessera apply <libdir>/tessera/plugins/noop.so" "$work/noop.expected" bash -c \
   "'$tessera' apply '$libdir/tessera/plugins/noop.so' '{\"inputs\": {\"x\": [4, -1, 0.5]}}' \
    | buffer_values"
+# A manifest component: the Fortran routine installed beside its manifest,
+# and LAPACK's dgesv from the system.
+printf '%s\n' 0.1249 0.4775 -0.2723 >"$work/rdstep.expected"
+expect "tessera apply <libdir>/tessera/plugins/rdstep.json" "$work/rdstep.expected" bash -c \
+  "'$tessera' apply '$libdir/tessera/plugins/rdstep.json' \
+     '{\"inputs\": {\"u\": [0.1, 0.5, -0.3], \"dt\": 0.1, \"k\": 0.5}}' | buffer_values"
+printf '%s\n' 0.1 0.6 >"$work/dgesv.expected"
+expect "tessera apply <libdir>/tessera/plugins/dgesv.json" "$work/dgesv.expected" bash -c \
+  "'$tessera' apply '$libdir/tessera/plugins/dgesv.json' \
+     '{\"inputs\": {\"a\": [[4, 1], [2, 3]], \"b\": [1, 2]}}' | buffer_values"
 
 summary

@@ -1,0 +1,441 @@
+/* The Component type: open, close, schema, and the entry points of calls
+ * (apply, _call, _abstract_eval). Also the counted core whose last
+ * reference runs tsr_close. */
+#include "ext.h"
+
+#if TSR_PY_HAVE_XLA_FFI
+#include "ffi_ops.h"
+#endif
+
+/* ---- the counted core --------------------------------------------------------- */
+
+static comp_core *open_cores;
+
+static comp_core *core_new(tsr_component *c) {
+    comp_core *core = PyMem_Calloc(1, sizeof *core);
+    if (!core) return (comp_core *)PyErr_NoMemory();
+    core->c = c;
+    core->refs = 1;
+    core->next = open_cores;
+    if (open_cores) open_cores->prev = core;
+    open_cores = core;
+    return core;
+}
+
+void core_incref(comp_core *core) { core->refs++; }
+
+void core_decref(comp_core *core) {
+    if (--core->refs > 0) return;
+    if (!core->abandoned) {
+        tsr_component *c = core->c;
+        /* Stopping a worker waits for it: let other threads run. */
+        Py_BEGIN_ALLOW_THREADS
+        tsr_close(c);
+        Py_END_ALLOW_THREADS
+    }
+    if (core->prev) core->prev->next = core->next;
+    else if (open_cores == core) open_cores = core->next;
+    if (core->next) core->next->prev = core->prev;
+    PyMem_Free(core);
+}
+
+void core_close_all(void) {
+    Py_ssize_t n = 0;
+    for (comp_core *core = open_cores; core; core = core->next) n += !core->abandoned;
+    tsr_component **open = PyMem_Calloc((size_t)n + 1, sizeof *open);
+    if (!open) return;
+    /* Mark them all first: closing releases the GIL, and the list may
+     * change meanwhile. Views may outlive this; they are not read after
+     * exit, and their owners free nothing of an abandoned core. */
+    n = 0;
+    for (comp_core *core = open_cores; core; core = core->next) {
+        if (core->abandoned) continue;
+        core->abandoned = 1;
+#if TSR_PY_HAVE_XLA_FFI
+        ffi_ops_abandon(core->c);
+#endif
+        open[n++] = core->c;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) tsr_close(open[i]);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(open);
+}
+
+/* ---- Component ------------------------------------------------------------------ */
+
+int component_check_open(ComponentObject *self) {
+    if (self->core && !self->core->abandoned) return 0;
+    raise_tessera(TSR_E_ARGUMENT, "the component is closed");
+    return -1;
+}
+
+/* Copy a dict of str -> str into options through `set`. */
+static int set_pairs(PyObject *pairs, const char *what, tsr_options *opts,
+                     int (*set)(tsr_options *, const char *, const char *, tsr_error *)) {
+    if (!pairs || pairs == Py_None) return 0;
+    if (!PyDict_Check(pairs)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a dict of str", what);
+        return -1;
+    }
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(pairs, &pos, &key, &value)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        const char *v = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+        if (!k || !v) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "%s: keys and values must be str, got %R: %R",
+                             what, key, value);
+            return -1;
+        }
+        tsr_error err = {0};
+        int rc = set(opts, k, v, &err);
+        if (rc != 0) {
+            raise_tessera(rc, err.message[0] ? err.message : "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int set_option(tsr_options *o, const char *k, const char *v, tsr_error *e) {
+    return tsr_options_set(o, k, v, e);
+}
+static int set_config(tsr_options *o, const char *k, const char *v, tsr_error *e) {
+    (void)e;
+    return tsr_options_set_config(o, k, v);
+}
+static int set_env(tsr_options *o, const char *k, const char *v, tsr_error *e) {
+    (void)e;
+    return tsr_options_set_env(o, k, v);
+}
+
+static int Component_init(ComponentObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"path", "options", "config", "env", NULL};
+    PyObject *path_obj, *options = NULL, *config = NULL, *env = NULL;
+    if (self->core) {
+        PyErr_SetString(PyExc_RuntimeError, "Component.__init__ called twice");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OOO", kwlist, PyUnicode_FSConverter,
+                                     &path_obj, &options, &config, &env))
+        return -1;
+    tsr_options *opts = tsr_options_new();
+    if (!opts) {
+        Py_DECREF(path_obj);
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = -1;
+    if (set_pairs(options, "options", opts, set_option) == 0 &&
+        set_pairs(config, "config", opts, set_config) == 0 &&
+        set_pairs(env, "env", opts, set_env) == 0) {
+        const char *path = PyBytes_AS_STRING(path_obj);
+        tsr_component *c = NULL;
+        tsr_error err = {0};
+        int st;
+        /* Loading may start a worker and wait for it. */
+        Py_BEGIN_ALLOW_THREADS
+        st = tsr_open(path, opts, &c, &err);
+        Py_END_ALLOW_THREADS
+        if (st != 0) {
+            raise_tessera(st, err.message);
+        } else if (!(self->core = core_new(c))) {
+            tsr_close(c);
+        } else if (schema_load(self) == 0 && (self->pools = PyDict_New()) &&
+                   (self->ffi_ops = PyDict_New())) {
+            rc = 0;
+        }
+    }
+    tsr_options_free(opts);
+    Py_DECREF(path_obj);
+    return rc;
+}
+
+static void close_component(ComponentObject *self) {
+    comp_core *core = self->core;
+    if (!core) return;
+    /* First: a close() from another thread while the GIL is released below
+     * finds nothing left to do. */
+    self->core = NULL;
+#if TSR_PY_HAVE_XLA_FFI
+    ffi_ops_retire_all(self);
+#endif
+    PyObject *apply_pool = self->apply_pool;
+    self->apply_pool = NULL;
+    if (apply_pool) pool_clear((PoolObject *)apply_pool);
+    Py_XDECREF(apply_pool);
+    if (self->pools) {
+        PyObject *key, *pool;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(self->pools, &pos, &key, &pool)) pool_clear((PoolObject *)pool);
+        PyDict_Clear(self->pools);
+    }
+    if (!core->abandoned) tsr_call_free(self->abstract_call);
+    self->abstract_call = NULL;
+    core_decref(core);
+}
+
+static void Component_dealloc(ComponentObject *self) {
+    if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
+    close_component(self);
+    Py_CLEAR(self->pools);
+    Py_CLEAR(self->ffi_ops);
+    schema_free(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Component_close(ComponentObject *self, PyObject *unused) {
+    (void)unused;
+    close_component(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Component_get_closed(ComponentObject *self, void *unused) {
+    (void)unused;
+    return PyBool_FromLong(!self->core || self->core->abandoned);
+}
+
+static PyObject *Component_get_mode(ComponentObject *self, void *unused) {
+    (void)unused;
+    if (component_check_open(self) != 0) return NULL;
+    static const char *const names[] = {"inproc", "isolated", "worker"};
+    tsr_mode m = tsr_component_mode(self->core->c);
+    return PyUnicode_FromString((unsigned)m < 3 ? names[m] : "unknown");
+}
+
+static PyObject *Component_get_address(ComponentObject *self, void *unused) {
+    (void)unused;
+    if (component_check_open(self) != 0) return NULL;
+    return PyLong_FromVoidPtr(self->core->c);
+}
+
+static PyObject *Component_schema(ComponentObject *self, PyObject *unused) {
+    (void)unused;
+    return schema_describe(self);
+}
+
+static int endpoint_arg(PyObject *name, tsr_endpoint *ep) {
+    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    int e = s ? tsr_endpoint_from_name(s) : -1;
+    if (e < 0) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "unknown endpoint %R", name);
+        return -1;
+    }
+    *ep = (tsr_endpoint)e;
+    return 0;
+}
+
+static PyObject *Component_has_endpoint(ComponentObject *self, PyObject *args) {
+    PyObject *name;
+    int native = 0;
+    tsr_endpoint ep;
+    if (!PyArg_ParseTuple(args, "O|p", &name, &native) || endpoint_arg(name, &ep) != 0 ||
+        component_check_open(self) != 0)
+        return NULL;
+    return PyBool_FromLong(native ? tsr_has_native_endpoint(self->core->c, ep)
+                                  : tsr_has_endpoint(self->core->c, ep));
+}
+
+static PyObject *Component_stats(ComponentObject *self, PyObject *unused) {
+    (void)unused;
+    if (component_check_open(self) != 0) return NULL;
+    tsr_stats s;
+    tsr_get_stats(self->core->c, &s);
+    return Py_BuildValue("{sKsKsKsKsK}", "calls", (unsigned long long)s.calls, "bytes_copied",
+                         (unsigned long long)s.bytes_copied, "bytes_by_ref",
+                         (unsigned long long)s.bytes_by_ref, "worker_starts",
+                         (unsigned long long)s.worker_starts, "worker_deaths",
+                         (unsigned long long)s.worker_deaths);
+}
+
+static PyObject *Component_restart(ComponentObject *self, PyObject *unused) {
+    (void)unused;
+    if (component_check_open(self) != 0) return NULL;
+    int rc;
+    tsr_component *c = self->core->c;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tsr_restart(c);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        raise_tessera(rc, "restarting a worker failed (see the log for the cause)");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Component_empty(ComponentObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"shape", "dtype", NULL};
+    PyObject *shape, *dtype = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O", kwlist, &shape, &dtype)) return NULL;
+    PyObject *f64 = NULL;
+    if (!dtype) dtype = f64 = PyUnicode_FromString("float64");
+    PyObject *arr = dtype ? arena_empty(self, shape, dtype) : NULL;
+    Py_XDECREF(f64);
+    return arr;
+}
+
+/* apply(inputs) -> {output: array}: the hot path, kept free of Python. */
+static PyObject *Component_apply(ComponentObject *self, PyObject *inputs) {
+    if (component_check_open(self) != 0) return NULL;
+    if (!self->apply_pool &&
+        !(self->apply_pool = (PyObject *)pool_new(self, TSR_EP_APPLY, NULL, NULL)))
+        return NULL;
+    PyObject *pool = Py_NewRef(self->apply_pool);   /* close() may drop it meanwhile */
+    SlotObject *slot = pool_run((PoolObject *)pool, inputs, NULL, 0);
+    Py_DECREF(pool);
+    if (!slot) return NULL;
+    PyObject *out = result_dict(slot, self->out, self->n_out);
+    Py_DECREF(slot);
+    return out;
+}
+
+/* _call(endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0) -> tuple of
+ * arrays in the library's result order. */
+static PyObject *Component_call(ComponentObject *self, PyObject *args) {
+    PyObject *ep_name, *wrt_in, *wrt_out, *inputs, *seeds = Py_None;
+    long long batch = 0;
+    tsr_endpoint ep;
+    if (!PyArg_ParseTuple(args, "OO!O!O|OL", &ep_name, &PyTuple_Type, &wrt_in, &PyTuple_Type,
+                          &wrt_out, &inputs, &seeds, &batch) ||
+        endpoint_arg(ep_name, &ep) != 0 || component_check_open(self) != 0)
+        return NULL;
+    if (ep == TSR_EP_ABSTRACT_EVAL) {
+        PyErr_SetString(PyExc_ValueError, "_call: use _abstract_eval for abstract_eval");
+        return NULL;
+    }
+    PyObject *key = Py_BuildValue("(iOO)", (int)ep, wrt_in, wrt_out);
+    if (!key) return NULL;
+    PyObject *pool = PyDict_GetItemWithError(self->pools, key);
+    if (pool) {
+        Py_INCREF(pool);
+    } else if (!PyErr_Occurred()) {
+        pool = (PyObject *)pool_new(self, ep, wrt_in, wrt_out);
+        if (pool && PyDict_SetItem(self->pools, key, pool) != 0) Py_CLEAR(pool);
+    }
+    Py_DECREF(key);
+    if (!pool) return NULL;
+    SlotObject *slot = pool_run((PoolObject *)pool, inputs, seeds == Py_None ? NULL : seeds,
+                                (int64_t)batch);
+    Py_DECREF(pool);
+    if (!slot) return NULL;
+    PyObject *out = result_tuple(slot);
+    Py_DECREF(slot);
+    return out;
+}
+
+/* _abstract_eval(((shape, dtype name), ...) in input order) ->
+ * ((shape, dtype name), ...) in output order. */
+static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs) {
+    if (component_check_open(self) != 0) return NULL;
+    if (!PyTuple_Check(specs) || PyTuple_GET_SIZE(specs) != self->n_in) {
+        PyErr_Format(PyExc_TypeError, "_abstract_eval: a tuple of %d (shape, dtype) pairs",
+                     (int)self->n_in);
+        return NULL;
+    }
+    if (!self->abstract_call &&
+        !(self->abstract_call = tsr_call_new(self->core->c, TSR_EP_ABSTRACT_EVAL)))
+        return PyErr_NoMemory();
+    tsr_call *call = self->abstract_call;
+    for (int32_t i = 0; i < self->n_in; i++) {
+        PyObject *shape;
+        const char *dtype;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, i), "O!s", &PyTuple_Type, &shape, &dtype))
+            return NULL;
+        tsr_array a = {.data = NULL, .dtype = tsr_dtype_from_name(dtype),
+                       .rank = (int32_t)PyTuple_GET_SIZE(shape)};
+        if (a.rank > TSR_MAX_RANK) {
+            raise_tessera(TSR_E_SHAPE, "abstract_eval: rank out of range");
+            return NULL;
+        }
+        for (int32_t d = 0; d < a.rank; d++) {
+            a.shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+            if (a.shape[d] == -1 && PyErr_Occurred()) return NULL;
+        }
+        int rc = tsr_call_set_input_at(call, i, &a);
+        if (rc != 0) {
+            raise_tessera(rc, tsr_call_errmsg(call));
+            return NULL;
+        }
+    }
+    /* Worker mode asks the worker; the GIL stays held, so that this call
+     * object is never used by two threads. */
+    int rc = tsr_call_run(call);
+    if (rc != 0) {
+        raise_tessera(rc, tsr_call_errmsg(call));
+        return NULL;
+    }
+    PyObject *out = PyTuple_New(self->n_out);
+    for (int32_t k = 0; out && k < self->n_out; k++) {
+        const tsr_array *r = tsr_call_result(call, k);
+        PyObject *shape = PyTuple_New(r->rank);
+        for (int32_t d = 0; shape && d < r->rank; d++) {
+            PyObject *v = PyLong_FromLongLong(r->shape[d]);
+            if (!v) Py_CLEAR(shape);
+            else PyTuple_SET_ITEM(shape, d, v);
+        }
+        PyObject *item = shape ? Py_BuildValue("(Ns)", shape, tsr_dtype_name(r->dtype)) : NULL;
+        if (!item) Py_CLEAR(out);
+        else PyTuple_SET_ITEM(out, k, item);
+    }
+    return out;
+}
+
+#if TSR_PY_HAVE_XLA_FFI
+static PyObject *Component_ffi_op(ComponentObject *self, PyObject *args) {
+    return ffi_op_get(self, args);
+}
+#endif
+
+static PyMethodDef Component_methods[] = {
+    {"close", (PyCFunction)Component_close, METH_NOARGS,
+     "Close the component: no calls after this. Workers stop and memory is released once "
+     "no array returned by the component is alive any more."},
+    {"apply", (PyCFunction)Component_apply, METH_O,
+     "apply(inputs) -> {output name: array}; the arrays view the result buffers."},
+    {"_call", (PyCFunction)Component_call, METH_VARARGS,
+     "_call(endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0) -> tuple of arrays"},
+    {"_abstract_eval", (PyCFunction)Component_abstract_eval, METH_O,
+     "_abstract_eval(((shape, dtype), ...)) -> ((shape, dtype), ...)"},
+    {"_schema", (PyCFunction)Component_schema, METH_NOARGS,
+     "(name, version, description, inputs, outputs)"},
+    {"has_endpoint", (PyCFunction)Component_has_endpoint, METH_VARARGS,
+     "has_endpoint(name, native=False): whether the endpoint can be called (native: the "
+     "plugin implements it itself, rather than by finite differences)."},
+    {"stats", (PyCFunction)Component_stats, METH_NOARGS,
+     "Counters since open: calls, bytes_copied, bytes_by_ref, worker_starts, worker_deaths."},
+    {"restart", (PyCFunction)Component_restart, METH_NOARGS,
+     "Worker mode: start again every worker that died."},
+    {"empty", (PyCFunction)(void (*)(void))Component_empty, METH_VARARGS | METH_KEYWORDS,
+     "empty(shape, dtype='float64'): an uninitialised array in memory that reaches the "
+     "plugin without a copy (in worker mode: the shared-memory arena). 64-byte aligned."},
+#if TSR_PY_HAVE_XLA_FFI
+    {"_ffi_op", (PyCFunction)Component_ffi_op, METH_VARARGS,
+     "_ffi_op(endpoint, wrt_in, wrt_out, n_inputs, seed_names, batch, result_map) -> FfiOp"},
+#endif
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Component_getset[] = {
+    {"closed", (getter)Component_get_closed, NULL, "True once closed.", NULL},
+    {"mode", (getter)Component_get_mode, NULL, "'inproc', 'isolated' or 'worker'.", NULL},
+    {"_address", (getter)Component_get_address, NULL,
+     "The tsr_component pointer, for calling the C API on the same component (ctypes); "
+     "valid until close().", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject Component_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tessera._ext.Component",
+    .tp_doc = "A loaded Tessera component (use tessera.load).",
+    .tp_basicsize = sizeof(ComponentObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Component_init,
+    .tp_dealloc = (destructor)Component_dealloc,
+    .tp_methods = Component_methods,
+    .tp_getset = Component_getset,
+    .tp_weaklistoffset = offsetof(ComponentObject, weakrefs),
+};

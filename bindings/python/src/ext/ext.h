@@ -1,0 +1,178 @@
+/*
+ * tessera._ext: the C half of the Python bindings. Declarations shared by
+ * the extension's files; nothing here is a public interface.
+ *
+ * Who keeps whom alive (no reference cycles):
+ *
+ *   comp_core   the tsr_component, counted: the Component object, every
+ *               Slot, ArenaBuffer and live FFI op hold a reference, and the
+ *               last one to let go runs tsr_close. So close() stops new
+ *               calls at once but memory that arrays still view stays valid.
+ *   Component   the Python object: schema, pools, FFI ops, close().
+ *   Pool        the call objects (Slots) of one endpoint and one choice of
+ *               differentiation targets. Owned by its Component only.
+ *   Slot        one tsr_call and the owner of its results: every NumPy array
+ *               returned from a run has the Slot as its base. A Slot that
+ *               anything but its Pool references is never run again, so an
+ *               earlier result is never overwritten; the Pool uses another.
+ *   ArenaBuffer memory from tsr_alloc (component.empty), released with
+ *               tsr_free when its last array dies.
+ *
+ * Every count here changes with the GIL held.
+ */
+#ifndef TESSERA_PY_EXT_H
+#define TESSERA_PY_EXT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#ifndef TSR_PY_MODULE_C
+#define NO_IMPORT_ARRAY
+#endif
+#define PY_ARRAY_UNIQUE_SYMBOL tessera_ext_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <tessera/tessera.h>
+
+/* ---- the counted component (component.c) ----------------------------------- */
+
+typedef struct comp_core {
+    tsr_component *c;              /* NULL once closed */
+    Py_ssize_t refs;
+    int abandoned;                 /* closed at exit under live views: touch nothing */
+    struct comp_core *prev, *next; /* every open core, for the exit hook */
+} comp_core;
+
+void core_incref(comp_core *core);
+/* The last reference runs tsr_close and frees the core. */
+void core_decref(comp_core *core);
+/* Close every component still open (at interpreter exit), so that no
+ * worker or shared memory outlives the process's Python side. */
+void core_close_all(void);
+
+/* ---- schema (schema.c) ------------------------------------------------------ */
+
+/* What the binding needs of a field on the hot path. */
+typedef struct field_meta {
+    PyObject *name;        /* str, interned */
+    const char *cname;     /* the library's copy, valid while the core is open */
+    tsr_dtype dtype;
+    char np_kind;          /* numpy dtype kind: b i u f c */
+    int np_size;           /* bytes per element */
+    int differentiable;
+} field_meta;
+
+/* ---- Component (component.c) ------------------------------------------------ */
+
+typedef struct ComponentObject {
+    PyObject_HEAD
+    comp_core *core;           /* NULL after close() */
+    int32_t n_in, n_out;
+    field_meta *in, *out;
+    PyObject *apply_pool;      /* Pool for apply, made on first use */
+    PyObject *pools;           /* dict: (endpoint, wrt_in, wrt_out) -> Pool */
+    PyObject *ffi_ops;         /* dict: key -> FfiOp (made by tessera.jax) */
+    tsr_call *abstract_call;   /* abstract_eval, whose results hold no data */
+    PyObject *weakrefs;
+} ComponentObject;
+
+extern PyTypeObject Component_Type;
+
+/* 0 when calls may be made, else -1 with an exception set. */
+int component_check_open(ComponentObject *self);
+
+int schema_load(ComponentObject *self);
+void schema_free(ComponentObject *self);
+/* (name, version, description, inputs, outputs), each field as
+ * (name, dtype name, dims, differentiable, doc) with dims a tuple of int
+ * (fixed), str (symbol) or None (any size). */
+PyObject *schema_describe(ComponentObject *self);
+
+/* ---- dtypes and input conversion (convert.c) -------------------------------- */
+
+/* numpy dtype -> tsr dtype by kind and size, or TSR_DTYPE_INVALID. */
+tsr_dtype dtype_from_numpy(PyArray_Descr *d);
+/* tsr dtype -> numpy type number, or -1. */
+int dtype_to_typenum(tsr_dtype dtype);
+
+/* Turn a Python object given for a field into a tsr_array viewing its
+ * memory. Arrays of the field's dtype that are C-contiguous, aligned and in
+ * native byte order are used in place; anything else goes through the
+ * Python-level coercion (tessera._coerce), which copies when a safe
+ * conversion exists and refuses otherwise. *keep receives a new reference
+ * that keeps the memory alive until the run has finished. `what` labels
+ * messages ("input", "tangent_vector"). Returns 0, or -1 with an exception. */
+int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_array *out,
+                  PyObject **keep);
+
+/* The Python function that coerces objects (set by tessera at import). */
+extern PyObject *coerce_fn;
+
+/* ---- errors (errors.c) ------------------------------------------------------- */
+
+/* Raise the exception class registered for code, with the message. */
+void raise_tessera(int code, const char *message);
+PyObject *set_error_types(PyObject *module, PyObject *mapping);
+
+/* ---- pools, slots and runs (pool.c) ------------------------------------------ */
+
+typedef struct SlotObject {
+    PyObject_HEAD
+    comp_core *core;           /* counted */
+    tsr_call *call;
+    int busy;                  /* in a run (the GIL may be released) */
+} SlotObject;
+
+typedef struct PoolObject {
+    PyObject_HEAD
+    ComponentObject *comp;     /* borrowed: the Component owns its pools */
+    tsr_endpoint ep;
+    int32_t n_wrt_in, n_wrt_out;
+    int32_t *wrt_in, *wrt_out; /* field indices */
+    SlotObject **slots;
+    Py_ssize_t n_slots, cap_slots;
+} PoolObject;
+
+extern PyTypeObject Slot_Type;
+extern PyTypeObject Pool_Type;
+
+/* A pool for an endpoint and differentiation targets (tuples of names,
+ * checked by the library). New reference, or NULL with an exception set. */
+PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
+                     PyObject *wrt_out);
+/* Bind inputs (a dict by field name) and seeds (a dict, or NULL for none),
+ * run (with a leading batch axis when batch > 0) and return the Slot that
+ * holds the results (new reference), or NULL with an exception set. */
+SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_t batch);
+/* Let go of every slot (at close); slots that arrays still use live on. */
+void pool_clear(PoolObject *pool);
+
+/* ---- results (results.c) ----------------------------------------------------- */
+
+/* Result k of the slot's last run as a NumPy array whose base is the slot
+ * (new reference). */
+PyObject *result_array(SlotObject *slot, int32_t k);
+/* Every result, as a tuple of arrays. */
+PyObject *result_tuple(SlotObject *slot);
+/* apply: {output name: array}. */
+PyObject *result_dict(SlotObject *slot, const field_meta *out, int32_t n_out);
+
+/* ---- arena buffers (arena.c) ------------------------------------------------- */
+
+extern PyTypeObject ArenaBuffer_Type;
+/* component.empty(shape, dtype): a NumPy array in memory from tsr_alloc. */
+PyObject *arena_empty(ComponentObject *comp, PyObject *shape, PyObject *dtype);
+
+/* ---- XLA FFI (ffi_ops.c, ffi_handler.c), when built with jaxlib's headers -- */
+
+#if TSR_PY_HAVE_XLA_FFI
+extern PyTypeObject FfiOp_Type;
+/* Make the FFI op for a key (cached by the component). */
+PyObject *ffi_op_get(ComponentObject *comp, PyObject *args);
+/* Retire every op of a component that is being closed. */
+void ffi_ops_retire_all(ComponentObject *comp);
+/* A PyCapsule holding the handler, for jax.ffi.register_ffi_target. */
+PyObject *ffi_handler_capsule(void);
+#endif
+
+#endif /* TESSERA_PY_EXT_H */

@@ -1,0 +1,90 @@
+/* The module tessera._ext: its types, the hooks the Python package installs
+ * (error classes, input coercion, the exit hook) and the XLA FFI handler. */
+#define TSR_PY_MODULE_C
+#include "ext.h"
+
+static PyObject *set_coerce(PyObject *module, PyObject *fn) {
+    (void)module;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "_set_coerce: a callable");
+        return NULL;
+    }
+    Py_INCREF(fn);
+    Py_XSETREF(coerce_fn, fn);
+    Py_RETURN_NONE;
+}
+
+static PyObject *close_all(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    core_close_all();
+    Py_RETURN_NONE;
+}
+
+static PyObject *strerror_fn(PyObject *module, PyObject *code) {
+    (void)module;
+    long c = PyLong_AsLong(code);
+    if (c == -1 && PyErr_Occurred()) return NULL;
+    return PyUnicode_FromString(tsr_strerror((int)c));
+}
+
+#if TSR_PY_HAVE_XLA_FFI
+static PyObject *ffi_capsule(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return ffi_handler_capsule();
+}
+#endif
+
+static PyMethodDef module_methods[] = {
+    {"_set_error_types", set_error_types, METH_VARARGS,
+     "_set_error_types({code: class}, fallback_class)"},
+    {"_set_coerce", set_coerce, METH_O, "_set_coerce(fn): fn(obj, dtype, name, what) -> ndarray"},
+    {"_close_all", close_all, METH_NOARGS,
+     "Close every component still open (the exit hook): workers stop, shared memory goes."},
+    {"strerror", strerror_fn, METH_O, "strerror(code) -> the library's short description"},
+#if TSR_PY_HAVE_XLA_FFI
+    {"_ffi_handler", ffi_capsule, METH_NOARGS,
+     "The XLA FFI handler as a PyCapsule, for jax.ffi.register_ffi_target."},
+#endif
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "tessera._ext",
+    .m_doc = "The C half of tessera: components, zero-copy arrays, the XLA FFI handler.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+static int add_type(PyObject *m, PyTypeObject *t, const char *name) {
+    if (PyType_Ready(t) < 0) return -1;
+    Py_INCREF(t);
+    if (PyModule_AddObject(m, name, (PyObject *)t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__ext(void) {
+    import_array();
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    if (add_type(m, &Component_Type, "Component") < 0 || add_type(m, &Slot_Type, "Slot") < 0 ||
+        add_type(m, &Pool_Type, "Pool") < 0 ||
+        add_type(m, &ArenaBuffer_Type, "ArenaBuffer") < 0 ||
+#if TSR_PY_HAVE_XLA_FFI
+        add_type(m, &FfiOp_Type, "FfiOp") < 0 ||
+#endif
+        PyModule_AddIntConstant(m, "HAVE_XLA_FFI", TSR_PY_HAVE_XLA_FFI) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_RANK", TSR_MAX_RANK) < 0 ||
+        PyModule_AddObject(m, "LIBRARY_VERSION",
+                           PyUnicode_FromFormat("%d.%d.%d", TSR_VERSION_MAJOR, TSR_VERSION_MINOR,
+                                                TSR_VERSION_PATCH)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,389 @@
+/* Pools of call objects and one run: bind the arguments, run with the GIL
+ * released, hand back the Slot that owns the results.
+ *
+ * Why a pool: tsr_call results are overwritten by the call's next run, but
+ * NumPy views of them may still be alive. A Slot referenced by anything but
+ * its pool (an array, a tensor, a capsule) is skipped, so the steady state
+ * of a loop alternates between two slots and allocates nothing. */
+#include "ext.h"
+
+/* Slots kept idle beyond this many are freed, so that a burst of results
+ * held at once does not pin their buffers forever. */
+#define POOL_IDLE_KEEP 4
+
+/* ---- Slot ------------------------------------------------------------------ */
+
+static void Slot_dealloc(SlotObject *self) {
+    if (self->core) {
+        if (!self->core->abandoned) tsr_call_free(self->call);
+        core_decref(self->core);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyTypeObject Slot_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tessera._ext.Slot",
+    .tp_doc = "Owner of one call's results; the base of the arrays that view them.",
+    .tp_basicsize = sizeof(SlotObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)Slot_dealloc,
+};
+
+/* Names of the pool's wrt fields, for tsr_call_set_wrt (the library's
+ * own strings, valid while the component is open). */
+static int set_wrt(PoolObject *pool, tsr_call *call) {
+    int32_t n = pool->n_wrt_in + pool->n_wrt_out;
+    const char **names = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+    if (!names) return TSR_E_NOMEM;
+    for (int32_t k = 0; k < pool->n_wrt_in; k++) names[k] = pool->comp->in[pool->wrt_in[k]].cname;
+    for (int32_t k = 0; k < pool->n_wrt_out; k++)
+        names[pool->n_wrt_in + k] = pool->comp->out[pool->wrt_out[k]].cname;
+    int rc = tsr_call_set_wrt(call, names, pool->n_wrt_in, names + pool->n_wrt_in,
+                              pool->n_wrt_out);
+    PyMem_Free(names);
+    return rc;
+}
+
+static int has_wrt(tsr_endpoint ep) {
+    return ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN;
+}
+
+/* A slot around `call` (taken over), or a new call when call is NULL. */
+static SlotObject *slot_new(PoolObject *pool, tsr_call *call) {
+    comp_core *core = pool->comp->core;
+    if (!call) {
+        if (!(call = tsr_call_new(core->c, pool->ep))) return (SlotObject *)PyErr_NoMemory();
+        int rc = has_wrt(pool->ep) ? set_wrt(pool, call) : 0;
+        if (rc != 0) {
+            if (rc == TSR_E_NOMEM) PyErr_NoMemory();
+            else raise_tessera(rc, tsr_call_errmsg(call));
+            tsr_call_free(call);
+            return NULL;
+        }
+    }
+    SlotObject *slot = PyObject_New(SlotObject, &Slot_Type);
+    if (!slot) {
+        tsr_call_free(call);
+        return NULL;
+    }
+    slot->core = core;
+    core_incref(core);
+    slot->call = call;
+    slot->busy = 0;
+    return slot;
+}
+
+static int pool_append(PoolObject *pool, SlotObject *slot) {
+    if (pool->n_slots == pool->cap_slots) {
+        Py_ssize_t cap = pool->cap_slots ? 2 * pool->cap_slots : 4;
+        SlotObject **grown = PyMem_Realloc(pool->slots, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        pool->slots = grown;
+        pool->cap_slots = cap;
+    }
+    pool->slots[pool->n_slots++] = slot;
+    return 0;
+}
+
+/* A slot free to run: only the pool references it and no run is using it. */
+static int slot_idle(SlotObject *s) { return Py_REFCNT(s) == 1 && !s->busy; }
+
+/* An idle slot, marked busy; NULL with an exception set. */
+static SlotObject *pool_acquire(PoolObject *pool) {
+    SlotObject *found = NULL;
+    Py_ssize_t idle = 0;
+    for (Py_ssize_t i = 0; i < pool->n_slots; i++) {
+        if (!slot_idle(pool->slots[i])) continue;
+        if (!found) {
+            found = pool->slots[i];
+        } else if (++idle >= POOL_IDLE_KEEP) {
+            /* Free one surplus idle slot per acquisition. */
+            SlotObject *extra = pool->slots[i];
+            pool->slots[i] = pool->slots[--pool->n_slots];
+            Py_DECREF(extra);
+            break;
+        }
+    }
+    if (!found) {
+        if (!(found = slot_new(pool, NULL))) return NULL;
+        if (pool_append(pool, found) != 0) {
+            Py_DECREF(found);
+            return NULL;
+        }
+    }
+    /* Busy from now on: converting inputs may run Python code, and with it
+     * other threads that use this pool. */
+    found->busy = 1;
+    return found;
+}
+
+/* ---- Pool ------------------------------------------------------------------ */
+
+void pool_clear(PoolObject *pool) {
+    for (Py_ssize_t i = 0; i < pool->n_slots; i++) Py_DECREF(pool->slots[i]);
+    pool->n_slots = 0;
+}
+
+static void Pool_dealloc(PoolObject *self) {
+    pool_clear(self);
+    PyMem_Free(self->slots);
+    PyMem_Free(self->wrt_in);
+    PyMem_Free(self->wrt_out);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyTypeObject Pool_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tessera._ext.Pool",
+    .tp_doc = "The call objects of one endpoint and one choice of wrt fields.",
+    .tp_basicsize = sizeof(PoolObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)Pool_dealloc,
+};
+
+/* The UTF-8 names of a tuple of str (valid while the tuple lives). */
+static const char **tuple_names(PyObject *names, Py_ssize_t *n) {
+    if (names == NULL || names == Py_None) {
+        *n = 0;
+        return PyMem_Calloc(1, sizeof(char *));
+    }
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "wrt fields must be a tuple of names");
+        return NULL;
+    }
+    *n = PyTuple_GET_SIZE(names);
+    const char **out = PyMem_Calloc((size_t)*n + 1, sizeof *out);
+    if (!out) return (const char **)PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < *n; k++) {
+        PyObject *name = PyTuple_GET_ITEM(names, k);
+        if (!PyUnicode_Check(name) || !(out[k] = PyUnicode_AsUTF8(name))) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "wrt fields must be str");
+            PyMem_Free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* Field indices of names the library has accepted. */
+static int32_t *field_indices(const char **names, Py_ssize_t n, const field_meta *fs,
+                              int32_t n_fs) {
+    int32_t *idx = PyMem_Calloc((size_t)n + 1, sizeof *idx);
+    if (!idx) return (int32_t *)PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < n; k++)
+        for (int32_t i = 0; i < n_fs; i++)
+            if (strcmp(names[k], fs[i].cname) == 0) idx[k] = i;
+    return idx;
+}
+
+PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
+                     PyObject *wrt_out) {
+    PoolObject *pool = PyObject_New(PoolObject, &Pool_Type);
+    if (!pool) return NULL;
+    pool->comp = comp;
+    pool->ep = ep;
+    pool->n_wrt_in = pool->n_wrt_out = 0;
+    pool->wrt_in = pool->wrt_out = NULL;
+    pool->slots = NULL;
+    pool->n_slots = pool->cap_slots = 0;
+    Py_ssize_t n_in = 0, n_out = 0;
+    const char **in = tuple_names(wrt_in, &n_in);
+    const char **out = in ? tuple_names(wrt_out, &n_out) : NULL;
+    tsr_call *call = out ? tsr_call_new(comp->core->c, ep) : NULL;
+    int ok = 0;
+    if (out && !call) {
+        PyErr_NoMemory();
+    } else if (call) {
+        /* The library checks the names: known, differentiable, named once. */
+        int rc = has_wrt(ep) ? tsr_call_set_wrt(call, in, (int32_t)n_in, out, (int32_t)n_out) : 0;
+        if (rc != 0) {
+            raise_tessera(rc, tsr_call_errmsg(call));
+        } else if ((pool->wrt_in = field_indices(in, n_in, comp->in, comp->n_in)) &&
+                   (pool->wrt_out = field_indices(out, n_out, comp->out, comp->n_out))) {
+            pool->n_wrt_in = (int32_t)n_in;
+            pool->n_wrt_out = (int32_t)n_out;
+            SlotObject *first = slot_new(pool, call);
+            call = NULL;  /* taken over, or freed on failure */
+            ok = first && pool_append(pool, first) == 0;
+            if (first && !ok) Py_DECREF(first);
+        }
+    }
+    tsr_call_free(call);
+    PyMem_Free(in);
+    PyMem_Free(out);
+    if (!ok) {
+        Py_DECREF(pool);
+        return NULL;
+    }
+    return pool;
+}
+
+/* ---- one run ------------------------------------------------------------------ */
+
+/* The most arrays one run binds without allocating. */
+#define KEEP_INLINE 16
+
+typedef struct keep_list {
+    PyObject *inline_items[KEEP_INLINE];
+    PyObject **items;
+    Py_ssize_t n, cap;
+} keep_list;
+
+static int keep_reserve(keep_list *k, Py_ssize_t n) {
+    k->items = k->inline_items;
+    k->cap = KEEP_INLINE;
+    k->n = 0;
+    if (n <= KEEP_INLINE) return 0;
+    k->items = PyMem_Calloc((size_t)n, sizeof(PyObject *));
+    if (!k->items) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    k->cap = n;
+    return 0;
+}
+
+static void keep_release(keep_list *k) {
+    for (Py_ssize_t i = 0; i < k->n; i++) Py_DECREF(k->items[i]);
+    if (k->items != k->inline_items) PyMem_Free(k->items);
+}
+
+/* A key of `inputs` that names no input: the library reports it. */
+static int report_unknown_input(SlotObject *slot, ComponentObject *comp, PyObject *inputs) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(inputs, &pos, &key, &value)) {
+        int known = 0;
+        for (int32_t i = 0; i < comp->n_in && !known; i++)
+            known = PyUnicode_Check(key) && PyUnicode_Compare(key, comp->in[i].name) == 0;
+        if (known) continue;
+        if (!PyUnicode_Check(key)) {
+            PyErr_Format(PyExc_TypeError, "input names must be str, got %R", key);
+            return -1;
+        }
+        const char *name = PyUnicode_AsUTF8(key);
+        if (!name) return -1;
+        tsr_array dummy = {.dtype = TSR_FLOAT64};
+        int rc = tsr_call_set_input(slot->call, name, &dummy);
+        raise_tessera(rc ? rc : TSR_E_UNKNOWN_FIELD, tsr_call_errmsg(slot->call));
+        return -1;
+    }
+    return 0;
+}
+
+static int bind_inputs(SlotObject *slot, ComponentObject *comp, PyObject *inputs,
+                       keep_list *keep) {
+    Py_ssize_t found = 0;
+    for (int32_t i = 0; i < comp->n_in; i++) {
+        PyObject *v = PyDict_GetItemWithError(inputs, comp->in[i].name);
+        tsr_array a;
+        if (!v) {
+            if (PyErr_Occurred()) return -1;
+            tsr_call_set_input_at(slot->call, i, NULL);  /* the run reports it missing */
+            continue;
+        }
+        found++;
+        if (convert_array(v, &comp->in[i], "input", &a, &keep->items[keep->n]) != 0) return -1;
+        keep->n++;
+        int rc = tsr_call_set_input_at(slot->call, i, &a);
+        if (rc != 0) {
+            raise_tessera(rc, tsr_call_errmsg(slot->call));
+            return -1;
+        }
+    }
+    if (found != PyDict_GET_SIZE(inputs)) return report_unknown_input(slot, comp, inputs);
+    return 0;
+}
+
+/* jvp seeds are tangents of wrt inputs, vjp seeds cotangents of wrt outputs. */
+static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_list *keep) {
+    int jvp = pool->ep == TSR_EP_JVP;
+    if (!jvp && pool->ep != TSR_EP_VJP) return 0;
+    const int32_t *wrt = jvp ? pool->wrt_in : pool->wrt_out;
+    int32_t n = jvp ? pool->n_wrt_in : pool->n_wrt_out;
+    const field_meta *fs = jvp ? pool->comp->in : pool->comp->out;
+    const char *what = jvp ? "tangent_vector" : "cotangent_vector";
+    Py_ssize_t found = 0;
+    for (int32_t k = 0; k < n; k++) {
+        const field_meta *f = &fs[wrt[k]];
+        PyObject *v = seeds ? PyDict_GetItemWithError(seeds, f->name) : NULL;
+        if (!v && PyErr_Occurred()) return -1;
+        tsr_array a;
+        if (v) {
+            found++;
+            if (convert_array(v, f, what, &a, &keep->items[keep->n]) != 0) return -1;
+            keep->n++;
+        }
+        int rc = tsr_call_set_seed(slot->call, f->cname, v ? &a : NULL);
+        if (rc != 0) {
+            raise_tessera(rc, tsr_call_errmsg(slot->call));
+            return -1;
+        }
+    }
+    if (seeds && found != PyDict_GET_SIZE(seeds)) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(seeds, &pos, &key, &value)) {
+            int known = 0;
+            for (int32_t k = 0; k < n && !known; k++)
+                known = PyUnicode_Check(key) && PyUnicode_Compare(key, fs[wrt[k]].name) == 0;
+            if (known) continue;
+            if (!PyUnicode_Check(key)) {
+                PyErr_Format(PyExc_TypeError, "%s keys must be str, got %R", what, key);
+                return -1;
+            }
+            tsr_array dummy = {.dtype = TSR_FLOAT64};
+            int rc = tsr_call_set_seed(slot->call, PyUnicode_AsUTF8(key), &dummy);
+            raise_tessera(rc ? rc : TSR_E_UNKNOWN_FIELD, tsr_call_errmsg(slot->call));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_t batch) {
+    ComponentObject *comp = pool->comp;
+    if (!PyDict_Check(inputs)) {
+        PyErr_Format(PyExc_TypeError, "inputs must be a dict of arrays by field name, not %.100s",
+                     Py_TYPE(inputs)->tp_name);
+        return NULL;
+    }
+    if (seeds && !PyDict_Check(seeds)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a dict of arrays by field name, not %.100s",
+                     pool->ep == TSR_EP_JVP ? "tangent_vector" : "cotangent_vector",
+                     Py_TYPE(seeds)->tp_name);
+        return NULL;
+    }
+    keep_list keep;
+    if (keep_reserve(&keep, (Py_ssize_t)comp->n_in + pool->n_wrt_in + pool->n_wrt_out) != 0)
+        return NULL;
+    SlotObject *slot = pool_acquire(pool);
+    if (!slot) {
+        keep_release(&keep);
+        return NULL;
+    }
+    /* Our own reference: a close() from another thread while the GIL is
+     * released (or while inputs are converted) must not free the call. */
+    Py_INCREF(slot);
+    int failed = bind_inputs(slot, comp, inputs, &keep) != 0 ||
+                 bind_seeds(slot, pool, seeds, &keep) != 0;
+    int rc = 0;
+    if (!failed) {
+        tsr_call *call = slot->call;
+        Py_BEGIN_ALLOW_THREADS
+        rc = batch > 0 ? tsr_call_run_batch(call, batch) : tsr_call_run(call);
+        Py_END_ALLOW_THREADS
+        if (rc != 0) raise_tessera(rc, tsr_call_errmsg(call));
+    }
+    slot->busy = 0;
+    keep_release(&keep);
+    if (failed || rc != 0) {
+        Py_DECREF(slot);
+        return NULL;
+    }
+    return slot;
+}

@@ -1,0 +1,107 @@
+/* The component's schema, read once at open: what the hot path needs of each
+ * field (field_meta), and a plain-tuple description for the Python side. */
+#include "ext.h"
+
+static char numpy_kind(tsr_dtype d) {
+    switch (d) {
+    case TSR_BOOL: return 'b';
+    case TSR_INT8: case TSR_INT16: case TSR_INT32: case TSR_INT64: return 'i';
+    case TSR_UINT8: case TSR_UINT16: case TSR_UINT32: case TSR_UINT64: return 'u';
+    case TSR_FLOAT16: case TSR_FLOAT32: case TSR_FLOAT64: return 'f';
+    case TSR_COMPLEX64: case TSR_COMPLEX128: return 'c';
+    default: return '?';
+    }
+}
+
+static int load_fields(const tsr_component *c, int inputs, field_meta **out, int32_t *n_out) {
+    int32_t n = inputs ? tsr_n_inputs(c) : tsr_n_outputs(c);
+    field_meta *fs = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *fs);
+    if (!fs) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *out = fs;
+    *n_out = n;
+    for (int32_t i = 0; i < n; i++) {
+        const tsr_field *f = inputs ? tsr_input_field(c, i) : tsr_output_field(c, i);
+        fs[i].cname = f->name;
+        fs[i].name = PyUnicode_InternFromString(f->name);
+        if (!fs[i].name) return -1;
+        fs[i].dtype = f->dtype;
+        fs[i].np_kind = numpy_kind(f->dtype);
+        fs[i].np_size = (int)tsr_dtype_size(f->dtype);
+        fs[i].differentiable = (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0;
+    }
+    return 0;
+}
+
+int schema_load(ComponentObject *self) {
+    const tsr_component *c = self->core->c;
+    if (load_fields(c, 1, &self->in, &self->n_in) != 0) return -1;
+    return load_fields(c, 0, &self->out, &self->n_out);
+}
+
+static void free_fields(field_meta *fs, int32_t n) {
+    for (int32_t i = 0; fs && i < n; i++) Py_XDECREF(fs[i].name);
+    PyMem_Free(fs);
+}
+
+void schema_free(ComponentObject *self) {
+    free_fields(self->in, self->n_in);
+    free_fields(self->out, self->n_out);
+    self->in = self->out = NULL;
+    self->n_in = self->n_out = 0;
+}
+
+static PyObject *describe_dims(const tsr_field *f) {
+    PyObject *dims = PyTuple_New(f->rank);
+    if (!dims) return NULL;
+    for (int32_t d = 0; d < f->rank; d++) {
+        PyObject *v;
+        if (f->dims[d].symbol) v = PyUnicode_FromString(f->dims[d].symbol);
+        else if (f->dims[d].size == TSR_DIM_ANY) v = Py_NewRef(Py_None);
+        else v = PyLong_FromLongLong(f->dims[d].size);
+        if (!v) {
+            Py_DECREF(dims);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(dims, d, v);
+    }
+    return dims;
+}
+
+static PyObject *describe_fields(const tsr_component *c, int inputs) {
+    int32_t n = inputs ? tsr_n_inputs(c) : tsr_n_outputs(c);
+    PyObject *list = PyTuple_New(n);
+    if (!list) return NULL;
+    for (int32_t i = 0; i < n; i++) {
+        const tsr_field *f = inputs ? tsr_input_field(c, i) : tsr_output_field(c, i);
+        PyObject *dims = describe_dims(f);
+        if (!dims) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyObject *item = Py_BuildValue("(ssNOs)", f->name, tsr_dtype_name(f->dtype), dims,
+                                       (f->flags & TSR_FIELD_DIFFERENTIABLE) ? Py_True : Py_False,
+                                       f->doc ? f->doc : "");
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+PyObject *schema_describe(ComponentObject *self) {
+    if (component_check_open(self) != 0) return NULL;
+    const tsr_component *c = self->core->c;
+    PyObject *ins = describe_fields(c, 1);
+    PyObject *outs = ins ? describe_fields(c, 0) : NULL;
+    if (!outs) {
+        Py_XDECREF(ins);
+        return NULL;
+    }
+    return Py_BuildValue("(sssNN)", tsr_component_name(c), tsr_component_version(c),
+                         tsr_component_description(c), ins, outs);
+}

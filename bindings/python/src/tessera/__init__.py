@@ -1,0 +1,82 @@
+"""Tessera from Python: load a component (a plugin ``.so``) in-process, in
+its own link-map namespace or in a worker process, and call it and its
+derivatives with NumPy, PyTorch or JAX arrays, without copying them.
+
+    import tessera
+    with tessera.load("build/plugins/rosenbrock.so") as rosen:
+        out = rosen.apply({"x": x, "a": 1.0, "b": 100.0})    # {"value": array}
+
+``tessera.jax`` makes components JAX primitives (jit, grad, jvp, vjp,
+jacfwd, jacrev, vmap); ``tessera.torch`` makes them autograd Functions.
+"""
+
+from __future__ import annotations
+
+import atexit
+
+from . import _coerce, _ext
+from ._component import Component, load
+from ._errors import (
+    AbiError,
+    ArgumentError,
+    CallTimeoutError,
+    DescriptorError,
+    DtypeError,
+    InitError,
+    IOFailure,
+    LimitError,
+    LoadError,
+    MissingError,
+    NotDifferentiableError,
+    OutOfMemoryError,
+    PayloadError,
+    PluginError,
+    PluginResultError,
+    ShapeError,
+    SharedMemoryError,
+    TesseraError,
+    UnknownFieldError,
+    UnsupportedError,
+    WorkerError,
+    error_class,
+)
+from ._schema import Field, Schema, ShapeDtype
+
+__version__ = "0.1.0"
+LIBRARY_VERSION: str = _ext.LIBRARY_VERSION
+
+_ext._set_coerce(_coerce.coerce)
+# Components still open at exit are closed, so that no worker process or
+# shared-memory segment outlives the interpreter.
+atexit.register(_ext._close_all)
+
+__all__ = [
+    "AbiError",
+    "ArgumentError",
+    "CallTimeoutError",
+    "Component",
+    "DescriptorError",
+    "DtypeError",
+    "Field",
+    "InitError",
+    "IOFailure",
+    "LIBRARY_VERSION",
+    "LimitError",
+    "LoadError",
+    "MissingError",
+    "NotDifferentiableError",
+    "OutOfMemoryError",
+    "PayloadError",
+    "PluginError",
+    "PluginResultError",
+    "Schema",
+    "ShapeDtype",
+    "ShapeError",
+    "SharedMemoryError",
+    "TesseraError",
+    "UnknownFieldError",
+    "UnsupportedError",
+    "WorkerError",
+    "error_class",
+    "load",
+]

@@ -1,0 +1,214 @@
+"""tessera.load and the Component: a plugin loaded in one of three modes and
+called with dicts of arrays, as Tesseract's endpoints are."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _errors, _ext
+from ._schema import Schema, ShapeDtype
+
+_ENDPOINTS = ("apply", "jvp", "vjp", "jacobian", "abstract_eval")
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def _names(value: Sequence[str] | str, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be a list of field names, not a single string")
+    return tuple(value)
+
+
+class Component(_ext.Component):
+    """A loaded component. Use :func:`load` to make one.
+
+    Calls take and return dicts keyed by field name:
+
+    * ``apply(inputs)`` -> ``{output: array}``
+    * ``jvp(inputs, jvp_inputs, jvp_outputs, tangent_vector)`` -> ``{output: array}``
+    * ``vjp(inputs, vjp_inputs, vjp_outputs, cotangent_vector)`` -> ``{input: array}``
+    * ``jacobian(inputs, jac_inputs, jac_outputs)`` -> ``{output: {input: array}}``
+    * ``abstract_eval(inputs)`` -> ``{output: ShapeDtype}``
+
+    Returned arrays view the result buffers (shared memory in worker mode)
+    without a copy and keep them alive: a later call never overwrites an
+    array that is still referenced. Inputs are read in place when they have
+    the field's dtype and C order (NumPy arrays, PyTorch tensors and JAX
+    arrays through DLPack, anything with the buffer protocol); otherwise
+    they are converted by NumPy's safe casting rule or refused.
+
+    Closing (``close()``, or leaving a ``with`` block) stops new calls at
+    once; workers stop and memory goes when the last returned array dies.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: str = "inproc",
+        *,
+        workers: int | None = None,
+        timeout_ms: int | None = None,
+        config: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> None:
+        opts = {"mode": mode}
+        if workers is not None:
+            opts["workers"] = workers
+        if timeout_ms is not None:
+            opts["timeout_ms"] = timeout_ms
+        opts.update(options)
+        super().__init__(
+            os.fspath(path),
+            {k: _option_text(v) for k, v in opts.items()},
+            {str(k): os.fspath(v) if isinstance(v, os.PathLike) else str(v)
+             for k, v in (config or {}).items()},
+            {str(k): str(v) for k, v in (env or {}).items()},
+        )
+        self._schema_cache = Schema.from_ext(self._schema())
+        self._endpoints = tuple(e for e in _ENDPOINTS if self.has_endpoint(e))
+
+    # ---- description ------------------------------------------------------
+
+    @property
+    def schema(self) -> Schema:
+        """The fields, with dtypes, dims (int, symbol or None) and flags."""
+        return self._schema_cache
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """The endpoints that can be called (including derivatives the
+        library serves by finite differences; see ``has_endpoint``)."""
+        return self._endpoints
+
+    @property
+    def name(self) -> str:
+        return self._schema_cache.name
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else self.mode
+        return f"<tessera.Component {self.name!r} ({state})>"
+
+    def __enter__(self) -> Component:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- derivatives ------------------------------------------------------
+
+    def jvp(
+        self,
+        inputs: Mapping[str, Any],
+        jvp_inputs: Sequence[str],
+        jvp_outputs: Sequence[str],
+        tangent_vector: Mapping[str, Any],
+    ) -> dict[str, np.ndarray]:
+        """Jacobian-vector product: ``{output: J @ tangent}`` for each of
+        ``jvp_outputs``, with a tangent for each of ``jvp_inputs``."""
+        outs = _names(jvp_outputs, "jvp_outputs")
+        res = self._call("jvp", _names(jvp_inputs, "jvp_inputs"), outs, dict(inputs),
+                         dict(tangent_vector))
+        return dict(zip(outs, res))
+
+    def vjp(
+        self,
+        inputs: Mapping[str, Any],
+        vjp_inputs: Sequence[str],
+        vjp_outputs: Sequence[str],
+        cotangent_vector: Mapping[str, Any],
+    ) -> dict[str, np.ndarray]:
+        """Vector-Jacobian product: ``{input: cotangent @ J}`` for each of
+        ``vjp_inputs``, with a cotangent for each of ``vjp_outputs``."""
+        ins = _names(vjp_inputs, "vjp_inputs")
+        res = self._call("vjp", ins, _names(vjp_outputs, "vjp_outputs"), dict(inputs),
+                         dict(cotangent_vector))
+        return dict(zip(ins, res))
+
+    def jacobian(
+        self,
+        inputs: Mapping[str, Any],
+        jac_inputs: Sequence[str],
+        jac_outputs: Sequence[str],
+    ) -> dict[str, dict[str, np.ndarray]]:
+        """``{output: {input: d output / d input}}``, each block of shape
+        ``(*output.shape, *input.shape)``."""
+        ins = _names(jac_inputs, "jac_inputs")
+        outs = _names(jac_outputs, "jac_outputs")
+        res = self._call("jacobian", ins, outs, dict(inputs))
+        return {o: {i: res[k * len(ins) + j] for j, i in enumerate(ins)}
+                for k, o in enumerate(outs)}
+
+    def abstract_eval(self, inputs: Mapping[str, Any]) -> dict[str, ShapeDtype]:
+        """Output shapes and dtypes for inputs given as arrays or as anything
+        with ``.shape`` and ``.dtype`` (``ShapeDtype``, ``jax.ShapeDtypeStruct``)
+        or as ``{"shape": ..., "dtype": ...}``; no data is read."""
+        check_input_names(self, inputs, "abstract_eval")
+        specs = [_spec(inputs[n]) for n in self.schema.input_names]
+        res = self._abstract_eval(tuple(specs))
+        return {f.name: ShapeDtype(tuple(shape), np.dtype(dt))
+                for f, (shape, dt) in zip(self.schema.outputs, res)}
+
+
+def check_input_names(component: Component, inputs: Mapping[str, Any], endpoint: str) -> None:
+    """Raise the library's errors for a name that is not an input and for
+    an input that is missing, in the library's words."""
+    names = component.schema.input_names
+    label = f"component '{component.name}', endpoint '{endpoint}'"
+    unknown = [k for k in inputs if k not in names]
+    if unknown:
+        raise _errors.UnknownFieldError(
+            _errors.TSR_E_UNKNOWN_FIELD,
+            f"{label}: '{unknown[0]}' is not an input (inputs: {', '.join(names)})")
+    for n in names:
+        if n not in inputs:
+            raise _errors.MissingError(_errors.TSR_E_MISSING, f"{label}: input '{n}' is missing")
+
+
+def _spec(value: Any) -> tuple[tuple[int, ...], str]:
+    if isinstance(value, Mapping):
+        shape, dtype = value["shape"], value["dtype"]
+    elif hasattr(value, "shape") and hasattr(value, "dtype"):
+        shape, dtype = value.shape, value.dtype
+    else:
+        arr = np.asarray(value)
+        shape, dtype = arr.shape, arr.dtype
+    return tuple(int(d) for d in shape), np.dtype(dtype).name
+
+
+def load(
+    path: str | os.PathLike[str],
+    mode: str = "inproc",
+    *,
+    workers: int | None = None,
+    timeout_ms: int | None = None,
+    config: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Component:
+    """Load the plugin at ``path``.
+
+    Args:
+        mode: ``"inproc"`` (dlopen), ``"isolated"`` (dlmopen, its own copies
+            of the libraries it links) or ``"worker"`` (a separate process;
+            arrays cross through shared memory).
+        workers: worker mode, pool size (concurrent calls from several threads).
+        timeout_ms: worker mode, per-call limit; a call running longer raises
+            :class:`~tessera.CallTimeoutError` and its worker is killed.
+        config: configuration for the plugin's init (e.g. ``{"matrix": path}``).
+        env: worker mode, environment variables for the worker.
+        **options: any other option of ``tsr_options_set`` (``spawn``,
+            ``restart``, ``cwd``, ``clear_env``, ``spin_ns``, ``log_level``, ...).
+
+    Failures raise the :class:`~tessera.TesseraError` subclass of their code.
+    """
+    return Component(path, mode, workers=workers, timeout_ms=timeout_ms, config=config,
+                     env=env, **options)

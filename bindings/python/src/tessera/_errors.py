@@ -1,0 +1,148 @@
+"""Exceptions: one class per library error code, all subclasses of TesseraError.
+
+Every failure of the C library arrives as the class of its ``TSR_E_*`` code,
+carrying the code (``.code``, ``.code_name``) and the library's message,
+which names the component, the endpoint, the field and the cause.
+"""
+
+from __future__ import annotations
+
+from . import _ext
+
+
+class TesseraError(Exception):
+    """A failure reported by the Tessera library.
+
+    Attributes:
+        code: the negative ``TSR_E_*`` value.
+        message: the library's message.
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    @property
+    def code_name(self) -> str:
+        """The code's C name, e.g. ``"TSR_E_DTYPE"``."""
+        return _NAMES.get(self.code, f"TSR_E_{-self.code}")
+
+    def __str__(self) -> str:
+        return f"{self.message} [{self.code_name}]"
+
+
+class ArgumentError(TesseraError, ValueError):
+    """TSR_E_ARGUMENT: a bad argument, or a call on a closed component."""
+
+
+class OutOfMemoryError(TesseraError, MemoryError):
+    """TSR_E_NOMEM."""
+
+
+class LoadError(TesseraError, OSError):
+    """TSR_E_LOAD: the file is missing, not a shared object, or has no entry symbol."""
+
+
+class AbiError(TesseraError):
+    """TSR_E_ABI: the plugin was built for an incompatible ABI."""
+
+
+class DescriptorError(TesseraError):
+    """TSR_E_DESCRIPTOR: the plugin's descriptor is malformed."""
+
+
+class UnsupportedError(TesseraError, NotImplementedError):
+    """TSR_E_UNSUPPORTED: the mode or endpoint is not available."""
+
+
+class UnknownFieldError(TesseraError, LookupError):
+    """TSR_E_UNKNOWN_FIELD: a name that is not in the schema."""
+
+
+class MissingError(TesseraError, LookupError):
+    """TSR_E_MISSING: a required input, tangent or cotangent was not given."""
+
+
+class DtypeError(TesseraError, TypeError):
+    """TSR_E_DTYPE: the wrong element type (and no safe conversion)."""
+
+
+class ShapeError(TesseraError, ValueError):
+    """TSR_E_SHAPE: the wrong rank or dimension, or symbolic dims disagree."""
+
+
+class NotDifferentiableError(TesseraError, ValueError):
+    """TSR_E_NOT_DIFFERENTIABLE: a derivative asked of a non-differentiable field."""
+
+
+class PluginError(TesseraError):
+    """TSR_E_PLUGIN: the endpoint reported a failure."""
+
+
+class PluginResultError(TesseraError):
+    """TSR_E_PLUGIN_RESULT: the endpoint returned something the schema forbids."""
+
+
+class InitError(TesseraError):
+    """TSR_E_INIT: the plugin's init failed."""
+
+
+class PayloadError(TesseraError, ValueError):
+    """TSR_E_PAYLOAD: a malformed payload or encoded array."""
+
+
+class IOFailure(TesseraError, OSError):
+    """TSR_E_IO: reading or writing a file failed."""
+
+
+class WorkerError(TesseraError):
+    """TSR_E_WORKER: the worker process died or could not start."""
+
+
+class CallTimeoutError(TesseraError, TimeoutError):
+    """TSR_E_TIMEOUT: the call exceeded timeout_ms; its worker was killed."""
+
+
+class SharedMemoryError(TesseraError, MemoryError):
+    """TSR_E_SHM: shared memory is unavailable or full."""
+
+
+class LimitError(TesseraError, ValueError):
+    """TSR_E_LIMIT: refused by a limit (the max_*_bytes options)."""
+
+
+_CLASSES: dict[int, tuple[str, type[TesseraError]]] = {
+    -1: ("TSR_E_ARGUMENT", ArgumentError),
+    -2: ("TSR_E_NOMEM", OutOfMemoryError),
+    -3: ("TSR_E_LOAD", LoadError),
+    -4: ("TSR_E_ABI", AbiError),
+    -5: ("TSR_E_DESCRIPTOR", DescriptorError),
+    -6: ("TSR_E_UNSUPPORTED", UnsupportedError),
+    -7: ("TSR_E_UNKNOWN_FIELD", UnknownFieldError),
+    -8: ("TSR_E_MISSING", MissingError),
+    -9: ("TSR_E_DTYPE", DtypeError),
+    -10: ("TSR_E_SHAPE", ShapeError),
+    -11: ("TSR_E_NOT_DIFFERENTIABLE", NotDifferentiableError),
+    -12: ("TSR_E_PLUGIN", PluginError),
+    -13: ("TSR_E_PLUGIN_RESULT", PluginResultError),
+    -14: ("TSR_E_INIT", InitError),
+    -15: ("TSR_E_PAYLOAD", PayloadError),
+    -16: ("TSR_E_IO", IOFailure),
+    -17: ("TSR_E_WORKER", WorkerError),
+    -18: ("TSR_E_TIMEOUT", CallTimeoutError),
+    -19: ("TSR_E_SHM", SharedMemoryError),
+    -20: ("TSR_E_LIMIT", LimitError),
+}
+_NAMES = {code: name for code, (name, _) in _CLASSES.items()}
+
+# Named codes, e.g. tessera.errors.TSR_E_DTYPE == -9.
+globals().update({name: code for code, name in _NAMES.items()})
+
+
+def error_class(code: int) -> type[TesseraError]:
+    """The exception class raised for a library code."""
+    return _CLASSES.get(code, ("", TesseraError))[1]
+
+
+_ext._set_error_types({code: cls for code, (_, cls) in _CLASSES.items()}, TesseraError)

@@ -1,0 +1,81 @@
+"""Tessera components as JAX primitives.
+
+    import jax, tessera, tessera.jax
+    jax.config.update("jax_enable_x64", True)        # the bundled plugins are float64
+    rosen = tessera.load("build/plugins/rosenbrock.so")
+
+    @jax.jit
+    def f(x):
+        return tessera.jax.apply(rosen, {"x": x, "a": 1.0, "b": 100.0})["value"]
+
+    jax.grad(f)(x)
+
+``apply`` works under ``jax.jit``, ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
+``jacrev`` and ``vmap``, in every mode. Under ``jit`` the call goes through
+an XLA FFI handler written in C: no Python runs per call. In-process, the
+plugin reads XLA's buffers in place and each result is copied once into
+XLA's output buffer; in worker mode operands are copied into the shared
+arena and results out of it. CPU only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _errors, _ext
+from .._component import Component, check_input_names
+
+if not _ext.HAVE_XLA_FFI:
+    raise ImportError("tessera was built without jaxlib's XLA FFI headers, so tessera.jax is "
+                      "unavailable: install jax, then reinstall tessera "
+                      "(pip install ./bindings/python)")
+
+from . import _rules  # noqa: E402  (after the check above)
+from ._op import Op, make_op  # noqa: E402
+from ._primitive import tessera_call_p  # noqa: E402
+
+__all__ = ["apply", "tessera_call_p", "Op", "make_op"]
+
+_rules.register()
+
+
+def _operand(value: Any, field, comp: Component) -> jax.Array:
+    want = field.dtype
+    wide = want.itemsize == (16 if want.kind == "c" else 8)
+    if wide and want.kind in "iufc":
+        if not jax.config.jax_enable_x64:
+            raise _errors.DtypeError(
+                _errors.TSR_E_DTYPE,
+                f"component '{comp.name}': input '{field.name}' is {want}, which JAX gives "
+                "only with 64-bit types enabled: jax.config.update('jax_enable_x64', True)")
+    x = value if isinstance(value, jax.Array) else jnp.asarray(value)
+    if x.dtype == want:
+        return x
+    weak = getattr(x, "weak_type", False) or isinstance(value, (bool, int, float, complex))
+    rule = "same_kind" if weak else "safe"
+    if not np.can_cast(x.dtype, want, rule):
+        raise _errors.DtypeError(
+            _errors.TSR_E_DTYPE,
+            f"component '{comp.name}': input '{field.name}': dtype {x.dtype} given, {want} "
+            f"expected, and NumPy's '{rule}' casting rule does not allow the conversion")
+    return x.astype(want)
+
+
+def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Array]:
+    """Call the component's apply as a JAX operation: ``{output: array}``.
+
+    ``inputs`` maps every input field to an array (traced or concrete);
+    differentiable fields can be differentiated through. Inputs of another
+    dtype are converted when NumPy's safe casting rule allows it (Python
+    numbers: the same kind), else refused with :class:`tessera.DtypeError`.
+    """
+    schema = component.schema
+    check_input_names(component, inputs, "apply")
+    args = [_operand(inputs[f.name], f, component) for f in schema.inputs]
+    outs = tessera_call_p.bind(*args, op=make_op(component, "apply"))
+    return dict(zip(schema.output_names, outs))

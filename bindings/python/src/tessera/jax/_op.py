@@ -1,0 +1,108 @@
+"""What one ``tessera_call`` runs: the static parameter of the primitive.
+
+An Op names a component, an endpoint (apply, jvp or vjp), its
+differentiation targets and a batch size; it says which operands the
+primitive takes and which results it gives, and it makes the FFI op whose
+handle the compiled custom call carries. Ops are interned per component, so
+that retracing finds the same parameters and JAX's caches hit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._component import Component
+
+
+class Op:
+    """A static, hashable description of one endpoint call.
+
+    Operands: every input in schema order, then the seeds (tangents of
+    ``wrt_in`` for jvp, cotangents of ``wrt_out`` for vjp).
+    Results: apply, every output; jvp, a tangent for each inexact output
+    (``tangent_outputs``; NaN for those that are not differentiable, as in
+    Tesseract-JAX); vjp, a cotangent for each of ``wrt_in``.
+    With ``batch > 0`` every operand and result has a leading axis of that
+    size, and the library runs the items (``tsr_call_run_batch``).
+    """
+
+    __slots__ = ("component", "kind", "wrt_in", "wrt_out", "batch", "_jitted")
+
+    def __init__(self, component: Component, kind: str, wrt_in: tuple[str, ...],
+                 wrt_out: tuple[str, ...], batch: int) -> None:
+        self.component = component
+        self.kind = kind
+        self.wrt_in = wrt_in
+        self.wrt_out = wrt_out
+        self.batch = batch
+        self._jitted: Any = None
+
+    def __repr__(self) -> str:
+        parts = [self.component.name, self.kind]
+        if self.wrt_in or self.wrt_out:
+            parts.append(f"{','.join(self.wrt_in)}->{','.join(self.wrt_out)}")
+        if self.batch:
+            parts.append(f"batch={self.batch}")
+        return f"tessera.Op({' '.join(parts)})"
+
+    # ---- layout -------------------------------------------------------------
+
+    @property
+    def seeds(self) -> tuple[str, ...]:
+        """Names of the seed operands after the inputs."""
+        if self.kind == "jvp":
+            return self.wrt_in
+        if self.kind == "vjp":
+            return self.wrt_out
+        return ()
+
+    @property
+    def tangent_outputs(self) -> tuple[str, ...]:
+        """jvp: the outputs that get a tangent (every inexact output)."""
+        return tuple(f.name for f in self.component.schema.outputs if f.dtype.kind in "fc")
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        if self.kind == "apply":
+            return self.component.schema.output_names
+        if self.kind == "jvp":
+            return self.tangent_outputs
+        return self.wrt_in
+
+    @property
+    def batch_supported(self) -> bool:
+        """Whether the library can size this op's results for a batch ahead
+        of the call (not when an output's shape depends on values)."""
+        return self.kind == "vjp" or self.component.schema.output_shapes_static
+
+    def with_batch(self, batch: int) -> Op:
+        return make_op(self.component, self.kind, self.wrt_in, self.wrt_out, batch)
+
+    # ---- the FFI op -----------------------------------------------------------
+
+    def handle(self) -> np.uint64:
+        """The handle of this op's FFI op (made once, kept by the component
+        until it is closed)."""
+        if self.kind == "jvp":
+            ret_map = tuple(self.wrt_out.index(n) if n in self.wrt_out else -1
+                            for n in self.tangent_outputs)
+        else:
+            ret_map = tuple(range(len(self.results)))
+        ffi_op = self.component._ffi_op(self.kind, self.wrt_in, self.wrt_out,
+                                        len(self.component.schema.inputs), self.seeds,
+                                        self.batch, ret_map)
+        return np.uint64(ffi_op.handle)
+
+
+def make_op(component: Component, kind: str, wrt_in: tuple[str, ...] = (),
+            wrt_out: tuple[str, ...] = (), batch: int = 0) -> Op:
+    """The interned Op for these parameters."""
+    # Kept on the component (a cycle the garbage collector can break).
+    ops = component.__dict__.setdefault("_jax_ops", {})
+    key = (kind, wrt_in, wrt_out, batch)
+    op = ops.get(key)
+    if op is None:
+        op = ops[key] = Op(component, kind, wrt_in, wrt_out, batch)
+    return op

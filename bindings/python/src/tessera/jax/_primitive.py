@@ -1,0 +1,62 @@
+"""The ``tessera_call`` primitive: abstract evaluation, evaluation and
+lowering to the XLA FFI handler written in C (tessera._ext), so that a
+jitted program calls the plugin with no Python on the way."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+from jax.extend.core import Primitive
+from jax.interpreters import mlir
+
+from .. import _ext
+from ._op import Op
+
+tessera_call_p = Primitive("tessera_call")
+tessera_call_p.multiple_results = True
+
+_TARGET = "tessera_call"
+jax.ffi.register_ffi_target(_TARGET, _ext._ffi_handler(), platform="cpu", api_version=1)
+
+
+def _apply_shapes(op: Op, specs: tuple) -> tuple:
+    """Output (shape, dtype) of apply for unbatched input (shape, dtype)
+    pairs, from the schema's symbolic dims or the plugin's abstract_eval
+    (the library chooses, and checks the inputs against the schema).
+    Cached per component."""
+    cache = op.component.__dict__.setdefault("_jax_shapes", {})
+    out = cache.get(specs)
+    if out is None:
+        out = cache[specs] = tuple((tuple(shape), np.dtype(dtype))
+                                   for shape, dtype in op.component._abstract_eval(specs))
+    return out
+
+
+def _abstract_eval(*avals, op: Op):
+    comp = op.component
+    n_in = len(comp.schema.inputs)
+    if op.kind == "vjp":
+        by_name = dict(zip(comp.schema.input_names, avals[:n_in]))
+        return [jax.core.ShapedArray(by_name[n].shape, by_name[n].dtype) for n in op.wrt_in]
+    lead = (op.batch,) if op.batch else ()
+    specs = tuple((tuple(a.shape[len(lead):]), np.dtype(a.dtype).name) for a in avals[:n_in])
+    shapes = dict(zip(comp.schema.output_names, _apply_shapes(op, specs)))
+    return [jax.core.ShapedArray(lead + shapes[n][0], shapes[n][1]) for n in op.results]
+
+
+def _impl(*args, op: Op):
+    # Outside jit: the same compiled path, jitted once per op.
+    if op._jitted is None:
+        op._jitted = jax.jit(functools.partial(tessera_call_p.bind, op=op))
+    return op._jitted(*args)
+
+
+def _lowering(ctx, *args, op: Op):
+    return jax.ffi.ffi_lowering(_TARGET)(ctx, *args, handle=op.handle())
+
+
+tessera_call_p.def_abstract_eval(_abstract_eval)
+tessera_call_p.def_impl(_impl)
+mlir.register_lowering(tessera_call_p, _lowering, platform="cpu")

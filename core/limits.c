@@ -1,0 +1,64 @@
+/* Limits on what one call may make the library hold: bytes per array and
+ * per call (options max_array_bytes, max_call_bytes), checked from shapes
+ * before anything is allocated, so that a shape claiming 2^62 elements is
+ * refused, never attempted; and the payload size (max_payload_bytes). */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+uint64_t limit_array_bytes(const tsr_array *a) {
+    uint64_t n = tsr_dtype_size(a->dtype);
+    for (int32_t d = 0; d < a->rank; d++) {
+        if (a->shape[d] < 0) return UINT64_MAX;
+        if (__builtin_mul_overflow(n, (uint64_t)a->shape[d], &n)) return UINT64_MAX;
+    }
+    return n;
+}
+
+static void label_of(const char *what, const char *name, char *buf, size_t n) {
+    if (!name) snprintf(buf, n, "%s", what);
+    else if (strcmp(what, "input") == 0) snprintf(buf, n, "input '%s'", name);
+    else snprintf(buf, n, "%s['%s']", what, name);
+}
+
+int limit_check(tsr_call *call, uint64_t bytes, const char *what, const char *name, char *why,
+                size_t n) {
+    const struct tsr_options *o = &call->comp->opts;
+    char label[TSR_MAX_NAME * 2 + 48];
+    if (o->max_array_bytes && bytes > o->max_array_bytes) {
+        label_of(what, name, label, sizeof label);
+        if (bytes == UINT64_MAX)
+            snprintf(why, n, "%s: its size overflows (max_array_bytes is %llu)", label,
+                     (unsigned long long)o->max_array_bytes);
+        else
+            snprintf(why, n,
+                     "%s: %llu bytes exceed max_array_bytes (%llu); raise the option "
+                     "max_array_bytes to allow it",
+                     label, (unsigned long long)bytes, (unsigned long long)o->max_array_bytes);
+        return TSR_E_LIMIT;
+    }
+    uint64_t total;
+    if (__builtin_add_overflow(call->limit_used, bytes, &total)) total = UINT64_MAX;
+    if (o->max_call_bytes && total > o->max_call_bytes) {
+        label_of(what, name, label, sizeof label);
+        snprintf(why, n,
+                 "%s: %llu bytes bring the call's arrays to %llu bytes, past max_call_bytes "
+                 "(%llu); raise the option max_call_bytes to allow it",
+                 label, (unsigned long long)bytes, (unsigned long long)total,
+                 (unsigned long long)o->max_call_bytes);
+        return TSR_E_LIMIT;
+    }
+    call->limit_used = total;
+    return 0;
+}
+
+int limit_take(tsr_call *call, uint64_t bytes, const char *what, const char *name) {
+    char why[TSR_ERRMSG_MAX - 128];
+    int rc = limit_check(call, bytes, what, name, why, sizeof why);
+    return rc ? call_fail(call, rc, "%s", why) : 0;
+}
+
+uint64_t tsr_component_payload_limit(const tsr_component *c) {
+    return c ? c->opts.max_payload_bytes : 0;
+}

@@ -1,0 +1,197 @@
+/* The parts of a loaded manifest shared by the manifest_*.c files:
+ * parsing and checking (manifest_open, _json, _schema, _endpoint, _args,
+ * _expr), libffi preparation (manifest_cif) and the calls themselves
+ * (manifest_call, manifest_stage). Not seen by the rest of the core. */
+#ifndef TESSERA_CORE_MANIFEST_INTERNAL_H
+#define TESSERA_CORE_MANIFEST_INTERNAL_H
+
+#include <ffi.h>
+#include <jansson.h>
+
+#include "internal.h"
+#include "manifest.h"
+
+/* Bounds that keep a call's bookkeeping on the stack. */
+#define MF_MAX_ARGS 64        /* arguments of one routine, hidden lengths excluded */
+#define MF_MAX_EXPR_OPS 32    /* operations in one size expression */
+#define MF_MAX_EXPR_DEPTH 16  /* evaluation stack of one expression */
+#define MF_MAX_TEXT 256       /* bytes of a character constant */
+
+/* What an argument of the routine is. */
+typedef enum mf_kind {
+    MF_IN,         /* an input's data */
+    MF_OUT,        /* an output's buffer (scratch in derivative endpoints) */
+    MF_TANGENT,    /* jvp: the tangent of an input (zeros when not asked) */
+    MF_COTANGENT,  /* vjp: the cotangent of an output (zeros when not asked) */
+    MF_RESULT,     /* jvp: d output; vjp: d input (scratch when not asked) */
+    MF_JACOBIAN,   /* jacobian: the block d output / d input */
+    MF_DIM,        /* an integer: one axis of a field's shape */
+    MF_INT,        /* an integer: a size expression */
+    MF_CONST,      /* a number written in the manifest */
+    MF_WORKSPACE,  /* scratch memory of a computed size */
+    MF_CHAR,       /* a character constant (Fortran: plus a hidden length) */
+    MF_INFO,       /* an integer the routine sets; nonzero is a failure */
+    MF_KIND_COUNT
+} mf_kind;
+
+extern const char *const mf_kind_names[MF_KIND_COUNT];
+
+/* Kinds whose argument is the address of an array. */
+static inline int mf_is_array_kind(mf_kind k) { return k <= MF_JACOBIAN || k == MF_WORKSPACE; }
+
+/* A size expression compiled to postfix. */
+typedef enum mf_opcode {
+    MF_OP_NUM, MF_OP_SYM, MF_OP_ADD, MF_OP_SUB, MF_OP_MUL, MF_OP_NEG, MF_OP_MAX
+} mf_opcode;
+
+typedef struct mf_op {
+    mf_opcode code;
+    int64_t value;   /* a number, or a symbol id of the component */
+} mf_op;
+
+typedef struct mf_expr {
+    int32_t n_ops;
+    mf_op ops[MF_MAX_EXPR_OPS];
+} mf_expr;
+
+/* A scalar as passed by value or pointed to: room for any dtype. */
+typedef union mf_scalar {
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f32;
+    double f64;
+    void *ptr;
+    unsigned char bytes[16];
+} mf_scalar;
+
+/* Where the size of one dimension comes from at a call: axis `axis` of
+ * input `field`, or the fixed size when field is -1. */
+typedef struct mf_dim_src {
+    int32_t field;
+    int32_t axis;
+    int64_t fixed;
+} mf_dim_src;
+
+typedef struct mf_arg {
+    mf_kind kind;
+    tsr_dtype dtype;     /* element type (arrays) or scalar type */
+    uint8_t by_value;    /* scalars: passed by value rather than by address */
+    uint8_t copy;        /* the routine gets a private copy of the data */
+    uint8_t order_f;     /* the routine sees the array in column-major order */
+    uint8_t zero;        /* the buffer is zeroed before the call */
+    uint8_t hidden_len;  /* MF_CHAR: a size_t length follows all arguments */
+    int32_t field;       /* input index (IN, TANGENT, vjp RESULT) or output index
+                            (OUT, COTANGENT, jvp RESULT, JACOBIAN); -1 if none */
+    int32_t field2;      /* JACOBIAN: the input; OUT: the input copied in first, or -1 */
+    mf_dim_src dim;      /* MF_DIM */
+    mf_expr *expr;       /* MF_INT, MF_WORKSPACE */
+    mf_scalar value;     /* MF_CONST */
+    char *text;          /* MF_CHAR */
+    size_t text_len;
+} mf_arg;
+
+/* How a status (return value or info argument) is explained. */
+enum mf_match { MF_MATCH_VALUE, MF_MATCH_NEGATIVE, MF_MATCH_POSITIVE };
+
+typedef struct mf_message {
+    enum mf_match match;
+    int64_t value;
+    const char *text;
+} mf_message;
+
+typedef struct mf_endpoint {
+    int present;
+    tsr_endpoint ep;
+    const char *symbol;
+    void (*fn)(void);
+    int32_t n_args;
+    mf_arg *args;
+    tsr_dtype returns;           /* TSR_INT32 / TSR_INT64: a status; INVALID: void */
+    mf_message *messages;
+    int32_t n_messages;
+    int32_t n_hidden;            /* hidden lengths appended */
+    int stages;                  /* some argument may need scratch memory */
+    ffi_type **types;            /* n_args + n_hidden */
+    ffi_cif cif;
+} mf_endpoint;
+
+struct manifest {
+    json_t *root;                /* the manifest; strings of the schema point into it */
+    char *dir;                   /* the manifest's folder, for a relative library */
+    char *library;               /* the library as it was loaded */
+    int fortran;                 /* convention: scalars by reference, hidden lengths */
+    tsr_plugin desc;
+    tsr_field *fields;           /* inputs then outputs */
+    tsr_dim *dims;
+    mf_dim_src *sym_src;         /* per symbol id of the component */
+    mf_dim_src *out_dims;        /* output o, dim d at [o * TSR_MAX_FIELD_RANK + d] */
+    mf_endpoint ep[TSR_EP_COUNT];
+};
+
+/* ---- parsing (manifest_json.c) ---------------------------------------- */
+
+/* What the parsing functions share: where errors go and whose they are. */
+typedef struct mf_parse {
+    tsr_component *c;
+    struct manifest *m;
+    tsr_error *err;
+} mf_parse;
+
+/* Fail with "PATH: ENTRY: cause"; returns code. */
+int mf_fail(mf_parse *p, int code, const char *entry, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Refuse keys of obj outside the NULL-terminated list allowed. */
+int mf_check_keys(mf_parse *p, json_t *obj, const char *entry, const char *const *allowed);
+/* A string member; missing is an error only when required (then *out is NULL). */
+int mf_get_string(mf_parse *p, json_t *obj, const char *key, const char *entry, int required,
+                  const char **out);
+int mf_get_bool(mf_parse *p, json_t *obj, const char *key, const char *entry, int *out);
+/* "entry.key" or "entry[i]" into buf. */
+const char *mf_entry(char *buf, size_t n, const char *entry, const char *key);
+const char *mf_entry_at(char *buf, size_t n, const char *entry, size_t index);
+
+/* manifest_schema.c: inputs and outputs into m->fields, then, after
+ * descriptor_load, where each symbol and output dimension comes from. */
+int mf_schema_parse(mf_parse *p);
+int mf_schema_sources(mf_parse *p);
+
+/* manifest_endpoint.c: each endpoint's symbol, arguments, status rules
+ * and its coverage of the schema. */
+int mf_endpoints_declare(mf_parse *p);   /* which endpoints exist (before descriptor_load) */
+int mf_endpoints_parse(mf_parse *p);     /* their arguments (after descriptor_load) */
+
+/* manifest_args.c: one argument. */
+int mf_arg_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry, mf_arg *out);
+
+/* manifest_expr.c */
+int mf_expr_compile(mf_parse *p, const char *text, const char *entry, mf_expr *out);
+/* Value of e for the inputs of a call; -1 on overflow, else 0. */
+int mf_expr_eval(const mf_expr *e, const struct manifest *m, const tsr_array *inputs,
+                 int64_t *out);
+/* A symbol id of c by name, or -1. */
+int32_t mf_symbol_id(const tsr_component *c, const char *name);
+
+/* manifest_cif.c: libffi call interfaces, once per endpoint. */
+int mf_cif_prepare(mf_parse *p, mf_endpoint *e, const char *entry);
+void mf_cif_free(mf_endpoint *e);
+
+/* manifest_call.c: the endpoint functions of the descriptor. */
+int mf_call_apply(tsr_ctx *ctx, const tsr_args *args);
+int mf_call_jvp(tsr_ctx *ctx, const tsr_args *args);
+int mf_call_vjp(tsr_ctx *ctx, const tsr_args *args);
+int mf_call_jacobian(tsr_ctx *ctx, const tsr_args *args);
+
+/* manifest_stage.c: moving arrays between the host's layout and the
+ * routine's. count elements of size esize; shape/rank describe the array
+ * (C order on the host's side). */
+void mf_to_fortran(void *dst, const void *src, const int64_t *shape, int32_t rank, size_t esize);
+void mf_from_fortran(void *dst, const void *src, const int64_t *shape, int32_t rank,
+                     size_t esize);
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * Fuzz target: the host's side of a worker-mode call, reading what the
+ * worker wrote into the control block: its CHAN_ALLOC requests (the shape
+ * of a result it sizes itself) and its final answer (status, message, the
+ * results' dtypes, ranks, shapes and binrefs). A broken or hostile worker
+ * must make the call fail with a message, never crash or corrupt the host.
+ *
+ * The call is real: the contract test plugin's schema, validated by
+ * call_validate with its results allocated in a real arena, as for a
+ * worker; the block is private memory standing in for the channel.
+ *
+ * Input: the endpoint (byte 0 % 5), the number of CHAN_ALLOC rounds before
+ * the answer (byte 1 % 4), then one chunk per round and one for the
+ * answer, of equal length: each chunk is FUZZ_HEADER_BYTES of the block's
+ * fields (endpoint .. plugin_status), then the data area.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "fuzz_worker.h"
+#include "worker_pool.h"
+
+static tsr_component *comp;
+static chan_block *blk;
+static size_t last_len;
+
+static void teardown(void) { tsr_close(comp); }
+
+static void setup(void) {
+    char why[512];
+    tsr_error err;
+    blk = mmap(NULL, CHAN_SEGMENT_BYTES, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (blk == MAP_FAILED || tsr_open(FUZZ_PLUGIN, NULL, &comp, &err) != 0 ||
+        arena_create(&comp->arena, FUZZ_ARENA_BYTES, why, sizeof why) != 0) {
+        fprintf(stderr, "fuzz_worker_answer: setup failed\n");
+        abort();
+    }
+    /* Results now live in the arena, as in worker mode; tsr_close
+     * destroys it. Small limits: a hostile worker may size results as
+     * large as they allow. */
+    comp->opts.max_array_bytes = comp->opts.max_call_bytes = 1 << 20;
+    arena_set_limit(comp->arena, 4 << 20);
+    atexit(teardown);
+}
+
+static double nodes[4] = {1, 2, 3, 4}, d_nodes[4] = {1, 0, 0, 1};
+static int32_t cells[3] = {0, 1, 2};
+static _Bool flags[3] = {1, 0, 1};
+static float scale = 0.5f;
+static double z[4] = {1, -1, 0.5, 2};
+
+static tsr_call *make_call(tsr_endpoint ep) {
+    tsr_call *call = tsr_call_new(comp, ep);
+    if (!call) return NULL;
+    tsr_array a[5] = {{nodes, TSR_FLOAT64, 2, {2, 2}}, {cells, TSR_INT32, 2, {1, 3}},
+                      {flags, TSR_BOOL, 1, {3}}, {&scale, TSR_FLOAT32, 0, {0}},
+                      {z, TSR_COMPLEX128, 1, {2}}};
+    for (int32_t i = 0; i < 5; i++) tsr_call_set_input_at(call, i, &a[i]);
+    const char *in[2] = {"mesh.nodes", "scale"}, *out[2] = {"moved.nodes", "total"};
+    if (ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN)
+        tsr_call_set_wrt(call, in, 2, out, 2);
+    tsr_array tn = {d_nodes, TSR_FLOAT64, 2, {2, 2}}, ts = {&scale, TSR_FLOAT32, 0, {0}};
+    tsr_array tt = {&z[0], TSR_FLOAT64, 0, {0}};
+    if (ep == TSR_EP_JVP) {
+        tsr_call_set_seed(call, "mesh.nodes", &tn);
+        tsr_call_set_seed(call, "scale", &ts);
+    } else if (ep == TSR_EP_VJP) {
+        tsr_call_set_seed(call, "moved.nodes", &tn);
+        tsr_call_set_seed(call, "total", &tt);
+    }
+    return call;
+}
+
+/* Lay a chunk over the block, as a worker would have written it. */
+static void overlay(const uint8_t *chunk, size_t len) {
+    size_t head = len < FUZZ_HEADER_BYTES ? len : FUZZ_HEADER_BYTES;
+    memset(&blk->endpoint, 0, FUZZ_HEADER_BYTES);
+    memcpy(&blk->endpoint, chunk, head);
+    size_t rest = len - head;
+    char *area = chan_data(blk);
+    if (last_len > rest) memset(area + rest, 0, last_len - rest);
+    if (rest) memcpy(area, chunk + head, rest);
+    last_len = rest;
+}
+
+static void check_code(int rc, const tsr_call *call) {
+    if (rc > 0 || rc < TSR_E_LIMIT || (rc && tsr_call_errmsg(call)[0] == '\0')) __builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 2) return 0;
+    if (!comp) setup();
+    tsr_endpoint ep = (tsr_endpoint)(data[0] % TSR_EP_COUNT);
+    int rounds = data[1] % 4;
+    data += 2;
+    size -= 2;
+    size_t chunk = size / (size_t)(rounds + 1);
+    tsr_call *call = make_call(ep);
+    if (!call) return 0;
+    int rc = call_validate(call);
+    for (int r = 0; !rc && r < rounds; r++) {
+        overlay(data + (size_t)r * chunk, chunk);
+        worker_answer_alloc(call, blk);
+        /* The host's answer: a status that is 0 or a real code. */
+        int32_t st = blk->status;
+        if (st > 0 || st < TSR_E_LIMIT) __builtin_trap();
+    }
+    if (!rc) {
+        overlay(data + (size_t)rounds * chunk, size - (size_t)rounds * chunk);
+        rc = worker_answer_done(call, blk);
+        if (!rc) rc = results_check(call);
+    }
+    check_code(rc, call);
+    tsr_call_free(call);
+    return 0;
+}

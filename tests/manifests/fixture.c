@@ -1,0 +1,122 @@
+/*
+ * Routines with plain C and Fortran-style signatures that the manifests in
+ * this folder describe: one per kind of argument the manifest loader maps.
+ * Built as build/tests/manifests/libmanifest_fixture.so; no Tessera header.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* C convention: an int64 count, a float32 scalar by value, an int64 status
+ * (nonzero when x holds a NaN, to show the status path). */
+EXPORT int64_t fx_axpy64(int64_t n, float a, const float *x, const float *y, float *z) {
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(x[i])) return 40 + i;
+        z[i] = a * x[i] + y[i];
+    }
+    return 0;
+}
+
+/* Fortran style (everything by address): out(i, j) = a(i, j) * s(j) on
+ * column-major m x n matrices. work must hold lwork = m * n zeroed
+ * elements; info = -6 if it is not zeroed, -7 if lwork is wrong. */
+EXPORT void fx_scale_cols_(const int32_t *m, const int32_t *n, const double *a, const double *s,
+                           double *out, double *work, const int32_t *lwork, int32_t *info) {
+    *info = 0;
+    if (*lwork != *m * *n) {
+        *info = -7;
+        return;
+    }
+    for (int32_t k = 0; k < *lwork; k++)
+        if (work[k] != 0.0) {
+            *info = -6;
+            return;
+        }
+    for (int32_t j = 0; j < *n; j++)
+        for (int32_t i = 0; i < *m; i++) {
+            work[i + j * *m] = a[i + j * *m] * s[j];
+            out[i + j * *m] = work[i + j * *m];
+        }
+}
+
+/* Overwrites its input, as many legacy routines do: y = 2 x, then x = NaN. */
+EXPORT void fx_clobber(int32_t n, double *x, double *y) {
+    for (int32_t i = 0; i < n; i++) {
+        y[i] = 2 * x[i];
+        x[i] = NAN;
+    }
+}
+
+/* A character argument with gfortran's hidden length (after all others):
+ * y = [len, s(1), s(2), ...] (character codes), y of size n. */
+EXPORT void fx_chars_(const char *s, const int32_t *n, double *y, size_t len) {
+    y[0] = (double)len;
+    for (int32_t i = 1; i < *n; i++) y[i] = i - 1 < (int32_t)len ? (double)s[i - 1] : -1.0;
+}
+
+/* Constants by value and by address: y = [c1, c2, c3, c4]. */
+EXPORT void fx_consts(int32_t c1, const int64_t *c2, double c3, const float *c4, double *y) {
+    y[0] = c1;
+    y[1] = (double)*c2;
+    y[2] = c3;
+    y[3] = *c4;
+}
+
+/* Statuses: returns (int) x[0], and copies x into y. */
+EXPORT int32_t fx_status(const double *x, double *y, int32_t n) {
+    for (int32_t i = 0; i < n; i++) y[i] = x[i];
+    return (int32_t)x[0];
+}
+
+/* The same through an info argument. */
+EXPORT void fx_info_(const int32_t *n, const double *x, double *y, int32_t *info) {
+    for (int32_t i = 0; i < *n; i++) y[i] = x[i];
+    *info = (int32_t)x[0];
+}
+
+/* A small model with every derivative endpoint, for seeds and results that
+ * are asked for or not:
+ *   y(i) = w(i) x(i) + x(i+1)   (the last without the second term)
+ *   s    = sum x(i)^2                                                */
+EXPORT void fx_model(int32_t n, const double *x, const double *w, double *y, double *s) {
+    *s = 0;
+    for (int32_t i = 0; i < n; i++) {
+        y[i] = w[i] * x[i] + (i + 1 < n ? x[i + 1] : 0.0);
+        *s += x[i] * x[i];
+    }
+}
+
+EXPORT void fx_model_jvp(int32_t n, const double *x, const double *w, const double *xd,
+                         const double *wd, double *yd, double *sd) {
+    *sd = 0;
+    for (int32_t i = 0; i < n; i++) {
+        yd[i] = wd[i] * x[i] + w[i] * xd[i] + (i + 1 < n ? xd[i + 1] : 0.0);
+        *sd += 2 * x[i] * xd[i];
+    }
+}
+
+/* Adds to xb and wb, as adjoint routines often do. */
+EXPORT void fx_model_vjp(int32_t n, const double *x, const double *w, const double *yb,
+                         const double *sb, double *xb, double *wb) {
+    for (int32_t i = 0; i < n; i++) {
+        xb[i] += yb[i] * w[i] + 2 * *sb * x[i];
+        if (i + 1 < n) xb[i + 1] += yb[i];
+        wb[i] += yb[i] * x[i];
+    }
+}
+
+/* Column-major blocks, Fortran style: jyx(i, j) = d y(i) / d x(j) at
+ * jyx[i + j n]; jyw likewise; jsx(j), jsw(j). */
+EXPORT void fx_model_jac(int32_t n, const double *x, const double *w, double *jyx, double *jyw,
+                         double *jsx, double *jsw) {
+    for (int32_t j = 0; j < n; j++) {
+        for (int32_t i = 0; i < n; i++) {
+            jyx[i + j * n] = (i == j ? w[i] : 0.0) + (j == i + 1 ? 1.0 : 0.0);
+            jyw[i + j * n] = i == j ? x[i] : 0.0;
+        }
+        jsx[j] = 2 * x[j];
+        jsw[j] = 0.0;
+    }
+}

@@ -1,0 +1,83 @@
+"""Shared set-up of the Python tests: where the built plugins are, the
+bundled plugins as test cases, and the check that no shared memory is left
+behind.
+
+The plugins come from the CMake build: $TESSERA_BUILD_DIR, or build/ at the
+repository root (scripts/test.sh sets the variable).
+"""
+
+from __future__ import annotations
+
+import gc
+import glob
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import jax
+import pytest
+
+# The bundled plugins are float64; JAX needs this before any array exists.
+jax.config.update("jax_enable_x64", True)
+
+import tessera  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
+PLUGINS = BUILD / "plugins"
+TEST_PLUGINS = BUILD / "tests" / "plugins"
+MATRIX = ROOT / "plugins" / "linear" / "example_matrix.txt"
+MODES = ("inproc", "isolated", "worker")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # torch.autograd.gradcheck uses torch.jit.script internally.
+    config.addinivalue_line("filterwarnings",
+                            "ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+
+
+def plugin_path(name: str) -> Path:
+    """A bundled plugin's .so, or a test plugin's (tests/plugins)."""
+    for d in (PLUGINS, TEST_PLUGINS):
+        p = d / f"{name}.so"
+        if p.exists():
+            return p
+    raise FileNotFoundError(f"{name}.so is in neither {PLUGINS} nor {TEST_PLUGINS}: build first")
+
+
+def open_plugin(name: str, mode: str = "inproc", **kwargs) -> tessera.Component:
+    """Load a bundled or test plugin (linear gets its example matrix)."""
+    if name == "linear":
+        kwargs.setdefault("config", {"matrix": str(MATRIX)})
+    return tessera.load(plugin_path(name), mode, **kwargs)
+
+
+def own_segments() -> list[str]:
+    """This process's shared-memory segments."""
+    return glob.glob(f"/dev/shm/tessera-{os.getpid()}-*")
+
+
+@pytest.fixture
+def load() -> Iterator:
+    """open_plugin, with every component closed at the end of the test, in
+    the reverse order of opening (isolated mode's static TLS wants that)."""
+    opened: list[tessera.Component] = []
+
+    def _load(name: str, mode: str = "inproc", **kwargs) -> tessera.Component:
+        comp = open_plugin(name, mode, **kwargs)
+        opened.append(comp)
+        return comp
+
+    yield _load
+    for comp in reversed(opened):
+        comp.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_shared_memory_left() -> Iterator[None]:
+    """After every test has run and its arrays are gone, no segment of this
+    process may remain in /dev/shm."""
+    yield
+    gc.collect()
+    left = own_segments()
+    assert not left, f"shared memory left behind: {left}"

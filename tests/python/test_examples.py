@@ -1,0 +1,39 @@
+"""The MCMC examples run, in-process and in worker mode, and the JAX and
+PyTorch chains, fed the same random numbers, reach the same state."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, ROOT
+
+EXAMPLES = ROOT / "bindings" / "python" / "examples"
+
+
+def run_example(name: str, *args: str) -> str:
+    env = {**os.environ, "TESSERA_BUILD_DIR": str(BUILD)}
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def summary(text: str) -> dict[str, str]:
+    fields = dict(re.findall(r"^\s+(acceptance rate|last state)\s+(.*)$", text, re.M))
+    assert set(fields) == {"acceptance rate", "last state"}, text
+    return fields
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_the_jax_and_torch_chains_agree(mode):
+    # Short chains: long ones part ways once rounding (XLA and PyTorch
+    # order their arithmetic differently) flips one accept decision.
+    jax_run = summary(run_example("mcmc_jax.py", "--steps", "100", "--mode", mode))
+    torch_run = summary(run_example("mcmc_torch.py", "--steps", "100", "--mode", mode))
+    assert jax_run == torch_run
+    assert 0.2 < float(jax_run["acceptance rate"]) < 0.9

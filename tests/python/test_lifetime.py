@@ -1,0 +1,228 @@
+"""How long returned arrays stay valid: a view is never overwritten by a
+later call while it is referenced (whatever references it: an array, a
+slice, a tensor, a JAX array, a reference cycle awaiting gc), it outlives
+close(), and the memory goes when the last view does."""
+
+from __future__ import annotations
+
+import gc
+import glob
+import subprocess
+import sys
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+import tessera
+import tessera.jax
+from conftest import own_segments, plugin_path
+
+
+def address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def values(held) -> np.ndarray:
+    """A copy of what a tensor, a JAX array, a memoryview or an array holds."""
+    if isinstance(held, torch.Tensor):
+        return held.numpy().copy()
+    return np.array(held)
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_a_view_survives_later_calls(load, mode):
+    comp = load("noop", mode)
+    first = comp.apply({"x": np.arange(5.0)})["y"]
+    kept = first.copy()
+    for k in range(1, 20):
+        later = comp.apply({"x": np.full(5, float(k))})["y"]
+        np.testing.assert_array_equal(later, np.full(5, float(k)))
+        np.testing.assert_array_equal(first, kept)
+    assert address(first) != address(later)
+
+
+def test_the_steady_state_alternates_between_two_buffers(load):
+    comp = load("noop")
+    x = {"x": np.arange(100.0)}
+    seen = set()
+    y = None
+    for _ in range(50):
+        y = comp.apply(x)["y"]   # the previous y is alive during the call
+        seen.add(address(y))
+    assert len(seen) == 2
+
+
+def test_a_dropped_result_is_reused(load):
+    comp = load("noop")
+    x = {"x": np.arange(100.0)}
+    a = address(comp.apply(x)["y"])
+    assert address(comp.apply(x)["y"]) == a
+
+
+@pytest.mark.parametrize("keeper", ["slice", "torch", "jax", "memoryview"])
+def test_anything_that_views_a_result_keeps_it(load, keeper):
+    comp = load("noop")
+    y = comp.apply({"x": np.arange(8.0)})["y"]
+    if keeper == "slice":
+        held = y[2:5]
+    elif keeper == "torch":
+        held = torch.from_dlpack(y)
+    elif keeper == "jax":
+        held = jnp.from_dlpack(y)
+    else:
+        held = memoryview(y)
+    want = values(held)
+    del y
+    gc.collect()
+    for _ in range(5):
+        comp.apply({"x": np.full(8, -1.0)})
+    np.testing.assert_array_equal(values(held), want)
+
+
+def test_a_result_in_a_reference_cycle_is_reused_after_gc(load):
+    comp = load("noop")
+    x = {"x": np.arange(16.0)}
+    cycle = [comp.apply(x)["y"]]
+    cycle.append(cycle)
+    held = address(cycle[0])
+    del cycle
+    y = comp.apply(x)["y"]
+    assert address(y) != held          # the cycle still holds its buffer
+    del y
+    gc.collect()
+    addrs = {address(comp.apply(x)["y"]) for _ in range(3)}
+    assert held in addrs
+
+
+def test_views_outlive_close_and_the_memory_goes_with_the_last(load):
+    comp = load("noop", "worker")
+    y = comp.apply({"x": np.arange(1000.0)})["y"]
+    arena_in = comp.empty(10)
+    arena_in[:] = 7.0
+    assert own_segments()
+    comp.close()
+    with pytest.raises(tessera.ArgumentError, match="closed"):
+        comp.apply({"x": np.arange(3.0)})
+    np.testing.assert_array_equal(y, np.arange(1000.0))     # still mapped
+    np.testing.assert_array_equal(arena_in, 7.0)
+    assert own_segments()
+    del y
+    gc.collect()
+    assert own_segments()                                   # arena_in still views it
+    del arena_in
+    gc.collect()
+    assert not own_segments()
+
+
+def test_close_releases_at_once_when_nothing_views_the_memory(load):
+    with load("noop", "worker") as comp:
+        comp.apply({"x": np.arange(3.0)})
+        assert own_segments()
+    assert comp.closed and not own_segments()
+    comp.close()   # twice is fine
+
+
+def test_empty_gives_aligned_memory_that_crosses_by_reference(load):
+    comp = load("noop", "worker")
+    x = comp.empty((1000,), "float64")
+    assert address(x) % 64 == 0 and x.shape == (1000,) and x.dtype == np.float64
+    x[:] = np.arange(1000.0)
+    before = comp.stats()
+    y = comp.apply({"x": x})["y"]
+    after = comp.stats()
+    np.testing.assert_array_equal(y, np.arange(1000.0))
+    assert after["bytes_by_ref"] - before["bytes_by_ref"] == x.nbytes
+    assert after["bytes_copied"] == before["bytes_copied"]
+
+
+def test_empty_refuses_what_no_field_can_hold(load):
+    comp = load("noop")
+    with pytest.raises(TypeError, match="not one of Tessera's"):
+        comp.empty(3, "U4")
+    with pytest.raises(ValueError, match="invalid shape"):
+        comp.empty((-1,))
+
+
+def test_threads_share_a_component_without_mixing_results(load):
+    comp = load("noop", "worker", workers=2)
+    errors = []
+
+    def work(k: int) -> None:
+        try:
+            for j in range(200):
+                x = np.full(64, k * 1000.0 + j)
+                y = comp.apply({"x": x})["y"]
+                if not np.array_equal(y, x):
+                    errors.append((k, j))
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_a_compiled_program_fails_cleanly_after_close(load):
+    comp = load("noop")
+    f = jax.jit(lambda x: tessera.jax.apply(comp, {"x": x})["y"])
+    x = jnp.arange(4.0)
+    np.testing.assert_array_equal(f(x), x)
+    comp.close()
+    with pytest.raises(Exception, match="closed"):
+        f(x).block_until_ready()
+
+
+def test_close_while_other_threads_call_is_safe(load):
+    comp = load("noop", "worker")
+    results: list[str] = []
+    go = threading.Event()
+
+    def work() -> None:
+        go.wait()
+        for _ in range(500):
+            try:
+                y = comp.apply({"x": np.arange(256.0)})["y"]
+                results.append("ok" if np.array_equal(y, np.arange(256.0)) else "wrong")
+            except tessera.ArgumentError:
+                results.append("closed")
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    go.set()
+    comp.close()
+    for t in threads:
+        t.join()
+    assert "wrong" not in results and "closed" in results
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_an_interpreter_that_exits_with_components_open_cleans_up(tmp_path, mode):
+    """Open a component, keep a result and a jitted program alive, exit
+    without closing: the plugin's fini still runs, and in worker mode no
+    shared memory is left."""
+    marker = tmp_path / "marker"
+    script = tmp_path / "leave_open.py"
+    script.write_text(f"""
+import os, numpy as np, jax, tessera, tessera.jax
+jax.config.update("jax_enable_x64", True)
+comp = tessera.load({str(plugin_path("stateful"))!r}, {mode!r},
+                    config={{"marker": {str(marker)!r}}}, log_level="off")
+kept = comp.apply({{"x": np.arange(3.0)}})["y"]
+f = jax.jit(lambda x: tessera.jax.apply(comp, {{"x": x}})["y"])
+f(np.arange(3.0)).block_until_ready()
+print(os.getpid(), flush=True)
+""")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.split()[-1])
+    assert marker.read_text() == "init\nfini calls=2\n"
+    assert glob.glob(f"/dev/shm/tessera-{pid}-*") == []

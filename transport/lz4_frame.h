@@ -1,0 +1,23 @@
+/*
+ * lz4 frames (liblz4's LZ4F format), as Tesseract compresses array bytes
+ * ("compression": "lz4"): one frame per array, content size recorded in
+ * the frame header as Python's lz4.frame.compress does.
+ */
+#ifndef TESSERA_TRANSPORT_LZ4_FRAME_H
+#define TESSERA_TRANSPORT_LZ4_FRAME_H
+
+#include <stddef.h>
+
+/* Compress src[0..n) into one frame; *out (free()) holds *out_len bytes.
+ * Returns 0 or TSR_E_NOMEM / TSR_E_PAYLOAD with the cause in why. */
+int tsr_lz4_compress(const void *src, size_t n, void **out, size_t *out_len, char *why,
+                     size_t why_size);
+
+/* Decompress the one frame src[0..n) into dst, which must come out at
+ * exactly `expected` bytes (shape x dtype). Returns 0, or TSR_E_PAYLOAD
+ * with the cause in why: not an lz4 frame, a corrupt or truncated frame,
+ * trailing bytes after it, or a size other than expected; TSR_E_NOMEM. */
+int tsr_lz4_decompress(const void *src, size_t n, void *dst, size_t expected, char *why,
+                       size_t why_size);
+
+#endif /* TESSERA_TRANSPORT_LZ4_FRAME_H */
