@@ -120,6 +120,12 @@ static int start_shm(tsr_component *c, char **schema, tsr_error *err) {
     return pool_start(c, schema, err);
 }
 
+/* The cause in "cannot load '<path>' in a worker: <cause>". */
+static const char *worker_cause(const char *message) {
+    const char *at = strstr(message, " in a worker: ");
+    return at ? at + strlen(" in a worker: ") : message;
+}
+
 /* Worker mode: start the workers over shared memory or files (transport
  * "auto" falls back to files when /dev/shm is missing, full or refuses
  * us), and take the schema the first one sends. */
@@ -139,7 +145,9 @@ static int open_worker(tsr_component *c, tsr_error *err) {
         pool_stop(c);
         arena_destroy(c->arena);
         c->arena = NULL;
-        rc = files_start(c, c->opts.transport == TSR_TRANSPORT_FILES ? NULL : shm_err.message,
+        rc = files_start(c,
+                         c->opts.transport == TSR_TRANSPORT_FILES ? NULL
+                                                                  : worker_cause(shm_err.message),
                          err);
         if (!rc) rc = pool_start(c, &schema, err);
         if (rc) return rc;

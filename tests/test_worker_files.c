@@ -18,7 +18,18 @@
 #include "temp_dir.h"
 #include "worker_util.h"
 
-TestSuite(files, .fini = expect_no_own_segments, .timeout = 60);
+/* Each test's spools go under a directory of its own, removed afterwards
+ * with whatever a failed test left in it. */
+static char parent[4096];
+
+static void make_parent(void) { make_temp_dir(parent, sizeof parent, "tessera-files"); }
+
+static void remove_parent(void) {
+    expect_no_own_segments();
+    remove_tree(parent);
+}
+
+TestSuite(files, .init = make_parent, .fini = remove_parent, .timeout = 60);
 
 /* ---- the spool, seen from outside ------------------------------------------ */
 
@@ -34,7 +45,7 @@ static int count_entries(const char *dir) {
 }
 
 /* The one spool directory under parent, into path. */
-static void the_spool(const char *parent, char *path, size_t size) {
+static void the_spool(char *path, size_t size) {
     DIR *d = opendir(parent);
     cr_assert_not_null(d, "cannot read %s", parent);
     int n = 0;
@@ -48,15 +59,15 @@ static void the_spool(const char *parent, char *path, size_t size) {
     cr_assert_eq(n, 1, "%d spool directories in %s, 1 expected", n, parent);
 }
 
-static void expect_empty_spool(const char *parent, const char *when) {
+static void expect_empty_spool(const char *when) {
     char spool[4096];
-    the_spool(parent, spool, sizeof spool);
+    the_spool(spool, sizeof spool);
     cr_expect_eq(count_entries(spool), 0, "%s: %d files left in the spool", when,
                  count_entries(spool));
 }
 
 /* Options for a worker with transport=files whose spool goes under parent. */
-static tsr_options *files_options(const char *parent) {
+static tsr_options *files_options(void) {
     tsr_options *o = mode_options(TSR_MODE_WORKER);
     set_option(o, "transport", "files");
     set_option(o, "spool_dir", parent);
@@ -73,9 +84,17 @@ static void fill_values(void *p, tsr_dtype dtype, int64_t count, uint64_t seed) 
         switch (dtype) {
         case TSR_FLOAT64: ((double *)p)[i] = v; break;
         case TSR_FLOAT32: ((float *)p)[i] = (float)v; break;
-        case TSR_FLOAT16: ((uint16_t *)p)[i] = (uint16_t)(0x3800 + (i * 37 + (int64_t)seed) % 1024); break;
-        case TSR_COMPLEX128: ((double *)p)[2 * i] = v, ((double *)p)[2 * i + 1] = -v; break;
-        case TSR_COMPLEX64: ((float *)p)[2 * i] = (float)v, ((float *)p)[2 * i + 1] = (float)-v; break;
+        case TSR_FLOAT16: /* 0.5 to 1 */
+            ((uint16_t *)p)[i] = (uint16_t)(0x3800 + (i * 37 + (int64_t)seed) % 1024);
+            break;
+        case TSR_COMPLEX128:
+            ((double *)p)[2 * i] = v;
+            ((double *)p)[2 * i + 1] = -v;
+            break;
+        case TSR_COMPLEX64:
+            ((float *)p)[2 * i] = (float)v;
+            ((float *)p)[2 * i + 1] = (float)-v;
+            break;
         case TSR_BOOL: ((uint8_t *)p)[i] = (uint8_t)((i + (int64_t)seed) % 2); break;
         default: { /* integers: 2, 3 or 4 in the low byte */
             uint8_t *e = (uint8_t *)p + (size_t)i * tsr_dtype_size(dtype);
@@ -175,6 +194,7 @@ static void script(tsr_component *c, int64_t n, run_log *l) {
 
     const char *ins[16], *outs[16];
     int32_t n_in = 0, n_out = 0;
+    cr_assert_leq(tsr_n_outputs(c), 16);
     for (int32_t i = 0; i < tsr_n_inputs(c); i++)
         if (tsr_input_field(c, i)->flags & TSR_FIELD_DIFFERENTIABLE)
             ins[n_in++] = tsr_input_field(c, i)->name;
@@ -238,12 +258,13 @@ static void batch_script(tsr_component *c, int64_t n, run_log *l) {
     free_arrays(&in);
 }
 
-static tsr_component *open_transport(const char *path, const char *transport, const char *parent,
-                                     const char *key, const char *value, int workers) {
+/* Two workers, so that batches run two lanes with files of their own. */
+static tsr_component *open_transport(const char *path, const char *transport, const char *key,
+                                     const char *value) {
     tsr_options *o = mode_options(TSR_MODE_WORKER);
     set_option(o, "transport", transport);
     set_option(o, "spool_dir", parent);
-    if (workers > 1) set_option(o, "workers", "2");
+    set_option(o, "workers", "2");
     if (key) set_config(o, key, value);
     tsr_component *c = open_ok(path, o);
     tsr_options_free(o);
@@ -255,10 +276,8 @@ static tsr_component *open_transport(const char *path, const char *transport, co
 static void transports_agree(const char *path, const char *key, const char *value,
                              const int64_t *sizes, int n_sizes, int batch) {
     if (access(path, R_OK) != 0) return; /* an optional bundled plugin not built here */
-    char parent[4096];
-    make_temp_dir(parent, sizeof parent, "tessera-files");
-    tsr_component *shm = open_transport(path, "shm", parent, key, value, 2);
-    tsr_component *files = open_transport(path, "files", parent, key, value, 2);
+    tsr_component *shm = open_transport(path, "shm", key, value);
+    tsr_component *files = open_transport(path, "files", key, value);
     for (int s = 0; s < n_sizes; s++) {
         run_log a = {0}, b = {0};
         script(shm, sizes[s], &a);
@@ -271,14 +290,13 @@ static void transports_agree(const char *path, const char *key, const char *valu
                   "%s, n = %lld: files and shared memory disagree", path, (long long)sizes[s]);
         free(a.text);
         free(b.text);
-        expect_empty_spool(parent, path);
+        expect_empty_spool(path);
     }
     tsr_stats st = stats_of(files);
     cr_expect_eq(st.bytes_by_ref, 0, "nothing crosses by reference through files");
     tsr_close(files);
     tsr_close(shm);
     cr_expect_eq(count_entries(parent), 0, "%s: the spool outlived tsr_close", path);
-    remove_tree(parent);
 }
 
 Test(files, bundled_plugins_give_the_same_bits_over_files_as_over_shared_memory) {
@@ -310,12 +328,11 @@ Test(files, every_dtype_and_derivatives_by_finite_differences_cross_unchanged) {
 /* ---- the spool's life -------------------------------------------------------- */
 
 Test(files, the_spool_is_private_and_empty_between_calls_and_gone_after_close) {
-    char parent[4096], spool[4096];
-    make_temp_dir(parent, sizeof parent, "tessera-files");
-    tsr_options *o = files_options(parent);
+    char spool[4096];
+    tsr_options *o = files_options();
     tsr_component *c = open_ok(BUNDLED_PLUGIN("noop"), o);
     tsr_options_free(o);
-    the_spool(parent, spool, sizeof spool);
+    the_spool(spool, sizeof spool);
     struct stat st;
     cr_assert_eq(stat(spool, &st), 0);
     cr_expect(S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700, "mode %o", st.st_mode & 0777);
@@ -346,13 +363,10 @@ Test(files, the_spool_is_private_and_empty_between_calls_and_gone_after_close) {
     tsr_free(c, x);
     tsr_close(c);
     cr_expect_eq(count_entries(parent), 0, "the spool outlived tsr_close");
-    remove_tree(parent);
 }
 
 Test(files, a_worker_that_crashes_leaves_nothing_in_the_spool) {
-    char parent[4096];
-    make_temp_dir(parent, sizeof parent, "tessera-files");
-    tsr_options *o = files_options(parent);
+    tsr_options *o = files_options();
     set_option(o, "restart", "auto");
     set_config(o, "fault", "segv");
     set_config(o, "when", "call:2"); /* each worker's second call */
@@ -362,24 +376,21 @@ Test(files, a_worker_that_crashes_leaves_nothing_in_the_spool) {
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     bind_ok(call, "x", f64_vec(x, 4));
     run_ok(call);
-    expect_empty_spool(parent, "after a call");
+    expect_empty_spool("after a call");
     assert_contains(run_fails(call, TSR_E_WORKER), "signal 11");
-    expect_empty_spool(parent, "after the crash");
+    expect_empty_spool("after the crash");
     cr_expect_eq(stats_of(c).worker_deaths, 1);
     run_ok(call); /* the restarted worker */
     cr_expect(memcmp(tsr_call_output(call, "y")->data, x, sizeof x) == 0);
-    expect_empty_spool(parent, "after the call that followed");
+    expect_empty_spool("after the call that followed");
     tsr_call_free(call);
     tsr_close(c);
     cr_expect_eq(count_entries(parent), 0, "the spool outlived tsr_close");
-    remove_tree(parent);
 }
 
 Test(files, a_call_that_times_out_leaves_nothing_in_the_spool) {
     /* hang's apply never returns: the worker is killed after 100 ms */
-    char parent[4096];
-    make_temp_dir(parent, sizeof parent, "tessera-files");
-    tsr_options *o = files_options(parent);
+    tsr_options *o = files_options();
     set_option(o, "timeout_ms", "100");
     tsr_component *c = open_ok(TEST_PLUGIN("hang"), o);
     tsr_options_free(o);
@@ -387,16 +398,14 @@ Test(files, a_call_that_times_out_leaves_nothing_in_the_spool) {
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     bind_ok(call, "x", f64_vec(x, 4));
     run_fails(call, TSR_E_TIMEOUT);
-    expect_empty_spool(parent, "after the timeout");
+    expect_empty_spool("after the timeout");
     tsr_call_free(call);
     tsr_close(c);
     cr_expect_eq(count_entries(parent), 0, "the spool outlived tsr_close");
-    remove_tree(parent);
 }
 
 Test(files, spools_of_dead_hosts_are_removed_and_live_ones_kept) {
-    char parent[4096], dead[4096 + 96], live[4096 + 96];
-    make_temp_dir(parent, sizeof parent, "tessera-files");
+    char dead[4096 + 96], live[4096 + 96];
     pid_t child = fork();
     cr_assert_geq(child, 0);
     if (child == 0) _exit(0);
@@ -425,7 +434,7 @@ Test(files, spools_of_dead_hosts_are_removed_and_live_ones_kept) {
              (long)getpid(), start);
     cr_assert_eq(mkdir(live, 0700), 0);
 
-    tsr_options *o = files_options(parent);
+    tsr_options *o = files_options();
     tsr_component *c = open_ok(BUNDLED_PLUGIN("noop"), o);
     tsr_options_free(o);
     cr_expect_neq(access(dead, F_OK), 0, "the dead host's spool is still there");
@@ -433,7 +442,44 @@ Test(files, spools_of_dead_hosts_are_removed_and_live_ones_kept) {
     tsr_close(c);
     cr_expect_eq(access(live, F_OK), 0, "a live host's spool was removed at close");
     cr_expect_eq(count_entries(parent), 1);
-    remove_tree(parent);
+}
+
+/* spawn=fork (in a single-threaded child) and a relative spool_dir with
+ * a worker that runs elsewhere (cwd=/): the worker finds the spool. */
+static const char *forked_worker_with_relative_spool(void) {
+    static char why[TSR_ERRMSG_MAX + 64];
+    if (chdir(parent) != 0) return "cannot enter the directory";
+    tsr_options *o = tsr_options_new();
+    tsr_error err;
+    if (!o || tsr_options_set(o, "mode", "worker", &err) ||
+        tsr_options_set(o, "spawn", "fork", &err) ||
+        tsr_options_set(o, "transport", "files", &err) ||
+        tsr_options_set(o, "spool_dir", ".", &err) || tsr_options_set(o, "cwd", "/", &err))
+        return "options";
+    tsr_component *c = NULL;
+    int rc = tsr_open(BUNDLED_PLUGIN("noop"), o, &c, &err);
+    tsr_options_free(o);
+    if (rc) {
+        snprintf(why, sizeof why, "tsr_open: %s", err.message);
+        return why;
+    }
+    double x[3] = {1, -2, 3};
+    tsr_array xa = {x, TSR_FLOAT64, 1, {3}};
+    tsr_call *call = tsr_call_new(c, TSR_EP_APPLY);
+    if (!call || tsr_call_set_input(call, "x", &xa) != 0) return "binding";
+    if (tsr_call_run(call) != 0) {
+        snprintf(why, sizeof why, "the call: %s", tsr_call_errmsg(call));
+        return why;
+    }
+    if (memcmp(tsr_call_result(call, 0)->data, x, sizeof x) != 0) return "y differs from x";
+    tsr_call_free(call);
+    tsr_close(c);
+    if (count_entries(".") != 0) return "the spool outlived tsr_close";
+    return "ok";
+}
+
+Test(files, a_forked_worker_finds_a_relative_spool_from_another_directory) {
+    in_single_threaded_child(forked_worker_with_relative_spool);
 }
 
 /* ---- io_uring and pread/pwrite ----------------------------------------------- */
@@ -442,8 +488,6 @@ Test(files, spools_of_dead_hosts_are_removed_and_live_ones_kept) {
  * through both paths: the bytes of vectoradd's result are those in
  * process. */
 Test(files, io_uring_and_pread_pwrite_carry_the_same_bytes) {
-    char parent[4096];
-    make_temp_dir(parent, sizeof parent, "tessera-files");
     int64_t n = 128 * 1024;
     double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b), s = 0.5;
     cr_assert(a && b);
@@ -459,7 +503,7 @@ Test(files, io_uring_and_pread_pwrite_carry_the_same_bytes) {
     int uring = strcmp(tsr_file_io_backend(&why_not), "io_uring") == 0;
     static const char *const ios[] = {"io_uring", "posix", "auto"};
     for (int i = 0; i < 3; i++) {
-        tsr_options *o = files_options(parent);
+        tsr_options *o = files_options();
         set_option(o, "file_io", ios[i]);
         tsr_component *c = NULL;
         tsr_error err;
@@ -481,7 +525,7 @@ Test(files, io_uring_and_pread_pwrite_carry_the_same_bytes) {
         const tsr_array *want = tsr_call_result(ref, 0), *got = tsr_call_result(call, 0);
         cr_expect(got->shape[0] == n && memcmp(got->data, want->data, (size_t)n * 8) == 0,
                   "file_io=%s: the result differs", ios[i]);
-        expect_empty_spool(parent, ios[i]);
+        expect_empty_spool(ios[i]);
         tsr_call_free(call);
         tsr_close(c);
     }
@@ -490,7 +534,6 @@ Test(files, io_uring_and_pread_pwrite_carry_the_same_bytes) {
     free(a);
     free(b);
     cr_expect_eq(count_entries(parent), 0);
-    remove_tree(parent);
 }
 
 /* ---- options ------------------------------------------------------------------ */
@@ -505,7 +548,8 @@ Test(files, bad_transport_options_are_refused_naming_them) {
     assert_code(tsr_options_set(o, "spool_dir", "", &err), TSR_E_ARGUMENT, err.message);
     tsr_options_free(o);
 
-    o = files_options("/nonexistent/tessera-spool-parent");
+    o = files_options();
+    set_option(o, "spool_dir", "/nonexistent/tessera-spool-parent");
     tsr_error e = open_fails(BUNDLED_PLUGIN("noop"), o);
     tsr_options_free(o);
     cr_expect_eq(e.code, TSR_E_IO);
@@ -549,10 +593,6 @@ static const char *unusable_dev_shm(int read_only) {
 static const char *fallback_in(int read_only) {
     const char *why = unusable_dev_shm(read_only);
     if (why) return why;
-    char parent[256];
-    const char *t = getenv("TMPDIR");
-    snprintf(parent, sizeof parent, "%s/tessera-files-XXXXXX", t && *t ? t : "/tmp");
-    CHECK(mkdtemp(parent), "mkdtemp");
     tsr_options *o = tsr_options_new();
     tsr_error err;
     CHECK(o && tsr_options_set(o, "mode", "worker", &err) == 0 &&
@@ -565,14 +605,14 @@ static const char *fallback_in(int read_only) {
     CHECK(rc == 0, "tsr_open with /dev/shm unusable: %s", err.message);
     CHECK(strstr(logged, "shared memory is unusable") && strstr(logged, "through files in"),
           "nothing logged at INFO about the fallback: '%.1000s'", logged);
-    CHECK(strstr(logged, read_only ? "Read-only" : "/dev/shm is full"), "the cause is not logged: '%.1000s'",
-          logged);
+    CHECK(strstr(logged, read_only ? "Read-only" : "/dev/shm is full"),
+          "the cause is not logged: '%.1000s'", logged);
     double a[3] = {1, 2, 3}, b[3] = {10, 20, 30}, s = 2;
     tsr_call *call = tsr_call_new(c, TSR_EP_APPLY);
     tsr_array aa = {a, TSR_FLOAT64, 1, {3}}, ba = {b, TSR_FLOAT64, 1, {3}};
     tsr_array sa = {&s, TSR_FLOAT64, 0, {0}};
-    CHECK(call && tsr_call_set_input(call, "a", &aa) == 0 && tsr_call_set_input(call, "b", &ba) == 0 &&
-              tsr_call_set_input(call, "s", &sa) == 0,
+    CHECK(call && tsr_call_set_input(call, "a", &aa) == 0 &&
+              tsr_call_set_input(call, "b", &ba) == 0 && tsr_call_set_input(call, "s", &sa) == 0,
           "binding");
     rc = tsr_call_run(call);
     CHECK(rc == 0, "the call over files: %s", tsr_call_errmsg(call));
@@ -587,7 +627,6 @@ static const char *fallback_in(int read_only) {
     rc = tsr_open(BUNDLED_PLUGIN("vectoradd"), o, &c, &err);
     CHECK(rc == TSR_E_SHM && c == NULL, "transport=shm gave %d: %s", rc, err.message);
     tsr_options_free(o);
-    CHECK(rmdir(parent) == 0, "rmdir %s", parent);
     return "ok";
 }
 

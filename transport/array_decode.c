@@ -357,7 +357,7 @@ static int decode_data(json_t *data, tsr_dtype want, tsr_decoded *out,
 static int decode_encoded(json_t *obj, tsr_dtype want, bool abstract,
                           const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
     json_t *type = json_object_get(obj, "object_type");
-    if (!json_is_string(type) || strcmp(json_string_value(type), "array") != 0)
+    if (type != NULL && (!json_is_string(type) || strcmp(json_string_value(type), "array") != 0))
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"object_type\" must be \"array\"");
     const char *key;
     json_t *value;
@@ -398,7 +398,9 @@ int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
     if (path == NULL) path = "";
     int rc;
     if (json_is_object(value)) {
-        if (json_object_get(value, "object_type") != NULL)
+        /* tesseract-core's client leaves "object_type" out (its model
+         * defaults it to "array"): "data" marks an encoded array too. */
+        if (json_object_get(value, "object_type") != NULL || json_object_get(value, "data") != NULL)
             rc = decode_encoded(value, want, abstract, ctx, path, out);
         else if (abstract && json_object_get(value, "shape") != NULL)
             rc = decode_shape_dtype(value, ctx, path, out);

@@ -85,8 +85,16 @@ int spool_create(spool **out, const char *parent, char *why, size_t n) {
         snprintf(why, n, "no randomness for the spool directory's name: %s", strerror(errno));
         return TSR_E_IO;
     }
+    /* Absolute, so that a worker with another working directory finds it. */
+    char *real = realpath(parent, NULL);
+    if (!real) {
+        snprintf(why, n, "the spool's parent directory %s: %s", parent, strerror(errno));
+        return TSR_E_IO;
+    }
     spool *s = calloc(1, sizeof *s);
-    if (!s || asprintf(&s->path, "%s/" SPOOL_STEM "%s-%s", parent, arena_process_tag(), hex) < 0) {
+    int len = s ? asprintf(&s->path, "%s/" SPOOL_STEM "%s-%s", real, arena_process_tag(), hex) : -1;
+    free(real);
+    if (len < 0) {
         free(s);
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;

@@ -170,7 +170,7 @@ int files_write_results(worker_state *ws, const tsr_args *args, char *why, size_
         /* The bytes the buffer was given for: a plugin that changed the
          * shape is refused by the host, and is never read past. */
         const char *file;
-        uint64_t offset;
+        uint64_t offset = 0;
         rc = binref_writer_add(w, ws->results[k].data, (size_t)f->sized[k], &file, &offset, why,
                                n);
         wa->ref.offset = offset;
