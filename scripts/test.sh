@@ -45,10 +45,10 @@ else
   failed+=(sanitizer-build)
 fi
 
-# Each fuzz target for a bounded time (FUZZ_SECONDS, 60 by default), when
-# clang is there; the corpora are replayed by ctest in any case.
+# Each fuzz target for a bounded time (FUZZ_SECONDS, 45 here), when clang
+# is there; the corpora are replayed by ctest in any case.
 echo "== fuzz"
-if ! "$root/scripts/fuzz.sh"; then
+if ! FUZZ_SECONDS="${FUZZ_SECONDS:-45}" "$root/scripts/fuzz.sh"; then
   failed+=(fuzz)
 fi
 

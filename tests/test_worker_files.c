@@ -52,7 +52,8 @@ static void the_spool(char *path, size_t size) {
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
         if (strncmp(e->d_name, "tessera-spool-", 14) == 0) {
-            snprintf(path, size, "%s/%s", parent, e->d_name);
+            int w = snprintf(path, size, "%s/%s", parent, e->d_name);
+            cr_assert(w > 0 && (size_t)w < size, "spool path too long");
             n++;
         }
     closedir(d);

@@ -1,0 +1,115 @@
+/*
+ * A full disk under binref files: a child process mounts a small tmpfs
+ * (64 KiB) in a private mount namespace and writes an array of 1 MiB as
+ * json+binref into it, with each file path (pread/pwrite and io_uring).
+ * The write fails with TSR_E_IO saying the device is full, and leaves no
+ * file behind; a small array still fits afterwards. Skipped without the
+ * privilege to mount.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+
+#include <tessera/payload.h>
+
+#include "test_util.h"
+
+TestSuite(disk_full, .timeout = 60);
+
+static char verdict[TSR_ERRMSG_MAX + 256];
+
+#define CHECK(cond, ...)                                    \
+    do {                                                    \
+        if (!(cond)) {                                      \
+            snprintf(verdict, sizeof verdict, __VA_ARGS__); \
+            return verdict;                                 \
+        }                                                   \
+    } while (0)
+
+static int files_in(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static const char *write_into_a_full_disk(tsr_file_io io) {
+    char dir[] = "/tmp/tessera-full-XXXXXX";
+    if (!mkdtemp(dir)) return "mkdtemp failed";
+    const char *v = "ok";
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        v = errno == EPERM ? "skip" : "cannot make a private mount namespace";
+    } else if (mount("tessera-test", dir, "tmpfs", 0, "size=64k,mode=0700") != 0) {
+        v = errno == EPERM ? "skip" : "cannot mount a small tmpfs";
+    } else {
+        static double big[131072]; /* 1 MiB */
+        tsr_array a = {big, TSR_FLOAT64, 1, {131072}};
+        tsr_output_options o = {.struct_size = sizeof o, .encoding = TSR_ENCODING_BINREF,
+                                .output_dir = dir, .io = io};
+        char *text = NULL;
+        tsr_error err = {0};
+        int rc = tsr_array_to_json_ex(&a, &o, &text, &err);
+        if (rc != TSR_E_IO || text != NULL) {
+            snprintf(verdict, sizeof verdict, "a 1 MiB array on 64 KiB: code %d: %s", rc,
+                     err.message);
+            v = verdict;
+        } else if (!strstr(err.message, "No space left on device")) {
+            snprintf(verdict, sizeof verdict, "the message does not say why: %s", err.message);
+            v = verdict;
+        } else if (files_in(dir) != 0) {
+            snprintf(verdict, sizeof verdict, "%d files left after the failure", files_in(dir));
+            v = verdict;
+        } else {
+            tsr_array small = {big, TSR_FLOAT64, 1, {16}};
+            rc = tsr_array_to_json_ex(&small, &o, &text, &err);
+            if (rc != 0) {
+                snprintf(verdict, sizeof verdict, "a small array after it: %s", err.message);
+                v = verdict;
+            }
+            tsr_json_free(text);
+        }
+        umount(dir);
+    }
+    rmdir(dir);
+    return v;
+}
+
+static const char *posix_full(void) { return write_into_a_full_disk(TSR_FILE_IO_POSIX); }
+static const char *auto_full(void) { return write_into_a_full_disk(TSR_FILE_IO_AUTO); }
+
+static void in_child(const char *(*fn)(void)) {
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(p[0]);
+        const char *v = fn();
+        ssize_t w = write(p[1], v, strlen(v));
+        _exit(w == (ssize_t)strlen(v) ? 0 : 1);
+    }
+    close(p[1]);
+    char got[sizeof verdict] = "";
+    size_t len = 0;
+    ssize_t r;
+    while ((r = read(p[0], got + len, sizeof got - 1 - len)) > 0) len += (size_t)r;
+    got[len] = '\0';
+    close(p[0]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    if (strcmp(got, "skip") == 0) cr_skip_test("no privilege to mount a small tmpfs");
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+    cr_expect_str_eq(got, "ok");
+}
+
+Test(disk_full, binref_files_with_pread_pwrite_fail_cleanly) { in_child(posix_full); }
+
+Test(disk_full, binref_files_with_the_automatic_path_fail_cleanly) { in_child(auto_full); }
