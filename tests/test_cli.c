@@ -19,98 +19,11 @@
 #include <tessera/payload.h>
 #include <tessera/tessera.h>
 
+#include "cli_run.h"
 #include "test_util.h"
 
 #define PAYLOAD_FILE(name) TSR_SOURCE_DIR "/tests/payloads/" name
 #define MATRIX_CONFIG "matrix=" LINEAR_MATRIX_FILE
-
-/* Exit statuses documented in `tessera --help`. */
-enum { EXIT_CALL = 1, EXIT_USAGE = 2, EXIT_LOAD = 3, EXIT_PAYLOAD = 4, EXIT_OUTPUT = 5 };
-
-typedef struct cli_run {
-    int status; /* exit status; -1 if the process did not exit normally */
-    char *out;
-    char *err;
-} cli_run;
-
-static char *slurp_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot read %s", path);
-    size_t cap = 1024, len = 0;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            cr_assert_not_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* Run `tessera args...` with stdin_text (NULL: empty) on its stdin. */
-static cli_run run_cli_v(const char *stdin_text, const char *const *args) {
-    char in_path[256], out_path[256], err_path[256];
-    temp_path(in_path, sizeof in_path);
-    temp_path(out_path, sizeof out_path);
-    temp_path(err_path, sizeof err_path);
-    write_file(in_path, stdin_text ? stdin_text : "");
-
-    const char *argv[64];
-    int argc = 0;
-    argv[argc++] = "tessera";
-    for (; args[argc - 1] != NULL; argc++) {
-        cr_assert(argc < 63);
-        argv[argc] = args[argc - 1];
-    }
-    argv[argc] = NULL;
-
-    pid_t pid = fork();
-    cr_assert(pid >= 0, "fork failed");
-    if (pid == 0) {
-        int in = open(in_path, O_RDONLY), out = open(out_path, O_WRONLY | O_TRUNC),
-            err = open(err_path, O_WRONLY | O_TRUNC);
-        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-            _exit(127);
-        execv(TSR_CLI, (char *const *)argv);
-        _exit(127);
-    }
-    int wstatus;
-    cr_assert_eq(waitpid(pid, &wstatus, 0), pid);
-    cli_run r = {.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1};
-    r.out = slurp_file(out_path);
-    r.err = slurp_file(err_path);
-    unlink(in_path);
-    unlink(out_path);
-    unlink(err_path);
-    return r;
-}
-
-#define run_cli(stdin_text, ...) run_cli_v((stdin_text), (const char *const[]){__VA_ARGS__, NULL})
-
-static void run_free(cli_run *r) {
-    free(r->out);
-    free(r->err);
-}
-
-/* Success: status 0, nothing on stderr. */
-static void assert_ok(const cli_run *r) {
-    cr_assert_eq(r->status, 0, "exit %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->err, "", "stderr must stay empty on success");
-}
-
-/* Failure: the status, nothing on stdout, and the message on stderr. */
-static void assert_fails(const cli_run *r, int status, const char *needle) {
-    cr_assert_eq(r->status, status, "expected exit %d, got %d; stdout: %s; stderr: %s", status,
-                 r->status, r->out, r->err);
-    cr_assert_str_eq(r->out, "", "a failure writes nothing on stdout");
-    assert_contains(r->err, needle);
-}
 
 /* The array at key (dotted path of object keys, e.g. "y.x") in the JSON
  * printed on stdout, decoded through the library as float64. */
@@ -353,7 +266,7 @@ Test(cli_derivatives, abstract_eval_gives_shapes_and_dtypes) {
 /* ---- where payloads come from and results go ----------------------------------------------- */
 
 Test(cli_io, payload_from_file_and_stdin_agree) {
-    char *file_text = slurp_file(PAYLOAD_FILE("vectoradd_apply.json"));
+    char *file_text = cli_slurp(PAYLOAD_FILE("vectoradd_apply.json"));
     const char *sources[] = {"@" PAYLOAD_FILE("vectoradd_apply.json"), "-", "@-"};
     for (int k = 0; k < 3; k++) {
         cli_run r = run_cli(file_text, "apply", BUNDLED_PLUGIN("vectoradd"), sources[k]);
@@ -372,7 +285,7 @@ Test(cli_io, output_to_a_file) {
     cli_run r = run_cli(NULL, "apply", BUNDLED_PLUGIN("noop"), "-o", path, "{\"inputs\": {\"x\": [5]}}");
     assert_ok(&r);
     cr_assert_str_eq(r.out, "", "with -o nothing goes to stdout");
-    char *text = slurp_file(path);
+    char *text = cli_slurp(path);
     cr_assert_str_eq(text, "{\"y\":{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
                            "\"data\":{\"buffer\":[5.0],\"encoding\":\"json\"}}}\n");
     free(text);
