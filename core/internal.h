@@ -237,6 +237,8 @@ void result_release(tsr_component *c, result_buf *b);
 int schema_import(const char *text, imported_schema **out, char *why, size_t n);
 const tsr_plugin *schema_import_descriptor(const imported_schema *s);
 void schema_import_free(imported_schema *s);
+struct json_t;
+size_t schema_count_dims(struct json_t *fields);
 
 /* component.c */
 int32_t find_field(const field_info *fs, int32_t n, const char *name);

@@ -56,16 +56,6 @@ static int parse_field(mf_parse *p, json_t *obj, const char *entry, tsr_field *f
     return 0;
 }
 
-static size_t count_dims(json_t *list) {
-    size_t total = 0, i;
-    json_t *f;
-    json_array_foreach(list, i, f) {
-        json_t *shape = json_object_get(f, "shape");
-        if (json_is_array(shape)) total += json_array_size(shape);
-    }
-    return total;
-}
-
 int mf_schema_parse(mf_parse *p) {
     struct manifest *m = p->m;
     json_t *ins = json_object_get(m->root, "inputs"), *outs = json_object_get(m->root, "outputs");
@@ -80,7 +70,7 @@ int mf_schema_parse(mf_parse *p) {
         return mf_fail(p, TSR_E_DESCRIPTOR, n_in > TSR_MAX_FIELDS ? "inputs" : "outputs",
                        "more than %d fields", TSR_MAX_FIELDS);
     m->fields = calloc(n_in + n_out + 1, sizeof *m->fields);
-    m->dims = calloc(count_dims(ins) + count_dims(outs) + 1, sizeof *m->dims);
+    m->dims = calloc(schema_count_dims(ins) + schema_count_dims(outs) + 1, sizeof *m->dims);
     if (!m->fields || !m->dims) return mf_fail(p, TSR_E_NOMEM, "", "out of memory");
     tsr_dim *next_dim = m->dims;
     for (size_t i = 0; i < n_in + n_out; i++) {

@@ -57,7 +57,9 @@ static int import_fields(json_t *list, tsr_field *fields, tsr_dim **dims, const 
     return 0;
 }
 
-static size_t count_dims(json_t *list) {
+/* Dims of every field of a JSON field list: the schema a worker sends and a
+ * manifest's fields have the same form. */
+size_t schema_count_dims(json_t *list) {
     size_t total = 0, i;
     json_t *f;
     json_array_foreach(list, i, f) {
@@ -101,7 +103,7 @@ int schema_import(const char *text, imported_schema **out, char *why, size_t n) 
         return TSR_E_WORKER;
     }
     s->fields = calloc(n_in + n_out + 1, sizeof *s->fields);
-    s->dims = calloc(count_dims(ins) + count_dims(outs) + 1, sizeof *s->dims);
+    s->dims = calloc(schema_count_dims(ins) + schema_count_dims(outs) + 1, sizeof *s->dims);
     if (!s->fields || !s->dims) {
         snprintf(why, n, "out of memory");
         schema_import_free(s);
