@@ -43,3 +43,27 @@ show jacobian --config "matrix=$matrix" "$plugins/linear.so" \
 
 echo "== in-process call overhead (bench/README.md explains the table)"
 "$build_dir/bin/bench_inproc"
+
+# The showcase: every bundled component in every mode, their gradients, a
+# short MCMC chain, and the quick transport-cost table (bench/README.md).
+python="${PYTHON:-python3}"
+export TESSERA_BUILD_DIR="$build_dir"
+
+echo
+echo "== every bundled component in every mode (bench/showcase.py)"
+"$python" "$root/bench/showcase.py" --build "$build_dir"
+
+echo
+echo "== gradients against finite differences"
+show check-gradients "$plugins/rosenbrock.so" '{"inputs": {"x": [0.5, 1.5, -0.3], "a": 1, "b": 100}}'
+show check-gradients "$plugins/heat.so" '{"inputs": {"conductivity": [1, 1.2, 0.8, 1.5, 1, 0.9, 1.1, 1.3],
+  "source": [1, 1, 1, 1, 1, 1, 1, 1], "initial_temperature": [0, 0, 0, 0, 0, 0, 0, 0],
+  "observations": [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1], "dt": 0.01, "steps": 20}}'
+
+echo
+echo "== a short MCMC chain (MALA on 2-D rosenbrock, one apply + one vjp per step)"
+"$build_dir/bin/bench_mcmc" --steps 100000 --worker-steps 2000
+
+echo
+echo "== what a call costs in each mode, quick form (python3 bench/report.py for the full one)"
+"$python" "$root/bench/report.py" --quick --out "$build_dir/bench/report-quick"

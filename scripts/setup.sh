@@ -48,7 +48,8 @@ fi
 python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
-            "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core"; do
+            "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
+            "matplotlib:matplotlib"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done

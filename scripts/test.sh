@@ -45,6 +45,14 @@ else
   failed+=(sanitizer-build)
 fi
 
+# The transport-cost report as a smoke test: it must run and write its
+# files; its figures are not judged here.
+echo "== report (quick)"
+if ! TESSERA_BUILD_DIR="$build_dir" "${PYTHON:-python3}" "$root/bench/report.py" --quick \
+     --out "$build_dir/bench/report-quick" >/dev/null; then
+  failed+=(report)
+fi
+
 # Each fuzz target for a bounded time (FUZZ_SECONDS, 45 here), when clang
 # is there; the corpora are replayed by ctest in any case.
 echo "== fuzz"
