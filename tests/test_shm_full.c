@@ -12,19 +12,10 @@
 #include <sched.h>
 #include <sys/mount.h>
 
+#include "child_verdict.h"
 #include "worker_util.h"
 
 TestSuite(shm_full, .timeout = 60);
-
-static char verdict[TSR_ERRMSG_MAX + 256];
-
-#define CHECK(cond, ...)                                             \
-    do {                                                             \
-        if (!(cond)) {                                               \
-            snprintf(verdict, sizeof verdict, __VA_ARGS__);          \
-            return verdict;                                          \
-        }                                                            \
-    } while (0)
 
 /* Entries in the (private) /dev/shm. */
 static int entries(void) {
@@ -123,28 +114,7 @@ static const char *call_in_a_full_dev_shm(void) {
 /* Run fn in a child (which may change its mount namespace) and check its
  * verdict. */
 static void in_child(const char *(*fn)(void)) {
-    int p[2];
-    cr_assert_eq(pipe(p), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        close(p[0]);
-        const char *v = fn();
-        ssize_t w = write(p[1], v, strlen(v));
-        _exit(w == (ssize_t)strlen(v) ? 0 : 1);
-    }
-    close(p[1]);
-    char got[sizeof verdict] = "";
-    size_t len = 0;
-    ssize_t r;
-    while ((r = read(p[0], got + len, sizeof got - 1 - len)) > 0) len += (size_t)r;
-    got[len] = '\0';
-    close(p[0]);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    if (strcmp(got, "skip") == 0) cr_skip_test("no privilege to mount a small tmpfs");
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
-    cr_expect_str_eq(got, "ok");
+    run_in_child(fn, "no privilege to mount a small tmpfs");
 }
 
 Test(shm_full, opening_a_worker_component_fails_with_a_clear_error) {

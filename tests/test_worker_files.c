@@ -16,6 +16,7 @@
 #include <tessera/payload.h>
 
 #include "temp_dir.h"
+#include "child_verdict.h"
 #include "worker_util.h"
 
 /* Each test's spools go under a directory of its own, removed afterwards
@@ -559,16 +560,7 @@ Test(files, bad_transport_options_are_refused_naming_them) {
 
 /* ---- automatic fallback ----------------------------------------------------------- */
 
-static char verdict[TSR_ERRMSG_MAX + 512];
 static char logged[4 * TSR_ERRMSG_MAX];
-
-#define CHECK(cond, ...)                                             \
-    do {                                                             \
-        if (!(cond)) {                                               \
-            snprintf(verdict, sizeof verdict, __VA_ARGS__);          \
-            return verdict;                                          \
-        }                                                            \
-    } while (0)
 
 static void keep_log(void *user, tsr_log_level level, const char *component, const char *msg) {
     (void)user;
@@ -635,28 +627,7 @@ static const char *fallback_when_full(void) { return fallback_in(0); }
 static const char *fallback_when_read_only(void) { return fallback_in(1); }
 
 static void in_child(const char *(*fn)(void)) {
-    int p[2];
-    cr_assert_eq(pipe(p), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        close(p[0]);
-        const char *v = fn();
-        ssize_t w = write(p[1], v, strlen(v));
-        _exit(w == (ssize_t)strlen(v) ? 0 : 1);
-    }
-    close(p[1]);
-    char got[sizeof verdict] = "";
-    size_t len = 0;
-    ssize_t r;
-    while ((r = read(p[0], got + len, sizeof got - 1 - len)) > 0) len += (size_t)r;
-    got[len] = '\0';
-    close(p[0]);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    if (strcmp(got, "skip") == 0) cr_skip_test("no privilege to mount a tmpfs on /dev/shm");
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
-    cr_expect_str_eq(got, "ok");
+    run_in_child(fn, "no privilege to mount a tmpfs on /dev/shm");
 }
 
 Test(files, a_full_dev_shm_makes_workers_fall_back_to_files) { in_child(fallback_when_full); }
