@@ -16,11 +16,11 @@
 
 #include <tessera/payload.h>
 
-#include "base64.h"
-#include "binref_file.h"
-#include "binref_io.h"
+#include "transport/payload/base64.h"
+#include "transport/payload/binref_file.h"
+#include "transport/payload/binref_io.h"
 #include "bench_util.h"
-#include "checksum.h"
+#include "transport/payload/checksum.h"
 
 /* Above these sizes a row takes seconds per sample and adds nothing new:
  * json (nested lists) and lz4 stop here, and so do many small arrays. */

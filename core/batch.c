@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "worker_pool.h"
+#include "transport/worker/pool.h"
 
 typedef struct lane {
     tsr_call *sub;

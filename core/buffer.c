@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
-#include "../transport/arena.h"
+#include "transport/shm/arena.h"
 
 static void *raw_alloc(tsr_component *c, size_t bytes, char *why, size_t n) {
     if (c->arena) return arena_alloc(c->arena, bytes, why, n);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "worker_pool.h"
+#include "transport/worker/pool.h"
 
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 

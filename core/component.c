@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-#include "manifest.h"
-#include "worker_pool.h"
+#include "core/manifest/manifest.h"
+#include "transport/worker/pool.h"
 
 static void component_free(tsr_component *c) {
     if (!c) return;

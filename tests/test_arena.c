@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arena.h"
+#include "transport/shm/arena.h"
 #include "tessera/tessera.h"
 
 #define MIB ((size_t)1 << 20)

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "binref_file.h"
-#include "binref_io.h"
+#include "transport/payload/binref_file.h"
+#include "transport/payload/binref_io.h"
 #include "seccomp_util.h"
 #include "temp_dir.h"
 

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "channel.h"
+#include "transport/shm/arena.h"
+#include "transport/shm/channel.h"
 
 static char why[512];
 static char name[128];

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "channel.h"
-#include "worker_proc.h"
+#include "transport/shm/arena.h"
+#include "transport/shm/channel.h"
+#include "transport/worker/worker_proc.h"
 
 #define WORKER_EXE TSR_BINARY_DIR "/bin/tessera-worker"
 #define TEST_PLUGIN(name) TSR_TEST_PLUGIN_DIR "/" name ".so"

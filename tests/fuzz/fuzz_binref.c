@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "binref_path.h"
+#include "transport/payload/binref_path.h"
 
 static char dir[64];
 static char *base_real;

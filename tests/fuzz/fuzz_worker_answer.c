@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 
 #include "fuzz_worker.h"
-#include "worker_pool.h"
+#include "transport/worker/pool.h"
 
 static tsr_component *comp;
 static chan_block *blk;

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 
 #include "fuzz_worker.h"
-#include "worker_serve.h"
+#include "transport/worker/serve.h"
 
 static worker_state ws;
 static arena *host_arena;

@@ -13,7 +13,7 @@
 
 #include <tessera/payload.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = malloc(size + 1);

@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 
 #include "fuzz_worker.h"
-#include "schema_json.h"
-#include "worker_serve.h"
+#include "transport/payload/schema_json.h"
+#include "transport/worker/serve.h"
 
 static chan_block *b;
 static uint64_t next_offset;

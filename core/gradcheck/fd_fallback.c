@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* One finite-difference evaluation context. */
 typedef struct fd_run {

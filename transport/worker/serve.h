@@ -3,9 +3,9 @@
 #ifndef TESSERA_TRANSPORT_WORKER_SERVE_H
 #define TESSERA_TRANSPORT_WORKER_SERVE_H
 
-#include "../core/internal.h"
-#include "arena.h"
-#include "channel.h"
+#include "core/internal.h"
+#include "transport/shm/arena.h"
+#include "transport/shm/channel.h"
 
 /* What the worker keeps between requests. */
 typedef struct worker_state {

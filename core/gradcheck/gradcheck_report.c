@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "gradcheck_internal.h"
-#include "internal.h"
+#include "core/internal.h"
 
 struct tsr_gradcheck_report {
     int taylor;

@@ -8,7 +8,7 @@
 #include <ffi.h>
 #include <jansson.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "manifest.h"
 
 /* Bounds that keep a call's bookkeeping on the stack. */

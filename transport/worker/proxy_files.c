@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "tessera/payload.h"
-#include "worker_pool.h"
-#include "../transport/binref_file.h"
-#include "../transport/spool.h"
+#include "pool.h"
+#include "transport/payload/binref_file.h"
+#include "spool.h"
 
 int files_start(tsr_component *c, const char *shm_why, tsr_error *err) {
     /* Refused now rather than at every call. */

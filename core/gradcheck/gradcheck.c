@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gradcheck_internal.h"
-#include "internal.h"
+#include "core/internal.h"
 
 static int bad_number(gc_session *s, const char *name, double v) {
     if (isfinite(v) && v >= 0) return 0;

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "worker_pool.h"
+#include "core/internal.h"
+#include "pool.h"
 
 /* The binref of an array, copying it into the arena when it lies outside
  * (with files: appending it to the request's file through *fw). */

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arena_internal.h"
+#include "transport/shm/arena_internal.h"
 #include "tessera/tessera.h"
 
 struct spool {

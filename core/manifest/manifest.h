@@ -4,7 +4,7 @@
 #ifndef TESSERA_CORE_MANIFEST_H
 #define TESSERA_CORE_MANIFEST_H
 
-#include "internal.h"
+#include "core/internal.h"
 
 struct manifest;
 

@@ -4,11 +4,11 @@
 
 #include <pthread.h>
 
-#include "internal.h"
-#include "../transport/arena.h"
-#include "../transport/binref_file.h"
-#include "../transport/spool.h"
-#include "../transport/worker_proc.h"
+#include "core/internal.h"
+#include "transport/shm/arena.h"
+#include "transport/payload/binref_file.h"
+#include "spool.h"
+#include "worker_proc.h"
 
 typedef struct pool_slot {
     worker_proc proc;

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "channel.h"
+#include "transport/shm/channel.h"
 
 /* A worker's own diagnostics (tsr_ctx_log, library messages) are written to
  * stderr as WORKER_LOG_MARKER "<level> <message>": the host routes them to

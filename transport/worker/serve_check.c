@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker_serve.h"
+#include "serve.h"
 
 static int grow_symbols(worker_state *ws, int32_t n_sym) {
     size_t want = n_sym > 0 ? (size_t)n_sym : 1;

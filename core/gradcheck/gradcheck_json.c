@@ -1,9 +1,9 @@
 /* Gradient checks: the report as compact JSON (layout in gradcheck.h). */
 #include <math.h>
 
-#include "../transport/json_writer.h"
+#include "transport/payload/json_writer.h"
 #include "gradcheck_internal.h"
-#include "internal.h"
+#include "core/internal.h"
 
 static const char *reference_name(tsr_gradcheck_reference ref) {
     switch (ref) {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker_serve.h"
+#include "serve.h"
 
 /* The tsr_ctx handed to the plugin, with the worker's bookkeeping. */
 typedef struct worker_ctx {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binref_file.h"
+#include "transport/payload/binref_file.h"
 #include "spool.h"
-#include "worker_serve.h"
+#include "serve.h"
 
 /* Buffers handed to plugins are aligned as in the arena. */
 #define FILES_ALIGN 64

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "schema_json.h"
+#include "transport/payload/schema_json.h"
 #include "worker_proc.h"
-#include "worker_serve.h"
+#include "serve.h"
 
 /* Exit statuses of the worker process. */
 enum { EXIT_SERVED = 0, EXIT_NOT_LOADED = 1, EXIT_NO_CHANNEL = 3 };

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "worker_pool.h"
+#include "core/internal.h"
+#include "pool.h"
 
 /* Where tessera-worker is, in order: the option, $TESSERA_WORKER, beside
  * this library as installed, beside it in the build tree. */

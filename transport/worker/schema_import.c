@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* Owns everything the synthetic descriptor points to. */
 struct imported_schema {
