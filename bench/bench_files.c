@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Throughput of the array encodings and of binref files, for 10^3 to 10^8
  * float64 elements, against memcpy and a plain sequential write / read of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * In-process call overhead of `apply`, measured on the noop plugin (y = x).
  *
@@ -200,7 +201,7 @@ static void *alloc_aligned(size_t bytes) {
 }
 
 static int measure(const plan *p, direct *d, tsr_component *c, row *out) {
-    const tsr_field *fin = tsr_input_field(c, 0), *fout = tsr_output_field(c, 0);
+    const tsr_field *fin = tsr_component_input(c, 0), *fout = tsr_component_output(c, 0);
     size_t esize = tsr_dtype_size(fin->dtype);
     bench b = {.p = p, .bytes = (size_t)p->n * esize, .d = d, .in_name = fin->name};
     void *d_dst = NULL;
@@ -317,7 +318,7 @@ static int write_csv(const char *path, const row *rows, size_t n_rows, const cha
                "overhead_ns,paired_overhead_ns,ratio,budget_ns,budget\n");
     for (size_t i = 0; i < n_rows; i++) {
         const row *r = &rows[i];
-        size_t bytes = (size_t)r->n * tsr_dtype_size(tsr_dtype_from_name(dtype));
+        size_t bytes = (size_t)r->n * tsr_dtype_size((tsr_dtype)tsr_dtype_from_name(dtype));
         for (int v = 0; v < V_COUNT; v++) {
             fprintf(f, "%lld,%s,%zu,%s,%d,%d,%.2f,%.2f,%.2f,", (long long)r->n, dtype, bytes,
                     variant_name[v], r->calls, r->batches, r->s[v].p10, r->s[v].median,
@@ -372,8 +373,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     /* The direct baseline builds its arguments by hand for y = f(x). */
-    const tsr_field *fx = tsr_input_field(c, 0), *fy = tsr_output_field(c, 0);
-    if (tsr_n_inputs(c) != 1 || tsr_n_outputs(c) != 1 || fx->rank != 1 || fy->rank != 1 ||
+    const tsr_field *fx = tsr_component_input(c, 0), *fy = tsr_component_output(c, 0);
+    if (tsr_component_n_inputs(c) != 1 || tsr_component_n_outputs(c) != 1 || fx->rank != 1 || fy->rank != 1 ||
         fx->dtype != fy->dtype) {
         fprintf(stderr, "bench_inproc: %s: need a plugin shaped like noop "
                 "(one rank-1 input, one rank-1 output of the same dtype)\n", plugin_path);
@@ -387,7 +388,7 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    const char *dtype = tsr_dtype_name(tsr_input_field(c, 0)->dtype);
+    const char *dtype = tsr_dtype_name(tsr_component_input(c, 0)->dtype);
     printf("tessera in-process apply overhead: plugin %s (%s), %s\n", tsr_component_name(c),
            plugin_path, dtype);
     printf("per-call times from interleaved batches; budget: library - direct <= %.0f ns "

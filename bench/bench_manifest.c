@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Per-call overhead of a manifest component (a legacy routine called
  * through libffi, no glue code) against the same routine wrapped by a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A cheap chain through the public API: steps per second of a MALA sampler
  * (Metropolis-adjusted Langevin) on the 2-D Rosenbrock "banana"
@@ -71,8 +72,8 @@ static void chain_close(chain *ch) {
     tsr_call_free(ch->value);
     tsr_call_free(ch->grad);
     if (ch->c) {
-        tsr_free(ch->c, ch->prop);
-        tsr_free(ch->c, ch->ab);
+        tsr_component_free_buffer(ch->c, ch->prop);
+        tsr_component_free_buffer(ch->c, ch->ab);
     }
     tsr_close(ch->c);
     memset(ch, 0, sizeof *ch);
@@ -93,8 +94,8 @@ static int chain_open(chain *ch, const char *plugin, const char *mode) {
         fprintf(stderr, "bench_mcmc: %s: %s\n", mode, err.message);
         return -1;
     }
-    ch->prop = tsr_alloc(ch->c, DIM * sizeof(double));
-    ch->ab = tsr_alloc(ch->c, 2 * sizeof(double));
+    ch->prop = tsr_component_alloc(ch->c, DIM * sizeof(double));
+    ch->ab = tsr_component_alloc(ch->c, 2 * sizeof(double));
     ch->value = tsr_call_new(ch->c, TSR_EP_APPLY);
     ch->grad = tsr_call_new(ch->c, TSR_EP_VJP);
     if (!ch->prop || !ch->ab || !ch->value || !ch->grad) {

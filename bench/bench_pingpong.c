@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The floor under a worker-mode call, alone and quickly: a futex ping-pong
  * between two processes (bench/pingpong.c, the same baseline bench_worker

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Per-call overhead of the Python bindings, against a bare ctypes call of
 the same C function measured in the same run.
 
 Every row calls the noop plugin (y = x, float64) through one face of the
 bindings and, interleaved with it, calls ``tsr_call_run`` through ctypes on
 a call object of the same component prepared once (input bound, same size,
-in memory from tsr_alloc). The ctypes call goes into the very library the
+in memory from tsr_component_alloc). The ctypes call goes into the very library the
 extension links (tessera._ext exports the tsr_* functions), so both sides
 run the same C code; the difference is what the binding adds: converting
 the inputs, choosing a call object, building the result arrays (and, for
@@ -55,8 +56,8 @@ class CtypesCall:
     def __init__(self, lib: ctypes.CDLL, component, n: int) -> None:
         self.lib = lib
         self.comp = ctypes.c_void_p(component._address)
-        # Input memory from tsr_alloc: in the arena in worker mode (no copy).
-        self.data = lib.tsr_alloc(self.comp, max(8 * n, 8))
+        # Input memory from tsr_component_alloc: in the arena in worker mode (no copy).
+        self.data = lib.tsr_component_alloc(self.comp, max(8 * n, 8))
         ctypes.memset(self.data, 0, max(8 * n, 8))
         self.call = lib.tsr_call_new(self.comp, TSR_EP_APPLY)
         arr = TsrArray(self.data, TSR_FLOAT64, 1)
@@ -69,7 +70,7 @@ class CtypesCall:
 
     def close(self) -> None:
         self.lib.tsr_call_free(self.call)
-        self.lib.tsr_free(self.comp, self.data)
+        self.lib.tsr_component_free_buffer(self.comp, self.data)
 
 
 def ctypes_library() -> ctypes.CDLL:
@@ -77,8 +78,8 @@ def ctypes_library() -> ctypes.CDLL:
     lib = ctypes.CDLL(tessera._ext.__file__)
     vp, cp, ip = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
     sigs = {
-        "tsr_alloc": ([vp, ctypes.c_size_t], vp),
-        "tsr_free": ([vp, vp], None), "tsr_call_new": ([vp, ip], vp),
+        "tsr_component_alloc": ([vp, ctypes.c_size_t], vp),
+        "tsr_component_free_buffer": ([vp, vp], None), "tsr_call_new": ([vp, ip], vp),
         "tsr_call_free": ([vp], None),
         "tsr_call_set_input": ([vp, cp, ctypes.POINTER(TsrArray)], ip),
         "tsr_call_run": ([vp], ip), "tsr_call_errmsg": ([vp], cp),

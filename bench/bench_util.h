@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the benchmark programs: a clock, order statistics and
  * creating the folder of a results file. */
 #ifndef TSR_BENCH_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Cost of worker mode, against baselines measured in the same run:
  *   roundtrip  one apply of noop (and of peek, which reads one element) at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_worker: the sections (round trips, worker start, spin sweep) and
  * what they share. Each section appends rows to one report, which
  * bench_worker.c prints and writes as CSV. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "files_ops.h"
 
@@ -148,7 +149,7 @@ static int decode(files_ctx *c, const char *text, tsr_file_io io) {
         return -1;
     }
     c->sink += a.shape[0];
-    tsr_json_free(buffer);
+    tsr_array_buffer_free(buffer);
     return 0;
 }
 
@@ -373,7 +374,7 @@ static int same_array(files_ctx *c, const char *text, const char *what) {
         return -1;
     }
     int same = a.shape[0] == c->n && memcmp(a.data, c->src, c->bytes) == 0;
-    tsr_json_free(buffer);
+    tsr_array_buffer_free(buffer);
     if (!same) fprintf(stderr, "bench_files: %s does not give the array back\n", what);
     return same ? 0 : -1;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The operations bench_files times, one function each, on one array of n
  * float64 values: baselines (memcpy, a plain sequential write and read of

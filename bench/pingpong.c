@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex ping-pong baseline (see pingpong.h). Waking follows the
  * channel's rule: the poster stores the value, then wakes the peer only if
  * it said it sleeps; the sleeper says so, then checks again. The futex
@@ -25,11 +26,11 @@ struct pp_page {
 };
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t seen) {
-    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, seen, NULL, NULL, 0);
+    syscall(SYS_futex, addr, FUTEX_WAIT, seen, NULL, NULL, 0);
 }
 
 static void futex_wake(_Atomic uint32_t *addr) {
-    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, addr, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 static inline void cpu_relax(void) {

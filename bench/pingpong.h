@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Baseline for a cross-process round trip: two processes hand a counter
  * back and forth over one shared page, each waiting the way the library's

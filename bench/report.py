@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The transport-cost report: what a call of the noop plugin (y = x) costs in
 every way Tessera can make it, against baselines measured in the same run,
 and beside the same no-op written as a Tesseract.

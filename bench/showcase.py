@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Load every bundled component in every mode and check that the modes agree.
 
     python3 bench/showcase.py [--build DIR]

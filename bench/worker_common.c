@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What bench_worker's sections share: the report, opening components,
  * finding a worker's pid and CPU clock, settling between batches. */
 #define _GNU_SOURCE

@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Round trips of one apply in worker mode, against baselines measured in
  * the same rounds:
- *   arena        noop, x allocated with tsr_alloc: only a binref crosses
+ *   arena        noop, x allocated with tsr_component_alloc: only a binref crosses
  *   copy         noop, x in ordinary memory: copied into the arena per call
- *   peek-arena   peek (reads x[0] only), x from tsr_alloc: the transport
+ *   peek-arena   peek (reads x[0] only), x from tsr_component_alloc: the transport
  *                alone, whatever the size
  *   peek-copy    peek, x in ordinary memory: the transport plus the copy
  *   futex-spin   a bare futex ping-pong between two processes, spinning
@@ -87,14 +88,14 @@ static int check(rt *b) {
     for (int v = V_ARENA; v <= V_PEEK_COPY; v++) {
         tsr_component *c = v <= V_COPY ? b->noop : b->peek;
         tsr_call *call = v <= V_COPY ? b->noop_call : b->peek_call;
-        tsr_stats s0, s1;
-        tsr_get_stats(c, &s0);
+        tsr_stats s0 = TSR_STATS_INIT, s1 = TSR_STATS_INIT;
+        tsr_component_stats(c, &s0);
         if (one(b, v)) {
             fprintf(stderr, "bench_worker: %s call failed (n=%lld): %s\n", vname[v],
                     (long long)b->n, tsr_call_errmsg(call));
             return -1;
         }
-        tsr_get_stats(c, &s1);
+        tsr_component_stats(c, &s1);
         const tsr_array *y = tsr_call_result(call, 0);
         int ok = y && y->data &&
                  (v <= V_COPY ? memcmp(y->data, b->xo, b->bytes) == 0
@@ -127,9 +128,9 @@ static int measure(const plan *p, rt *b, wb_report *r) {
     /* What does not grow with n gets as many calls at every size. */
     b->calls[V_FUTEX_SPIN] = b->calls[V_FUTEX_SLEEP] = b->calls[V_PEEK_ARENA] = BASELINE_CALLS;
     b->calls[V_MEMCPY] = p->n <= 1000 ? 10 * p->calls : p->calls; /* tiny copies: more per batch */
-    b->xa = tsr_alloc(b->noop, b->bytes);
-    b->mdst = tsr_alloc(b->noop, b->bytes);
-    b->xp = tsr_alloc(b->peek, b->bytes);
+    b->xa = tsr_component_alloc(b->noop, b->bytes);
+    b->mdst = tsr_component_alloc(b->noop, b->bytes);
+    b->xp = tsr_component_alloc(b->peek, b->bytes);
     b->xo = wb_alloc_plain(b->bytes);
     double *t[V_COUNT] = {0};
     int rc = -1, ok = b->xa && b->mdst && b->xp && b->xo;
@@ -179,9 +180,9 @@ static int measure(const plan *p, rt *b, wb_report *r) {
     rc = 0;
 done:
     for (int v = 0; v < V_COUNT; v++) free(t[v]);
-    tsr_free(b->noop, b->xa);
-    tsr_free(b->noop, b->mdst);
-    tsr_free(b->peek, b->xp);
+    tsr_component_free_buffer(b->noop, b->xa);
+    tsr_component_free_buffer(b->noop, b->mdst);
+    tsr_component_free_buffer(b->peek, b->xp);
     free(b->xo);
     return rc;
 }

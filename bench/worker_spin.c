@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * How long a waiting side should spin before it sleeps (option spin_ns).
  * noop on one element in the arena, called in a loop with some host work
@@ -75,7 +76,7 @@ int section_spin(const wb_config *cfg, wb_report *r) {
         lane *l = &lanes[s];
         if (!(l->c = wb_open_worker_pid(cfg->noop, spins[s], &l->worker))) goto done;
         l->call = tsr_call_new(l->c, TSR_EP_APPLY);
-        l->x = tsr_alloc(l->c, sizeof(double));
+        l->x = tsr_component_alloc(l->c, sizeof(double));
         l->t = calloc((size_t)batches, sizeof(double));
         l->host = calloc((size_t)batches, sizeof(double));
         l->wcpu = calloc((size_t)batches, sizeof(double));
@@ -122,7 +123,7 @@ done:
     for (int s = 0; s < N_SPINS; s++) {
         lane *l = &lanes[s];
         tsr_call_free(l->call);
-        if (l->c) tsr_free(l->c, l->x);
+        if (l->c) tsr_component_free_buffer(l->c, l->x);
         tsr_close(l->c);
         free(l->t);
         free(l->host);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Worker start to first result: tsr_open in worker mode plus the first
  * apply of noop on one element, for spawn=exec and spawn=fork, alternated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Installation: headers, libtessera (shared and static), the `tessera`
 # command line, and the two ways for other projects to find them: a CMake
 # package (find_package(tessera) -> tessera::tessera, tessera::tessera_static,
@@ -11,6 +12,8 @@ set(TESSERA_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/tessera/plugins)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
+install(FILES ${TESSERA_GENERATED_INCLUDE_DIR}/tessera/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera)
 
 install(TARGETS tessera tessera_static tessera_plugin_abi
   EXPORT tesseraTargets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Batches: one endpoint run per item of a leading axis. Items run through
  * sub-calls ("lanes") whose inputs are slices of the batch's inputs and
  * whose results are slices of the batch's results, so nothing is copied.
@@ -8,7 +9,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "transport/worker/pool.h"
 
 typedef struct lane {
     tsr_call *sub;
@@ -86,7 +86,7 @@ static int ensure_lanes(tsr_call *call, int32_t n) {
         tsr_call *sub = tsr_call_new(call->comp, call->ep);
         if (!sub) return TSR_E_NOMEM;
         sub->parent = call;
-        sub->last_worker = call->n_subs;   /* one worker per lane */
+        sub->lane = call->n_subs;   /* each lane its own worker, in worker mode */
         call->subs[call->n_subs++] = sub;
     }
     return 0;
@@ -156,7 +156,7 @@ static int size_results(tsr_call *call, tsr_call *sub, int64_t batch) {
                 return call_fail(call, TSR_E_UNSUPPORTED,
                                  "%s has a shape that depends on values, which batches cannot "
                                  "hold",
-                                 result_name(sub, k, name, sizeof name));
+                                 call_result_name(sub, k, name, sizeof name));
             }
         if (e->rank + 1 > TSR_MAX_RANK)
             return call_fail(call, TSR_E_SHAPE, "a batched result would exceed rank %d",
@@ -167,14 +167,14 @@ static int size_results(tsr_call *call, tsr_call *sub, int64_t batch) {
         memcpy(r->shape + 1, e->shape, (size_t)e->rank * sizeof(int64_t));
         size_t bytes;
         char why[300], name[160];
-        int rc = limit_take(call, limit_array_bytes(r), result_name(sub, k, name, sizeof name),
+        int rc = limit_take(call, limit_array_bytes(r), call_result_name(sub, k, name, sizeof name),
                             NULL);
         if (rc) return rc;
         if (shape_bytes(r, &bytes) != 0)
             return call_fail(call, TSR_E_SHAPE, "the batched results are too large");
         r->data = result_reserve(call->comp, &call->bufs[k], bytes, why, sizeof why);
         if (!r->data)
-            return call_fail(call, call->comp->arena ? TSR_E_SHM : TSR_E_NOMEM,
+            return call_fail(call, buffer_fail_code(call->comp),
                              "cannot allocate %zu bytes of batched results: %s", bytes, why);
     }
     return 0;
@@ -188,11 +188,11 @@ TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch) {
         return call_fail(call, TSR_E_UNSUPPORTED, "abstract_eval cannot be batched");
     if (batch < 1)
         return call_fail(call, TSR_E_ARGUMENT, "batch size %lld (must be >= 1)", (long long)batch);
-    if (!tsr_has_endpoint(c, call->ep))
+    if (!tsr_component_has_endpoint(c, call->ep))
         return call_fail(call, TSR_E_UNSUPPORTED, "the component does not implement this endpoint");
     int rc = check_batched(call, batch);
     if (rc) return rc;
-    int32_t lanes = c->mode == TSR_MODE_WORKER ? c->opts.workers : 1;
+    int32_t lanes = c->lanes;
     if (lanes > batch) lanes = (int32_t)batch;
     if (ensure_lanes(call, lanes) != 0) return call_fail(call, TSR_E_NOMEM, "out of memory");
     /* Item 0 fixes the shapes of every item's results. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The call object: binding inputs, differentiation targets and seeds,
  * validating them against the schema, and running the endpoint. */
 #include <stdio.h>
@@ -5,7 +6,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "transport/worker/pool.h"
 
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 
@@ -36,10 +36,9 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->bufs = calloc((size_t)cap, sizeof *call->bufs);
     call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
     call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
-    call->staging = calloc((size_t)(n_in + cap), sizeof *call->staging);
     if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
         !call->seed_set || !call->results || !call->expect || !call->bufs || !call->symval ||
-        !call->sym_from || !call->staging) {
+        !call->sym_from) {
         tsr_call_free(call);
         return NULL;
     }
@@ -51,10 +50,11 @@ TSR_API void tsr_call_free(tsr_call *call) {
     if (!call) return;
     for (int32_t k = 0; call->bufs && k < call->cap_results; k++)
         result_release(call->comp, &call->bufs[k]);
-    for (int32_t k = 0; call->staging && k < call->comp->n_in + call->cap_results; k++)
-        result_release(call->comp, &call->staging[k]);
-    free(call->staging);
+    if (call->backend_call) call->comp->backend->call_free(call->comp, call->backend_call);
     result_release(call->comp, &call->scratch);
+    for (int32_t i = 0; call->fd_work && i < call->comp->n_in; i++)
+        result_release(call->comp, &call->fd_work[i]);
+    free(call->fd_work);
     for (int32_t t = 0; t < call->n_subs; t++) tsr_call_free(call->subs[t]);
     tsr_call_free(call->fd_apply);
     free(call->subs);
@@ -117,7 +117,7 @@ static void list_names(const field_info *fs, int32_t n, char *buf, size_t cap) {
 
 TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a) {
     if (!call) return TSR_E_ARGUMENT;
-    int32_t i = tsr_find_input(call->comp, name);
+    int32_t i = tsr_component_find_input(call->comp, name);
     if (i < 0) {
         char known[512];
         list_names(call->comp->in, call->comp->n_in, known, sizeof known);
@@ -311,7 +311,7 @@ static int unsupported(tsr_call *call) {
     char have[128] = "";
     size_t used = 0;
     for (int e = 0; e < TSR_EP_COUNT; e++)
-        if (tsr_has_endpoint(call->comp, (tsr_endpoint)e)) {
+        if (tsr_component_has_endpoint(call->comp, (tsr_endpoint)e)) {
             int w = snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
                              tsr_endpoint_name((tsr_endpoint)e));
             if (w > 0 && (size_t)w < sizeof have - used) used += (size_t)w;
@@ -380,15 +380,15 @@ static int results_all_host_sized(const tsr_call *call) {
     return 1;
 }
 
-/* In-process: the plugin's function, serialised unless it is thread-safe. */
-static int local_invoke(tsr_call *call, tsr_endpoint_fn fn) {
+int invoke_in_process(tsr_call *call) {
     tsr_component *c = call->comp;
+    tsr_endpoint_fn fn = c->ep[call->ep];
     call->ctx.plugin_msg_set = 0;
     call->ctx.alloc_code = 0;
     if (!c->thread_safe) pthread_mutex_lock(&c->lock);
     int status = fn(&call->ctx.pub, &call->args);
     if (!c->thread_safe) pthread_mutex_unlock(&c->lock);
-    atomic_fetch_add_explicit(&c->stat_calls, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->stats[BACKEND_STAT_CALLS], 1, memory_order_relaxed);
     if (status != 0 || call->ctx.alloc_code) return plugin_failed(call, status);
     return 0;
 }
@@ -398,7 +398,7 @@ TSR_API int tsr_call_run(tsr_call *call) {
     tsr_component *c = call->comp;
     call->results_valid = 0;
     tsr_endpoint_fn fn = c->ep[call->ep];
-    if (!fn && !tsr_has_endpoint(c, call->ep)) return unsupported(call);
+    if (!fn && !tsr_component_has_endpoint(c, call->ep)) return unsupported(call);
     if (!fast_path_ok(call)) {
         call->validated = 0;
         int rc = call_validate(call);
@@ -407,9 +407,7 @@ TSR_API int tsr_call_run(tsr_call *call) {
     if (call->parent) batch_point_results(call);
     if (fn || call->ep != TSR_EP_ABSTRACT_EVAL) {
         int cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
-        int rc = !fn                         ? fd_invoke(call)
-                 : c->mode == TSR_MODE_WORKER ? worker_invoke(call)
-                                              : local_invoke(call, fn);
+        int rc = fn ? c->backend->invoke(call) : fd_invoke(call);
         if (!rc) rc = results_check(call);
         if (rc) {
             call->validated = 0;
@@ -421,6 +419,14 @@ TSR_API int tsr_call_run(tsr_call *call) {
     if (call->errcode) ok(call);
     return 0;
 }
+
+/* ---- the call as backends see it (backend.h) ---------------------------- */
+
+tsr_component *call_component(const tsr_call *call) { return call->comp; }
+const tsr_args *call_args(const tsr_call *call) { return &call->args; }
+const tsr_array *call_expected(const tsr_call *call, int32_t k) { return &call->expect[k]; }
+void **call_backend_slot(tsr_call *call) { return &call->backend_call; }
+int32_t call_lane(const tsr_call *call) { return call->lane; }
 
 /* ---- results ------------------------------------------------------------- */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Validation of a plugin's descriptor and the host's copy of its schema.
  * Everything a call relies on is checked here once, so that calls do not
  * have to re-check the descriptor. */
@@ -244,7 +245,6 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
     c->ep[TSR_EP_VJP] = d->vjp;
     c->ep[TSR_EP_JACOBIAN] = d->jacobian;
     c->ep[TSR_EP_ABSTRACT_EVAL] = d->abstract_eval;
-    c->fini = d->fini;
     if (PLUGIN_HAS(d, fd_step)) {
         if ((unsigned)d->fd_method > TSR_FD_SPSA || !(d->fd_step >= 0 && d->fd_step < 1) ||
             d->fd_samples > 1000000) {
@@ -261,6 +261,12 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
     c->thread_safe = (d->flags & TSR_PLUGIN_THREAD_SAFE) != 0;
     return 0;
 }
+
+int backend_set_descriptor(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
+    return descriptor_load(c, d, err);
+}
+
+void backend_set_endpoint_state(tsr_component *c, void *state) { c->endpoint_state = state; }
 
 void descriptor_free(tsr_component *c) {
     free(c->in);

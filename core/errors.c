@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error messages: every one names the component, and for calls the
  * endpoint, before the cause. */
 #include <stdio.h>

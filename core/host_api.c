@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Services offered to plugins through tsr_ctx: error messages, result
  * buffers, logging and configuration. */
 #include <stdio.h>
@@ -18,11 +19,13 @@ static void *api_alloc_result(tsr_ctx *ctx, int32_t index) {
     char why[TSR_ERRMSG_MAX];
     int code = TSR_E_PLUGIN_RESULT;
     void *p;
-    if (!hc->call) {
+    if (hc->call) {
+        p = call_result_alloc(hc->call, index, &code, why, sizeof why);
+    } else if (hc->alloc_hook) {
+        p = hc->alloc_hook(hc->alloc_user, index, &code, why, sizeof why);
+    } else {
         snprintf(why, sizeof why, "tsr_ctx_alloc called outside an endpoint call");
         p = NULL;
-    } else {
-        p = result_alloc(hc->call, index, &code, why, sizeof why);
     }
     if (!p) {
         /* Kept apart from the plugin's own message: the host's diagnosis
@@ -81,7 +84,24 @@ void host_ctx_init(host_ctx *hc, tsr_component *c, tsr_call *call) {
     memset(hc, 0, sizeof *hc);
     hc->pub.struct_size = sizeof hc->pub;
     hc->pub.host = &tsr_host_api_v1;
-    hc->pub.state = c->state;
+    hc->pub.state = c->endpoint_state;
     hc->comp = c;
     hc->call = call;
+}
+
+int backend_run_init(tsr_component *c, tsr_init_fn init, void **state, tsr_error *err) {
+    host_ctx hc;
+    host_ctx_init(&hc, c, NULL);
+    *state = NULL;
+    if (init(&hc.pub, state) == 0) return 0;
+    error_set(err, TSR_E_INIT, "component '%s': init failed: %s", c->desc->name,
+              hc.plugin_msg_set ? hc.plugin_msg : "(the plugin gave no message)");
+    return TSR_E_INIT;
+}
+
+int ctx_scratch(tsr_ctx *ctx, size_t bytes, void **out, char *why, size_t n) {
+    host_ctx *hc = host_of(ctx);
+    if (ctx->host != &tsr_host_api_v1 || !hc->call) return -1;
+    *out = result_reserve(hc->comp, &hc->call->scratch, bytes, why, n);
+    return 0;
 }

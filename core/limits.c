@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Limits on what one call may make the library hold: bytes per array and
  * per call (options max_array_bytes, max_call_bytes), checked from shapes
  * before anything is allocated, so that a shape claiming 2^62 elements is
@@ -8,12 +9,8 @@
 #include "internal.h"
 
 uint64_t limit_array_bytes(const tsr_array *a) {
-    uint64_t n = tsr_dtype_size(a->dtype);
-    for (int32_t d = 0; d < a->rank; d++) {
-        if (a->shape[d] < 0) return UINT64_MAX;
-        if (__builtin_mul_overflow(n, (uint64_t)a->shape[d], &n)) return UINT64_MAX;
-    }
-    return n;
+    size_t bytes;
+    return shape_bytes(a, &bytes) == 0 ? (uint64_t)bytes : UINT64_MAX;
 }
 
 static void label_of(const char *what, const char *name, char *buf, size_t n) {

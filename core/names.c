@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names of dtypes, endpoints and error codes, and their sizes. */
 #include <string.h>
 
@@ -21,11 +22,11 @@ TSR_API const char *tsr_dtype_name(tsr_dtype dtype) {
     return dtypes[dtype].name;
 }
 
-TSR_API tsr_dtype tsr_dtype_from_name(const char *name) {
-    if (!name) return TSR_DTYPE_INVALID;
+TSR_API int tsr_dtype_from_name(const char *name) {
+    if (!name) return -1;
     for (int d = TSR_BOOL; d < TSR_DTYPE_COUNT; d++)
-        if (strcmp(dtypes[d].name, name) == 0) return (tsr_dtype)d;
-    return TSR_DTYPE_INVALID;
+        if (strcmp(dtypes[d].name, name) == 0) return d;
+    return -1;
 }
 
 TSR_API size_t tsr_dtype_size(tsr_dtype dtype) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Options for tsr_open: mode, logging, the plugin's configuration and how
  * workers are started. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Results of a call: their expected shapes, their buffers (allocated by the
  * host before the call, or on the plugin's request when a shape depends on
  * values), and the check of what the plugin left in them. */
@@ -15,43 +16,57 @@ int32_t results_count(const tsr_call *call) {
     }
 }
 
+void result_layout_of(const tsr_component *c, tsr_endpoint ep, const int32_t *wrt_in,
+                      int32_t n_wrt_in, const int32_t *wrt_out, int32_t k, result_layout *out) {
+    int32_t o = -1, i = -1;
+    switch (ep) {
+    case TSR_EP_JVP: o = wrt_out[k]; break;
+    case TSR_EP_VJP: i = wrt_in[k]; break;
+    case TSR_EP_JACOBIAN:
+        o = wrt_out[k / n_wrt_in];
+        i = wrt_in[k % n_wrt_in];
+        break;
+    default: o = k; break;
+    }
+    out->out = o;
+    out->in = i;
+    out->dtype = o >= 0 ? c->out[o].field.dtype : c->in[i].field.dtype;
+    out->rank = (o >= 0 ? c->out[o].field.rank : 0) + (i >= 0 ? c->in[i].field.rank : 0);
+}
+
+const char *result_layout_name(const tsr_component *c, const result_layout *l, char *buf,
+                               size_t n) {
+    if (l->out < 0) snprintf(buf, n, "result for input '%s'", c->in[l->in].field.name);
+    else if (l->in >= 0)
+        snprintf(buf, n, "jacobian block '%s'/'%s'", c->out[l->out].field.name,
+                 c->in[l->in].field.name);
+    else snprintf(buf, n, "output '%s'", c->out[l->out].field.name);
+    return buf;
+}
+
+static void layout(const tsr_call *call, int32_t k, result_layout *l) {
+    result_layout_of(call->comp, call->ep, call->wrt_in, call->n_wrt_in, call->wrt_out, k, l);
+}
+
 /* The output field a result is shaped by (all but vjp), or NULL. */
 static const field_info *result_out_field(const tsr_call *call, int32_t k) {
-    const tsr_component *c = call->comp;
-    switch (call->ep) {
-    case TSR_EP_JVP: return &c->out[call->wrt_out[k]];
-    case TSR_EP_VJP: return NULL;
-    case TSR_EP_JACOBIAN: return &c->out[call->wrt_out[k / call->n_wrt_in]];
-    default: return &c->out[k];
-    }
+    result_layout l;
+    layout(call, k, &l);
+    return l.out >= 0 ? &call->comp->out[l.out] : NULL;
 }
 
 /* The input whose actual shape a result carries (vjp: all of it;
  * jacobian: its trailing dims), or NULL. */
 static const tsr_array *result_in_array(const tsr_call *call, int32_t k) {
-    switch (call->ep) {
-    case TSR_EP_VJP: return &call->inputs[call->wrt_in[k]];
-    case TSR_EP_JACOBIAN: return &call->inputs[call->wrt_in[k % call->n_wrt_in]];
-    default: return NULL;
-    }
+    result_layout l;
+    layout(call, k, &l);
+    return l.in >= 0 ? &call->inputs[l.in] : NULL;
 }
 
-const char *result_name(const tsr_call *call, int32_t k, char *buf, size_t n) {
-    const tsr_component *c = call->comp;
-    switch (call->ep) {
-    case TSR_EP_VJP:
-        snprintf(buf, n, "result for input '%s'", c->in[call->wrt_in[k]].field.name);
-        break;
-    case TSR_EP_JACOBIAN:
-        snprintf(buf, n, "jacobian block '%s'/'%s'",
-                 c->out[call->wrt_out[k / call->n_wrt_in]].field.name,
-                 c->in[call->wrt_in[k % call->n_wrt_in]].field.name);
-        break;
-    default:
-        snprintf(buf, n, "output '%s'", result_out_field(call, k)->field.name);
-        break;
-    }
-    return buf;
+const char *call_result_name(const tsr_call *call, int32_t k, char *buf, size_t n) {
+    result_layout l;
+    layout(call, k, &l);
+    return result_layout_name(call->comp, &l, buf, n);
 }
 
 /* Check a shape the plugin chose for result k, binding output symbols that
@@ -110,7 +125,7 @@ int results_prepare(tsr_call *call) {
         size_t bytes;
         if (known && alloc) {
             char name[160];
-            result_name(call, k, name, sizeof name);
+            call_result_name(call, k, name, sizeof name);
             int rc = limit_take(call, limit_array_bytes(r), name, NULL);
             if (rc) return rc;
             if (shape_bytes(r, &bytes) != 0)
@@ -119,7 +134,7 @@ int results_prepare(tsr_call *call) {
             char why[300];
             r->data = result_reserve(call->comp, &call->bufs[k], bytes, why, sizeof why);
             if (!r->data)
-                return call_fail(call, call->comp->arena ? TSR_E_SHM : TSR_E_NOMEM,
+                return call_fail(call, buffer_fail_code(call->comp),
                                  "cannot allocate %zu bytes for %s: %s", bytes, name, why);
         }
         call->expect[k] = *r;
@@ -129,7 +144,7 @@ int results_prepare(tsr_call *call) {
 
 /* tsr_ctx_alloc: the plugin has set the shape of a result the host could
  * not size. */
-void *result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n) {
+void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n) {
     if (call->ep == TSR_EP_ABSTRACT_EVAL) {
         *code = TSR_E_PLUGIN_RESULT;
         snprintf(why, n, "tsr_ctx_alloc called from abstract_eval, which returns shapes only");
@@ -144,7 +159,7 @@ void *result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n) {
     tsr_array *r = &call->results[k];
     tsr_array *e = &call->expect[k];
     char name[160];
-    result_name(call, k, name, sizeof name);
+    call_result_name(call, k, name, sizeof name);
     if (e->data) {
         /* Already sized by the host: harmless if the plugin did not touch it. */
         if (r->data == e->data && r->rank == e->rank &&
@@ -176,7 +191,7 @@ void *result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n) {
         return NULL;
     }
     if (!(r->data = result_reserve(call->comp, &call->bufs[k], bytes, cause, sizeof cause))) {
-        *code = call->comp->arena ? TSR_E_SHM : TSR_E_NOMEM;
+        *code = buffer_fail_code(call->comp);
         snprintf(why, n, "%s: cannot allocate %zu bytes: %s", name, bytes, cause);
         return NULL;
     }
@@ -202,7 +217,7 @@ int results_check(tsr_call *call) {
                 else if (r->rank < 0 || r->rank > TSR_MAX_RANK)
                     snprintf(cause, sizeof cause, "rank %d set", (int)r->rank);
                 return call_fail(call, TSR_E_PLUGIN_RESULT, "%s: %s",
-                                 result_name(call, k, name, sizeof name), cause);
+                                 call_result_name(call, k, name, sizeof name), cause);
             }
             r->data = NULL;
             continue;
@@ -211,12 +226,12 @@ int results_check(tsr_call *call) {
             return call_fail(call, TSR_E_PLUGIN_RESULT,
                              "%s was not produced: its shape depends on values and the plugin "
                              "did not allocate it with tsr_ctx_alloc",
-                             result_name(call, k, name, sizeof name));
+                             call_result_name(call, k, name, sizeof name));
         if (!same_array(r, e))
             return call_fail(call, TSR_E_PLUGIN_RESULT,
                              "%s: the plugin changed its data pointer, dtype or shape after "
                              "allocation",
-                             result_name(call, k, name, sizeof name));
+                             call_result_name(call, k, name, sizeof name));
     }
     return 0;
 }

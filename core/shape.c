@@ -1,26 +1,17 @@
+/* SPDX-License-Identifier: MIT */
 /* Shape arithmetic and the check of an array against a field's declared
  * dims, shared by inputs, seeds and results. */
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+#include "transport/payload/array_buffer.h"
 
-int64_t shape_count(const int64_t *shape, int32_t rank) {
-    int64_t n = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        if (shape[i] < 0) return -1;
-        if (shape[i] != 0 && n > INT64_MAX / shape[i]) return -1;
-        n *= shape[i];
-    }
-    return n;
-}
+int64_t shape_count(const int64_t *shape, int32_t rank) { return tsr_shape_count(shape, rank); }
 
 int shape_bytes(const tsr_array *a, size_t *bytes) {
-    int64_t n = shape_count(a->shape, a->rank);
-    size_t item = tsr_dtype_size(a->dtype);
-    if (n < 0 || item == 0 || (uint64_t)n > SIZE_MAX / item) return -1;
-    *bytes = (size_t)n * item;
-    return 0;
+    int64_t count;
+    return tsr_shape_bytes(a->shape, a->rank, a->dtype, &count, bytes);
 }
 
 const char *shape_str(const int64_t *shape, int32_t rank, char *buf, size_t n) {

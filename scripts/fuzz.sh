@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the libFuzzer targets of tests/fuzz with clang (AddressSanitizer
 # and UndefinedBehaviorSanitizer on) into build-fuzz/, then run each for a
 # bounded time, starting from its seed corpus and regression inputs. New
@@ -8,7 +9,8 @@
 #   scripts/fuzz.sh                  every target, FUZZ_SECONDS (60) each
 #   scripts/fuzz.sh payload          one target
 # Without clang it says so and exits 0 (the corpora are still replayed by
-# ctest, with any compiler).
+# ctest, with any compiler). TESSERA_WERROR=ON (scripts/test.sh) makes
+# warnings errors.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,8 +33,8 @@ else
 fi
 
 if ! CC=clang cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=ON -DTESSERA_BUILD_TESTS=OFF \
-       -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_LEGACY_EXAMPLES=OFF >/dev/null ||
+       -DTESSERA_WERROR="${TESSERA_WERROR:-OFF}" -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=ON \
+       -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_LEGACY_EXAMPLES=OFF >/dev/null ||
    ! cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null; then
   echo "fuzz: building the fuzz targets FAILED" >&2
   exit 1

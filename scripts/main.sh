@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build Tessera, call every bundled plugin through the `tessera` command line
 # with a sample payload, then measure the in-process call overhead.
 #   scripts/main.sh            (BUILD_DIR may be overridden, as for setup.sh)

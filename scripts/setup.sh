@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Prepare a fresh Debian/Ubuntu machine and build Tessera into build/.
 # Idempotent: installs only the packages that are missing, and rebuilds
 # only what changed.
 #   scripts/setup.sh            (BUILD_DIR and BUILD_TYPE may be overridden)
+# TESSERA_WERROR=ON makes warnings errors (scripts/test.sh sets it); a plain
+# run builds with it OFF, so a user's build never fails on a warning.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${BUILD_DIR:-$root/build}"
 build_type="${BUILD_TYPE:-RelWithDebInfo}"
+werror="${TESSERA_WERROR:-OFF}"
 
 # Debian package -> command that proves a tool is already there (a cmake
 # from pip counts as well as Debian's). Libraries are checked with dpkg.
@@ -60,7 +64,7 @@ else
   "$python" -m pip install --quiet "${py_missing[@]}"
 fi
 
-cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type"
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" -DTESSERA_WERROR="$werror"
 cmake --build "$build_dir" -j"$(nproc)"
 echo "setup: built into $build_dir"
 

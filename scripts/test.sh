@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build, then run every test: the ctest suite in build/, the install test
 # (install into a temporary prefix, build the out-of-tree example against
 # it), the ctest suite again under AddressSanitizer and UndefinedBehavior-
-# Sanitizer (build-asan/), and each fuzz target for a bounded time
-# (build-fuzz/). Exits non-zero if anything fails.
+# Sanitizer (build-asan/), Release builds with gcc and clang and the strict
+# warnings (build-release-gcc/, build-release-clang/; built, not run), and
+# each fuzz target for a bounded time (build-fuzz/). Every build here treats
+# warnings as errors (TESSERA_WERROR, off in a user's build). Exits non-zero
+# if anything fails.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${BUILD_DIR:-$root/build}"
 failed=()
+# setup.sh (build/) and fuzz.sh (build-fuzz/) take it from the environment.
+export TESSERA_WERROR=ON
 
 if ! "$root/scripts/setup.sh"; then
   echo "test: setup/build FAILED" >&2
@@ -32,7 +38,8 @@ fi
 # is still reported as the signal that killed its worker.
 echo "== sanitizers (build-asan)"
 asan_dir="${ASAN_BUILD_DIR:-$root/build-asan}"
-if cmake -S "$root" -B "$asan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON        -DTESSERA_BUILD_BENCH=OFF >/dev/null &&
+if cmake -S "$root" -B "$asan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON \
+     -DTESSERA_WERROR=ON -DTESSERA_BUILD_BENCH=OFF >/dev/null &&
    cmake --build "$asan_dir" -j"$(nproc)" >/dev/null; then
   if ! (cd "$asan_dir" &&
         ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:handle_segv=0:handle_abort=0 \
@@ -44,6 +51,28 @@ else
   echo "test: the sanitizer build FAILED" >&2
   failed+=(sanitizer-build)
 fi
+
+# Release builds (-O3: the optimizer's warnings, maybe-uninitialized and
+# array-bounds among them) with gcc and with clang, the strict warnings on
+# (TESSERA_STRICT_WARNINGS: -Wshadow -Wmissing-prototypes -Wstrict-prototypes
+# -Wformat=2 -Wcast-qual) and -Werror: built, not run. Without clang, its
+# build is skipped.
+for cc in gcc clang; do
+  echo "== release build ($cc, strict warnings)"
+  if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "test: $cc not found; its release build skipped"
+    continue
+  fi
+  rel_dir="$root/build-release-$cc"
+  mkdir -p "$rel_dir"
+  if ! { CC="$cc" cmake -S "$root" -B "$rel_dir" -DCMAKE_BUILD_TYPE=Release \
+           -DTESSERA_STRICT_WARNINGS=ON -DTESSERA_WERROR=ON &&
+         cmake --build "$rel_dir" -j"$(nproc)"; } >"$rel_dir/build.log" 2>&1; then
+    grep -E "(error|warning):" "$rel_dir/build.log" | head -n 40
+    echo "test: the $cc release build FAILED (log: $rel_dir/build.log)" >&2
+    failed+=("release-$cc")
+  fi
+done
 
 # The transport-cost report as a smoke test: it must run and write its
 # files; its figures are not judged here.

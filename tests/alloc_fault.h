@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation failures on demand, for one test program: this header defines
  * malloc, calloc, realloc, free and the aligned allocators, which take
@@ -17,9 +18,11 @@
 #endif
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h> /* memalign: every function defined below is declared first */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct fault_real {

@@ -1,14 +1,18 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * Tests whose body runs in a forked child (to change its mount namespace,
- * or to be single-threaded): the child returns a verdict string, "ok",
- * "skip" (no privilege for what the test needs) or what went wrong, and
- * the parent reports it. Header-only, like the other test helpers.
+ * Tests whose body runs in a forked child: to change its mount namespace,
+ * or to be single-threaded (Criterion's test processes have a thread of
+ * their own, and spawn=fork is refused in a threaded host). The child
+ * returns a verdict string, "ok", "skip" (no privilege for what the test
+ * needs) or what went wrong, and the parent reports it. The one such
+ * helper of the tests; header-only, like the others.
  */
 #ifndef TESSERA_TEST_CHILD_VERDICT_H
 #define TESSERA_TEST_CHILD_VERDICT_H
 
 #include <criterion/criterion.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -16,7 +20,10 @@
 
 #include <tessera/tessera.h>
 
-static char verdict[TSR_ERRMSG_MAX + 512];
+#include "dir_entries.h"
+
+/* Room for a message or two of the library and some words around them. */
+static char verdict[3 * TSR_ERRMSG_MAX];
 
 /* In a child's test body: return a formatted verdict unless cond holds. */
 #define CHECK(cond, ...)                                             \
@@ -27,7 +34,9 @@ static char verdict[TSR_ERRMSG_MAX + 512];
         }                                                            \
     } while (0)
 
-/* Run fn in a child and check its verdict; skip_why explains a "skip". */
+/* Run fn in a child and check its verdict. skip_why explains a "skip";
+ * NULL when the test cannot be skipped (a "skip" then fails it). The
+ * child must leave nothing of its own in /dev/shm. */
 static inline void run_in_child(const char *(*fn)(void), const char *skip_why) {
     int p[2];
     cr_assert_eq(pipe(p), 0);
@@ -36,21 +45,26 @@ static inline void run_in_child(const char *(*fn)(void), const char *skip_why) {
     if (pid == 0) {
         close(p[0]);
         const char *v = fn();
-        ssize_t w = write(p[1], v, strlen(v));
-        _exit(w == (ssize_t)strlen(v) ? 0 : 1);
+        size_t len = strlen(v);
+        _exit(write(p[1], v, len) == (ssize_t)len ? 0 : 1);
     }
     close(p[1]);
     char got[sizeof verdict] = "";
     size_t len = 0;
-    ssize_t r;
-    while ((r = read(p[0], got + len, sizeof got - 1 - len)) > 0) len += (size_t)r;
+    for (;;) {
+        ssize_t r = read(p[0], got + len, sizeof got - 1 - len);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        len += (size_t)r;
+    }
     got[len] = '\0';
     close(p[0]);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
-    if (strcmp(got, "skip") == 0) cr_skip_test("%s", skip_why);
+    if (skip_why && strcmp(got, "skip") == 0) cr_skip_test("%s", skip_why);
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
     cr_expect_str_eq(got, "ok");
+    cr_expect_eq(shm_entries_of(pid), 0, "the child left segments in /dev/shm");
 }
 
-#endif
+#endif /* TESSERA_TEST_CHILD_VERDICT_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Running the `tessera` command line from a Criterion test: a child
  * process with a given stdin, its exit status, stdout and stderr.
@@ -51,12 +52,14 @@ static inline cli_run run_cli_with(const char *stdin_text, void (*before_exec)(v
     temp_path(out_path, sizeof out_path);
     temp_path(err_path, sizeof err_path);
     write_file(in_path, stdin_text ? stdin_text : "");
-    const char *argv[64];
+    /* execv takes char *const []: the arguments are copied, not cast. */
+    char *argv[64];
     int argc = 0;
     argv[argc++] = "tessera";
     for (; args[argc - 1] != NULL; argc++) {
         cr_assert(argc < 63);
-        argv[argc] = args[argc - 1];
+        argv[argc] = strdup(args[argc - 1]);
+        cr_assert(argv[argc] != NULL);
     }
     argv[argc] = NULL;
     pid_t pid = fork();
@@ -67,11 +70,12 @@ static inline cli_run run_cli_with(const char *stdin_text, void (*before_exec)(v
         if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
             _exit(127);
         if (before_exec != NULL) before_exec();
-        execv(TSR_CLI, (char *const *)argv);
+        execv(TSR_CLI, argv);
         _exit(127);
     }
     int wstatus;
     cr_assert_eq(waitpid(pid, &wstatus, 0), pid);
+    for (int i = 1; i < argc; i++) free(argv[i]);
     cli_run r = {.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1};
     r.out = cli_slurp(out_path);
     r.err = cli_slurp(err_path);

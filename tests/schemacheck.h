@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Inputs for the schemacheck test plugin (tests/plugins/schemacheck.c),
  * and the reference values of its outputs computed here.

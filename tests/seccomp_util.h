@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Forbidding one system call in the calling process (it fails with
  * EPERM; everything else is allowed), as Docker's default profile or

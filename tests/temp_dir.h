@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A fresh temporary directory per test and its removal with everything
  * in it (no shell). Header-only because every tests/test_*.c is its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * abstract_eval: served by the plugin when it has one, answered from the
  * schema when it has none but every output shape follows from the
@@ -12,7 +13,7 @@ Test(abstract_eval, answered_from_schema) {
     char marker[256];
     temp_path(marker, sizeof marker);
     tsr_component *c = open_with_config(TEST_PLUGIN("stateful"), "marker", marker);
-    cr_assert_eq(tsr_has_endpoint(c, TSR_EP_ABSTRACT_EVAL), 1);
+    cr_assert_eq(tsr_component_has_endpoint(c, TSR_EP_ABSTRACT_EVAL), 1);
     tsr_call *call = new_call(c, TSR_EP_ABSTRACT_EVAL);
     bind_ok(call, "x", f64_vec(NULL, 7));
     run_ok(call);

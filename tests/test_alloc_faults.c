@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation failure at each allocation: a scenario (a call of every
  * endpoint, a payload from text to response, finite differences, a batch,
@@ -176,54 +177,47 @@ static void each_allocation_fails_cleanly(const char *what, tsr_component *c, sc
     cr_assert_fail("%s never ran to the end", what);
 }
 
-static tsr_component *open_in(const char *path, tsr_mode mode) {
-    tsr_options *o = mode_options(mode);
-    tsr_component *c = open_ok(path, o);
-    tsr_options_free(o);
-    return c;
-}
-
 Test(alloc_faults, every_endpoint_in_process) {
-    tsr_component *c = open_in(TEST_PLUGIN("contract"), TSR_MODE_INPROC);
+    tsr_component *c = open_mode(TEST_PLUGIN("contract"), TSR_MODE_INPROC);
     each_allocation_fails_cleanly("every endpoint, inproc", c, every_endpoint);
     tsr_close(c);
 }
 
 Test(alloc_faults, every_endpoint_in_a_worker) {
-    tsr_component *c = open_in(TEST_PLUGIN("contract"), TSR_MODE_WORKER);
+    tsr_component *c = open_mode(TEST_PLUGIN("contract"), TSR_MODE_WORKER);
     each_allocation_fails_cleanly("every endpoint, worker", c, every_endpoint);
     cr_expect_eq(stats_of(c).worker_deaths, 0);
     tsr_close(c);
 }
 
 Test(alloc_faults, a_payload_from_text_to_response) {
-    tsr_component *c = open_in(TEST_PLUGIN("contract"), TSR_MODE_INPROC);
+    tsr_component *c = open_mode(TEST_PLUGIN("contract"), TSR_MODE_INPROC);
     each_allocation_fails_cleanly("payload", c, payload_round);
     tsr_close(c);
 }
 
 Test(alloc_faults, finite_differences) {
-    tsr_component *c = open_in(TEST_PLUGIN("fd_central"), TSR_MODE_INPROC);
+    tsr_component *c = open_mode(TEST_PLUGIN("fd_central"), TSR_MODE_INPROC);
     each_allocation_fails_cleanly("finite differences", c, fd_endpoints);
     tsr_close(c);
 }
 
 Test(alloc_faults, a_batch) {
-    tsr_component *c = open_in(BUNDLED_PLUGIN("vectoradd"), TSR_MODE_INPROC);
+    tsr_component *c = open_mode(BUNDLED_PLUGIN("vectoradd"), TSR_MODE_INPROC);
     each_allocation_fails_cleanly("batch", c, batch_of_three);
     tsr_close(c);
 }
 
 /* tsr_open and tsr_close, with the component they make. */
 static const char *open_path;
-static tsr_mode open_mode;
+static tsr_mode open_in;
 
 static int open_and_close(tsr_component *unused, char *msg, size_t n) {
     (void)unused;
     tsr_options *o = tsr_options_new();
     tsr_error err = {0};
     if (!o) return done(TSR_E_NOMEM, "tsr_options_new", msg, n);
-    int rc = tsr_options_set(o, "mode", open_mode == TSR_MODE_WORKER ? "worker" : "inproc", &err);
+    int rc = tsr_options_set(o, "mode", open_in == TSR_MODE_WORKER ? "worker" : "inproc", &err);
     tsr_component *c = NULL;
     if (!rc) rc = tsr_open(open_path, o, &c, &err);
     tsr_options_free(o);
@@ -234,13 +228,13 @@ static int open_and_close(tsr_component *unused, char *msg, size_t n) {
 
 Test(alloc_faults, opening_a_component_in_process) {
     open_path = TEST_PLUGIN("contract");
-    open_mode = TSR_MODE_INPROC;
+    open_in = TSR_MODE_INPROC;
     each_allocation_fails_cleanly("tsr_open, inproc", NULL, open_and_close);
 }
 
 Test(alloc_faults, opening_a_component_in_a_worker) {
     open_path = TEST_PLUGIN("contract");
-    open_mode = TSR_MODE_WORKER;
+    open_in = TSR_MODE_WORKER;
     each_allocation_fails_cleanly("tsr_open, worker", NULL, open_and_close);
     cr_expect_eq(children_of(getpid(), (pid_t[4]){0}, 4), 0, "a worker was left running");
 }

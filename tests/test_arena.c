@@ -1,20 +1,18 @@
+/* SPDX-License-Identifier: MIT */
 /* The shared-memory arena: allocator, segments, the worker's view, names
  * and orphan removal. Internal functions: linked against the objects. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* unshare, CLONE_NEWNS */
+#define _GNU_SOURCE   /* unshare, CLONE_NEWNS (private_tmpfs.h) */
 #endif
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,21 +20,12 @@
 #include "transport/shm/arena.h"
 #include "tessera/tessera.h"
 
+#include "dir_entries.h"
+#include "private_tmpfs.h"
+
 #define MIB ((size_t)1 << 20)
 
 static char why[512];
-
-/* Number of /dev/shm entries whose name starts with stem (no '/'). */
-static int count_entries(const char *stem) {
-    DIR *d = opendir("/dev/shm");
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, stem, strlen(stem)) == 0) n++;
-    closedir(d);
-    return n;
-}
 
 static arena *make(size_t first) {
     arena *a = NULL;
@@ -48,9 +37,7 @@ static arena *make(size_t first) {
 
 /* Every test leaves no segment of this process behind. */
 static void no_leftovers(void) {
-    char stem[64];
-    snprintf(stem, sizeof stem, "tessera-%s-", arena_process_tag());
-    cr_expect_eq(count_entries(stem), 0, "segments of this process remain in /dev/shm");
+    cr_expect_eq(shm_entries_of(getpid()), 0, "segments of this process remain in /dev/shm");
 }
 
 TestSuite(arena, .fini = no_leftovers);
@@ -72,7 +59,7 @@ Test(arena, blocks_are_64_byte_aligned_and_disjoint) {
         size_t bytes = (size_t)i * 37 + 1;
         p[i] = arena_alloc(a, bytes, why, sizeof why);
         cr_assert_not_null(p[i], "%s", why);
-        cr_expect_eq((uintptr_t)p[i] % ARENA_ALIGN, 0);
+        cr_expect_eq((uintptr_t)p[i] % TSR_ALIGNMENT, 0);
         memset(p[i], i, bytes);
     }
     for (int i = 0; i < 50; i++)
@@ -88,7 +75,7 @@ Test(arena, zero_byte_requests_give_unique_valid_pointers) {
     cr_assert_not_null(p);
     cr_assert_not_null(q);
     cr_expect_neq(p, q);
-    cr_expect_eq((uintptr_t)p % ARENA_ALIGN, 0);
+    cr_expect_eq((uintptr_t)p % TSR_ALIGNMENT, 0);
     binref r;
     cr_expect_eq(arena_locate(a, p, 0, &r), 0);
     arena_free(a, p);
@@ -219,7 +206,7 @@ static void *hammer(void *p) {
     for (int round = 0; round < 2000; round++) {
         size_t bytes = (size_t)(round % 13) * 97;
         unsigned char *q = arena_alloc(w->a, bytes, buf, sizeof buf);
-        if (q == NULL || (uintptr_t)q % ARENA_ALIGN != 0) {
+        if (q == NULL || (uintptr_t)q % TSR_ALIGNMENT != 0) {
             w->bad++;
             continue;
         }
@@ -408,9 +395,9 @@ Test(arena, destroy_removes_every_segment) {
     cr_assert_not_null(arena_alloc(a, 3 * MIB, why, sizeof why));
     char stem[ARENA_NAME_MAX];
     snprintf(stem, sizeof stem, "%s-", arena_prefix(a) + 1);
-    cr_expect_eq(count_entries(stem), 3);
+    cr_expect_eq(dir_entries("/dev/shm", stem), 3);
     arena_destroy(a);
-    cr_expect_eq(count_entries(stem), 0);
+    cr_expect_eq(dir_entries("/dev/shm", stem), 0);
 }
 
 Test(arena, failed_creation_leaves_nothing) {
@@ -432,44 +419,30 @@ Test(arena, failed_creation_leaves_nothing) {
 }
 
 /* In a child with a private mount namespace and a 2 MiB tmpfs on
- * /dev/shm. Exit codes: 0 pass, 77 no privilege, others name the check. */
-static int full_shm_child(void) {
-    if (unshare(CLONE_NEWNS) != 0) return errno == EPERM ? 77 : 2;
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return errno == EPERM ? 77 : 3;
-    if (mount("tessera-test", "/dev/shm", "tmpfs", 0, "size=2m,mode=1777") != 0)
-        return errno == EPERM ? 77 : 4;
-    char w[512];
+ * /dev/shm: what does not fit is refused, saying so, and leaves nothing. */
+static const char *full_shm_child(void) {
+    const char *v = private_tmpfs("/dev/shm", 0, "size=2m,mode=1777");
+    if (v) return v;
+    char w[512] = "";
     arena *a = NULL;
-    if (arena_create(&a, 4 * MIB, w, sizeof w) != TSR_E_SHM || a != NULL) return 5;
-    if (strstr(w, "/dev/shm is full") == NULL || strstr(w, "4194304") == NULL) {
-        fprintf(stderr, "message: %s\n", w);
-        return 6;
-    }
-    if (count_entries("") != 2) return 7;   /* "." and ".." only */
-    if (arena_create(&a, MIB, w, sizeof w) != 0) return 8;
-    if (arena_alloc(a, MIB, w, sizeof w) == NULL) return 9;
+    int rc = arena_create(&a, 4 * MIB, w, sizeof w);
+    CHECK(rc == TSR_E_SHM && a == NULL, "a 4 MiB arena in 2 MiB: %d %s", rc, w);
+    CHECK(strstr(w, "/dev/shm is full") && strstr(w, "4194304"), "message: %s", w);
+    CHECK(dir_entries("/dev/shm", "") == 0, "the failed arena left entries");
+    CHECK(arena_create(&a, MIB, w, sizeof w) == 0, "a 1 MiB arena: %s", w);
+    CHECK(arena_alloc(a, MIB, w, sizeof w) != NULL, "the first MiB: %s", w);
     /* Doubling (2 MiB) does not fit; the request alone (one page) does. */
-    if (arena_alloc(a, 100, w, sizeof w) == NULL) return 10;
-    if (arena_alloc(a, 2 * MIB, w, sizeof w) != NULL) return 11;
-    if (strstr(w, "/dev/shm is full") == NULL || strstr(w, "2097152") == NULL) {
-        fprintf(stderr, "message: %s\n", w);
-        return 12;
-    }
-    if (count_entries("tessera-") != 2) return 13;   /* the failed segment is gone */
+    CHECK(arena_alloc(a, 100, w, sizeof w) != NULL, "a page beyond: %s", w);
+    CHECK(arena_alloc(a, 2 * MIB, w, sizeof w) == NULL, "2 MiB more fit in a 2 MiB tmpfs");
+    CHECK(strstr(w, "/dev/shm is full") && strstr(w, "2097152"), "message: %s", w);
+    CHECK(dir_entries("/dev/shm", "tessera-") == 2, "the failed segment is not gone");
     arena_destroy(a);
-    if (count_entries("tessera-") != 0) return 14;
-    return 0;
+    CHECK(dir_entries("/dev/shm", "tessera-") == 0, "arena_destroy left segments");
+    return "ok";
 }
 
 Test(arena, full_dev_shm_is_a_clear_error) {
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) _exit(full_shm_child());
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status), "child died");
-    if (WEXITSTATUS(status) == 77) cr_skip_test("no privilege to mount a small tmpfs");
-    cr_expect_eq(WEXITSTATUS(status), 0, "check %d failed", WEXITSTATUS(status));
+    run_in_child(full_shm_child, "no privilege to mount a small tmpfs");
 }
 
 /* ---- orphans ----------------------------------------------------------------- */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Binref files (transport/binref_file.h): the writer and the reader over
  * both I/O paths, each forced (pread/pwrite always; io_uring where it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Arrays in files and compressed or checksummed arrays in payloads, seen
  * through the public API: whole requests and responses in json+binref
@@ -155,7 +156,7 @@ Test(binref_payload, a_request_in_binref_gives_a_response_in_binref) {
     decode_ok(result, &back_in, &r, &buf);
     double want[4] = {12, 24, 36, 48};
     cr_assert_eq(memcmp(r.data, want, sizeof want), 0, "result = a * s + b");
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(result);
     json_decref(root);
     tsr_json_free(out);
@@ -389,7 +390,7 @@ Test(binref_payload, truncated_files_and_offsets_past_the_end) {
     void *buf;
     decode_ok(t, &in, &a, &buf);
     cr_assert_eq(a.shape[0], 0);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
 }
 
@@ -502,7 +503,7 @@ Test(binref_payload, bad_lz4_frames) {
         /* lz4 has no checksum here: damage is an error or different bytes. */
         if (rc == 0) {
             cr_assert_neq(memcmp(b.data, x, sizeof x), 0, "damaged frame gave the original?");
-            tsr_json_free(buf);
+            tsr_array_buffer_free(buf);
         } else {
             assert_code(rc, TSR_E_PAYLOAD, err.message);
             assert_contains(err.message, "lz4 frame");
@@ -547,7 +548,7 @@ Test(binref_payload, paths_may_not_leave_the_input_directory) {
     void *buf;
     decode_ok(t, &open_in, &a, &buf);
     cr_assert_eq(*(double *)a.data, 42, "allowed when asked");
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
     free(data);
 
@@ -556,7 +557,7 @@ Test(binref_payload, paths_may_not_leave_the_input_directory) {
     t = array_text("float64", "[]", data);
     decode_fails(t, &in, TSR_E_PAYLOAD, "is absolute and lies outside the input directory");
     decode_ok(t, &open_in, &a, &buf);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
     free(data);
     t = array_text("uint8", "[4]", "{\"buffer\":\"/etc/passwd:0\",\"encoding\":\"binref\"}");
@@ -570,7 +571,7 @@ Test(binref_payload, paths_may_not_leave_the_input_directory) {
     t = array_text("float64", "[]", "{\"buffer\":\"innocent.bin:0\",\"encoding\":\"binref\"}");
     decode_fails(t, &in, TSR_E_PAYLOAD, "through a symlink");
     decode_ok(t, &open_in, &a, &buf);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
     /* a symlinked directory on the way out */
     snprintf(link, sizeof link, "%s/sub", dir);
@@ -585,12 +586,12 @@ Test(binref_payload, paths_may_not_leave_the_input_directory) {
     cr_assert_eq(mkdir(strcat(strcpy(link, dir), "/d"), 0700), 0);
     t = array_text("float64", "[]", "{\"buffer\":\"d/../mine.bin:0\",\"encoding\":\"binref\"}");
     decode_ok(t, &in, &a, &buf);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
     cr_assert(asprintf(&data, "{\"buffer\":\"%s/mine.bin:0\",\"encoding\":\"binref\"}", dir) > 0);
     t = array_text("float64", "[]", data);
     decode_ok(t, &in, &a, &buf);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
     free(data);
     snprintf(link, sizeof link, "%s/alias.bin", dir);
@@ -598,7 +599,7 @@ Test(binref_payload, paths_may_not_leave_the_input_directory) {
     t = array_text("float64", "[]", "{\"buffer\":\"alias.bin:0\",\"encoding\":\"binref\"}");
     decode_ok(t, &in, &a, &buf);
     cr_assert_eq(*(double *)a.data, 42);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
     free(secret_abs);
 }
@@ -622,7 +623,7 @@ Test(binref_payload, binref_buffers_are_read_as_tesseract_reads_them) {
         void *buf;
         decode_ok(t, &in, &a, &buf);
         cr_assert_eq(*(double *)a.data, ok[k].first, "%s", ok[k].buffer);
-        tsr_json_free(buf);
+        tsr_array_buffer_free(buf);
         free(t);
         free(data);
     }
@@ -642,7 +643,7 @@ Test(binref_payload, binref_buffers_are_read_as_tesseract_reads_them) {
     void *buf;
     decode_ok(t, NULL, &a, &buf);
     cr_assert_eq(*(double *)a.data, 3);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
     free(t);
     /* A missing input directory is named. */
     tsr_input_options gone = inputs_from("/nonexistent/tessera-in", 0);
@@ -673,7 +674,7 @@ Test(binref_payload, both_io_paths_through_the_api) {
             cr_assert_eq(tsr_array_from_json_ex(text, strlen(text), TSR_FLOAT64, &in, &b, &buf, &err),
                          0, "%s", err.message);
             cr_assert_eq(memcmp(b.data, x, sizeof x), 0);
-            tsr_json_free(buf);
+            tsr_array_buffer_free(buf);
             tsr_json_free(text);
         }
     }
@@ -701,7 +702,7 @@ Test(binref_payload, long_base64_strings_decode_and_errors_keep_their_place) {
     void *buf;
     decode_ok(text, &in, &b, &buf);
     cr_assert_eq(memcmp(b.data, x, N * sizeof *x), 0);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
 
     /* A syntax error after the long string is reported where it is in
      * the text (one line: its column). */

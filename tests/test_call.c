@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The call object: reuse of result buffers, their lifetime and alignment,
  * rebinding, what a failed run leaves, and NULL handling. Uses the
@@ -304,13 +305,13 @@ Test(call, null_handles) {
 /* Schema lookups out of range or by unknown name give NULL or -1. */
 Test(call, schema_lookups_out_of_range) {
     tsr_component *c = open_ok(BUNDLED_PLUGIN("vectoradd"), NULL);
-    cr_assert_null(tsr_input_field(c, 3));
-    cr_assert_null(tsr_input_field(c, -1));
-    cr_assert_null(tsr_output_field(c, 1));
-    cr_assert_eq(tsr_find_input(c, "result"), -1);
-    cr_assert_eq(tsr_find_output(c, "a"), -1);
-    cr_assert_eq(tsr_find_input(c, "nonesuch"), -1);
-    cr_assert_eq(tsr_find_input(c, NULL), -1);
-    cr_assert_eq(tsr_find_output(c, NULL), -1);
+    cr_assert_null(tsr_component_input(c, 3));
+    cr_assert_null(tsr_component_input(c, -1));
+    cr_assert_null(tsr_component_output(c, 1));
+    cr_assert_eq(tsr_component_find_input(c, "result"), -1);
+    cr_assert_eq(tsr_component_find_output(c, "a"), -1);
+    cr_assert_eq(tsr_component_find_input(c, "nonesuch"), -1);
+    cr_assert_eq(tsr_component_find_input(c, NULL), -1);
+    cr_assert_eq(tsr_component_find_output(c, NULL), -1);
     tsr_close(c);
 }

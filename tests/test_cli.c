@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The `tessera` command line, end to end: every subcommand on the bundled
  * plugins in both encodings with the numbers checked, payloads from text,
@@ -160,7 +161,7 @@ Test(cli_apply, vectoradd_computes_a_times_s_plus_b) {
         double *v = result_values(r.out, "result", NULL, &a);
         cr_assert(a.rank == 1 && a.shape[0] == 3);
         assert_values(v, (double[]){-1.5, -3.75, -7.0}, 3);
-        tsr_json_free(v);
+        tsr_array_buffer_free(v);
         run_free(&r);
     }
 }
@@ -176,7 +177,7 @@ Test(cli_apply, rosenbrock_value) {
         /* sum over i of (a - x_i)^2 + b (x_{i+1} - x_i^2)^2:
          * (0.25 + 100 * 1.75^2) + (1 + 100 * 5^2) */
         assert_values(v, (double[]){0.25 + 100 * 1.75 * 1.75 + 1 + 100 * 25.0}, 1);
-        tsr_json_free(v);
+        tsr_array_buffer_free(v);
         run_free(&r);
     }
 }
@@ -190,7 +191,7 @@ Test(cli_apply, linear_multiplies_by_the_configured_matrix) {
         double *v = result_values(r.out, "y", NULL, &a);
         cr_assert(a.rank == 1 && a.shape[0] == 3);
         assert_values(v, (double[]){1.0, 17.5, 4.0}, 3);
-        tsr_json_free(v);
+        tsr_array_buffer_free(v);
         run_free(&r);
     }
 }
@@ -212,7 +213,7 @@ Test(cli_derivatives, jvp_of_rosenbrock_from_a_payload_file) {
         tsr_array a;
         double *v = result_values(r.out, "value", NULL, &a);
         assert_values(v, (double[]){-400.0}, 1); /* d value / d x0 at (1, 2) */
-        tsr_json_free(v);
+        tsr_array_buffer_free(v);
         run_free(&r);
     }
 }
@@ -227,10 +228,10 @@ Test(cli_derivatives, vjp_of_rosenbrock) {
         tsr_array a;
         double *v = result_values(r.out, "x", NULL, &a);
         assert_values(v, (double[]){-800.0, 400.0}, 2);
-        tsr_json_free(v);
+        tsr_array_buffer_free(v);
         v = result_values(r.out, "a", NULL, &a);
         assert_values(v, (double[]){0.0}, 1); /* 2 (a - x0) * 2 at a = x0 */
-        tsr_json_free(v);
+        tsr_array_buffer_free(v);
         run_free(&r);
     }
 }
@@ -244,7 +245,7 @@ Test(cli_derivatives, jacobian_of_linear_is_its_matrix) {
         double *v = result_values(r.out, "y", "x", &a);
         cr_assert(a.rank == 2 && a.shape[0] == 3 && a.shape[1] == 4);
         assert_values(v, (double[]){1, 2, 0, -1, 0.5, 0, 3, 2, -2, 1, 1, 0.25}, 12);
-        tsr_json_free(v);
+        tsr_array_buffer_free(v);
         run_free(&r);
     }
 }
@@ -427,6 +428,6 @@ Test(cli_interchange, tesseract_style_int64_base64_inputs_give_tesseracts_jacobi
     tsr_array a;
     double *ds = result_values(r.out, "result", "s", &a);
     assert_values(ds, (double[]){1.0, 2.0, 3.0}, 3); /* d result / d s = a */
-    tsr_json_free(ds);
+    tsr_array_buffer_free(ds);
     run_free(&r);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The command line with arrays in files and compressed or checksummed
  * arrays: -f json+binref with --output-path (and its default, the current

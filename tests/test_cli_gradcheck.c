@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `tessera check-gradients`, end to end: it passes on every bundled plugin
  * in process and in a worker, fails with exit 1 and a report naming the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A full disk under binref files: a child process mounts a small tmpfs
  * (64 KiB) in a private mount namespace and writes an array of 1 MiB as
@@ -9,64 +10,45 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
-#include <errno.h>
-#include <sched.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 
 #include <tessera/payload.h>
 
 #include "child_verdict.h"
+#include "dir_entries.h"
+#include "private_tmpfs.h"
 #include "test_util.h"
 
 TestSuite(disk_full, .timeout = 60);
 
-static int files_in(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
+/* In the 64 KiB tmpfs at dir: a 1 MiB array fails cleanly, a small one
+ * still fits afterwards. */
+static const char *full_disk_in(const char *dir, tsr_file_io io) {
+    static double big[131072]; /* 1 MiB */
+    tsr_array a = {big, TSR_FLOAT64, 1, {131072}};
+    tsr_output_options o = {.struct_size = sizeof o, .encoding = TSR_ENCODING_BINREF,
+                            .output_dir = dir, .io = io};
+    char *text = NULL;
+    tsr_error err = {0};
+    int rc = tsr_array_to_json_ex(&a, &o, &text, &err);
+    CHECK(rc == TSR_E_IO && text == NULL, "a 1 MiB array on 64 KiB: code %d: %s", rc,
+          err.message);
+    CHECK(strstr(err.message, "No space left on device"), "the message does not say why: %s",
+          err.message);
+    CHECK(dir_entries(dir, "") == 0, "%d files left after the failure", dir_entries(dir, ""));
+    tsr_array small = {big, TSR_FLOAT64, 1, {16}};
+    rc = tsr_array_to_json_ex(&small, &o, &text, &err);
+    tsr_json_free(text);
+    CHECK(rc == 0, "a small array after it: %s", err.message);
+    return "ok";
 }
 
 static const char *write_into_a_full_disk(tsr_file_io io) {
     char dir[] = "/tmp/tessera-full-XXXXXX";
     if (!mkdtemp(dir)) return "mkdtemp failed";
-    const char *v = "ok";
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-        v = errno == EPERM ? "skip" : "cannot make a private mount namespace";
-    } else if (mount("tessera-test", dir, "tmpfs", 0, "size=64k,mode=0700") != 0) {
-        v = errno == EPERM ? "skip" : "cannot mount a small tmpfs";
-    } else {
-        static double big[131072]; /* 1 MiB */
-        tsr_array a = {big, TSR_FLOAT64, 1, {131072}};
-        tsr_output_options o = {.struct_size = sizeof o, .encoding = TSR_ENCODING_BINREF,
-                                .output_dir = dir, .io = io};
-        char *text = NULL;
-        tsr_error err = {0};
-        int rc = tsr_array_to_json_ex(&a, &o, &text, &err);
-        if (rc != TSR_E_IO || text != NULL) {
-            snprintf(verdict, sizeof verdict, "a 1 MiB array on 64 KiB: code %d: %s", rc,
-                     err.message);
-            v = verdict;
-        } else if (!strstr(err.message, "No space left on device")) {
-            snprintf(verdict, sizeof verdict, "the message does not say why: %s", err.message);
-            v = verdict;
-        } else if (files_in(dir) != 0) {
-            snprintf(verdict, sizeof verdict, "%d files left after the failure", files_in(dir));
-            v = verdict;
-        } else {
-            tsr_array small = {big, TSR_FLOAT64, 1, {16}};
-            rc = tsr_array_to_json_ex(&small, &o, &text, &err);
-            if (rc != 0) {
-                snprintf(verdict, sizeof verdict, "a small array after it: %s", err.message);
-                v = verdict;
-            }
-            tsr_json_free(text);
-        }
+    const char *v = private_tmpfs(dir, 0, "size=64k,mode=0700");
+    if (!v) {
+        v = full_disk_in(dir, io);
         umount(dir);
     }
     rmdir(dir);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tesseract's array encodings through the public API (tessera/payload.h):
  * every dtype, ranks 0 to 3, empty arrays, in json, base64 and binref
@@ -177,7 +178,7 @@ Test(encodings, every_dtype_and_rank_round_trips_in_every_encoding) {
                         cr_assert_eq(memcmp(back.data, data, bytes), 0,
                                      "%s %s lz4=%d checksum=%d: bytes differ", tsr_dtype_name(dt),
                                      tsr_encoding_name((tsr_encoding)enc), lz4, sum);
-                        tsr_json_free(buffer);
+                        tsr_array_buffer_free(buffer);
                         tsr_json_free(text);
                         checked++;
                     }
@@ -211,7 +212,7 @@ static unsigned char *buffer_bytes(const char *text, size_t *n) {
     free(wrapped);
     unsigned char *out = malloc(raw ? raw : 1);
     memcpy(out, buffer, raw);
-    tsr_json_free(buffer);
+    tsr_array_buffer_free(buffer);
     *n = raw;
     return out;
 }
@@ -297,7 +298,7 @@ Test(encodings, lz4_frames_with_other_settings_are_read) {
         void *buffer;
         decode(text, &a, &buffer);
         cr_assert_eq(memcmp(a.data, x, N * sizeof *x), 0, "variant %d", v);
-        tsr_json_free(buffer);
+        tsr_array_buffer_free(buffer);
         free(text);
         free(frame);
     }
@@ -365,7 +366,7 @@ Test(encodings, base64_of_every_length_up_to_300_bytes) {
         decode(text, &back, &buffer);
         cr_assert_eq(back.shape[0], n);
         cr_assert_eq(memcmp(back.data, bytes, (size_t)n), 0, "%lld bytes", (long long)n);
-        tsr_json_free(buffer);
+        tsr_array_buffer_free(buffer);
         tsr_json_free(text);
     }
 }

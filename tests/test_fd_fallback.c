@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Finite-difference fallbacks: a plugin with apply only serves jvp, vjp and
  * jacobian through the host, with the accuracy and the number of apply
  * evaluations that plugin.h documents, in-process and in worker mode. */
@@ -113,8 +114,8 @@ static void check_vjp_jvp(tsr_component *c, double tol) {
 Test(fd_fallback, endpoints_served_not_native) {
     tsr_component *c = open_mode("fd_central", "inproc");
     for (int ep = TSR_EP_JVP; ep <= TSR_EP_JACOBIAN; ep++) {
-        cr_assert_eq(tsr_has_endpoint(c, (tsr_endpoint)ep), 1);
-        cr_assert_eq(tsr_has_native_endpoint(c, (tsr_endpoint)ep), 0);
+        cr_assert_eq(tsr_component_has_endpoint(c, (tsr_endpoint)ep), 1);
+        cr_assert_eq(tsr_component_has_native_endpoint(c, (tsr_endpoint)ep), 0);
     }
     cr_assert_eq(tsr_component_fd_method(c), TSR_FD_CENTRAL);
     tsr_close(c);
@@ -169,8 +170,8 @@ Test(fd_fallback, spsa_estimate_and_cost) {
 Test(fd_fallback, worker_mode_matches_inproc) {
     tsr_component *w = open_mode("fd_central", "worker");
     tsr_component *l = open_mode("fd_central", "inproc");
-    cr_assert_eq(tsr_has_endpoint(w, TSR_EP_VJP), 1);
-    cr_assert_eq(tsr_has_native_endpoint(w, TSR_EP_VJP), 0);
+    cr_assert_eq(tsr_component_has_endpoint(w, TSR_EP_VJP), 1);
+    cr_assert_eq(tsr_component_has_native_endpoint(w, TSR_EP_VJP), 0);
     check_jacobian(w, 1e-8);
     tsr_call *cw = new_call(w, TSR_EP_JACOBIAN), *cl = new_call(l, TSR_EP_JACOBIAN);
     const char *in[] = {"x", "a"}, *out[] = {"y"};
@@ -193,7 +194,7 @@ Test(fd_fallback, absent_without_method) {
     /* crash.c has apply only and no fd_method; with no fault configured it
      * behaves. */
     tsr_component *plain = open_ok(TEST_PLUGIN("crash"), NULL);
-    cr_assert_eq(tsr_has_endpoint(plain, TSR_EP_JVP), 0);
+    cr_assert_eq(tsr_component_has_endpoint(plain, TSR_EP_JVP), 0);
     tsr_call *call = new_call(plain, TSR_EP_JVP);
     run_fails(call, TSR_E_UNSUPPORTED);
     tsr_call_free(call);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Gradient checks through the C API (tessera/gradcheck.h): every bundled
  * plugin passes in process and in a worker; a plugin with one wrong

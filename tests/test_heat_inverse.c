@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The inverse problem of the heat plugin, solved through the host API with
  * the descent that build/bin/heat_invert runs (plugins/heat/invert_core.c):
  * from a temperature measured at the final time, recover the conductivity. */

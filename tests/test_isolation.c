@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What each mode isolates, shown on two plugins whose libraries clash:
  * clash_v1.so and clash_v2.so (tests/clash/) each need a libclash.so with
@@ -194,7 +195,7 @@ Test(isolation, worker_plugin_beside_an_inproc_one_gets_its_own_library) {
 
 /* Check that an opened component computes; noop: y = x, clash: x * 1. */
 static void check_works(tsr_component *c, int i) {
-    if (tsr_find_input(c, "x") >= 0 && tsr_find_output(c, "value") >= 0) {
+    if (tsr_component_find_input(c, "x") >= 0 && tsr_component_find_output(c, "value") >= 0) {
         cr_assert_float_eq(value_of(c, 3.0), 3.0, 0.0, "isolated component %d is wrong", i);
         return;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The `tessera` command line on manifest components: schema, apply, vjp
  * and check-gradients take a manifest path wherever they take a plugin,

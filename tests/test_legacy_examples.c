@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bundled legacy examples, in every mode (inproc, isolated, worker):
  *   rdstep  a Fortran 77 subroutine (build/plugins/librdstep.so) and its
@@ -10,16 +11,10 @@
  */
 #include <tessera/gradcheck.h>
 
+#include "dense_solve.h"
 #include "worker_util.h"
 
 #define EXAMPLE(name) TSR_PLUGIN_DIR "/" name ".json"
-
-static tsr_component *open_mode(const char *path, tsr_mode mode) {
-    tsr_options *o = mode_options(mode);
-    tsr_component *c = open_ok(path, o);
-    tsr_options_free(o);
-    return c;
-}
 
 static void expect_near(double got, double want, double tol, const char *what, int i,
                         const char *mode) {
@@ -207,8 +202,7 @@ Test(legacy, rdstep_info_becomes_an_error_with_the_manifests_message) {
 
 /* ---- dgesv: LAPACK, unchanged ------------------------------------------------ */
 
-/* Solve a x = b (row-major a, n x n) by Gaussian elimination with partial
- * pivoting, on copies; trans solves a^T x = b. */
+/* Solve a x = b (row-major a, n x n) on copies; trans solves a^T x = b. */
 static void solve(int n, const double *a, const double *b, double *x, int trans) {
     double *m = malloc((size_t)(n * n + 1) * sizeof *m);
     cr_assert_not_null(m);
@@ -216,28 +210,7 @@ static void solve(int n, const double *a, const double *b, double *x, int trans)
         x[i] = b[i];
         for (int j = 0; j < n; j++) m[i * n + j] = trans ? a[j * n + i] : a[i * n + j];
     }
-    for (int col = 0; col < n; col++) {
-        int piv = col;
-        for (int r = col + 1; r < n; r++)
-            if (fabs(m[r * n + col]) > fabs(m[piv * n + col])) piv = r;
-        for (int j = 0; j < n; j++) {
-            double t = m[col * n + j];
-            m[col * n + j] = m[piv * n + j];
-            m[piv * n + j] = t;
-        }
-        double t = x[col];
-        x[col] = x[piv];
-        x[piv] = t;
-        for (int r = col + 1; r < n; r++) {
-            double f = m[r * n + col] / m[col * n + col];
-            for (int j = col; j < n; j++) m[r * n + j] -= f * m[col * n + j];
-            x[r] -= f * x[col];
-        }
-    }
-    for (int r = n - 1; r >= 0; r--) {
-        for (int j = r + 1; j < n; j++) x[r] -= m[r * n + j] * x[j];
-        x[r] /= m[r * n + r];
-    }
+    dense_solve(m, x, n);
     free(m);
 }
 
@@ -311,7 +284,7 @@ Test(legacy, dgesv_of_an_empty_system) {
 Test(legacy, dgesv_gradients_by_finite_differences_match_the_adjoint_formulas) {
     for (int mode = 0; mode < 3; mode++) {
         tsr_component *c = open_mode(EXAMPLE("dgesv"), (tsr_mode)mode);
-        cr_expect(!tsr_has_native_endpoint(c, TSR_EP_VJP) && tsr_has_endpoint(c, TSR_EP_VJP));
+        cr_expect(!tsr_component_has_native_endpoint(c, TSR_EP_VJP) && tsr_component_has_endpoint(c, TSR_EP_VJP));
         lin_system s = system_new();
         double x[NA], xbar[NA], bbar[NA];
         solve(NA, s.a, s.b, x, 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Limits: bytes per array, per call and per arena, and payload size. Each
  * is refused with TSR_E_LIMIT (the arena's with TSR_E_SHM) and a message

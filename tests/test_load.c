@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tsr_open refuses what it cannot load, and says why: missing files,
  * files that are not shared objects, missing or refusing entry points,

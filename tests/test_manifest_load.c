@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Loading manifests: a bad manifest is refused at tsr_open, in every mode,
  * with a message that starts with the manifest's path and names the entry
@@ -198,9 +199,9 @@ Test(manifest_detect, a_shared_object_is_still_a_plugin) {
 
 Test(manifest_detect, the_schema_of_a_manifest_is_the_components_schema) {
     tsr_component *c = open_ok(MANIFEST("fx_model"), NULL);
-    cr_assert_eq(tsr_n_inputs(c), 2);
-    cr_assert_eq(tsr_n_outputs(c), 2);
-    const tsr_field *x = tsr_input_field(c, 0), *s = tsr_output_field(c, 1);
+    cr_assert_eq(tsr_component_n_inputs(c), 2);
+    cr_assert_eq(tsr_component_n_outputs(c), 2);
+    const tsr_field *x = tsr_component_input(c, 0), *s = tsr_component_output(c, 1);
     cr_expect_str_eq(x->name, "x");
     cr_expect_eq(x->dtype, TSR_FLOAT64);
     cr_expect_eq(x->rank, 1);
@@ -209,8 +210,8 @@ Test(manifest_detect, the_schema_of_a_manifest_is_the_components_schema) {
     cr_expect_str_eq(s->name, "s");
     cr_expect_eq(s->rank, 0);
     for (int ep = TSR_EP_APPLY; ep <= TSR_EP_JACOBIAN; ep++)
-        cr_expect(tsr_has_native_endpoint(c, (tsr_endpoint)ep), "endpoint %d", ep);
-    cr_expect(tsr_has_endpoint(c, TSR_EP_ABSTRACT_EVAL), "shapes follow from the schema");
+        cr_expect(tsr_component_has_native_endpoint(c, (tsr_endpoint)ep), "endpoint %d", ep);
+    cr_expect(tsr_component_has_endpoint(c, TSR_EP_ABSTRACT_EVAL), "shapes follow from the schema");
     cr_expect_eq(tsr_component_fd_method(c), TSR_FD_NONE);
     tsr_close(c);
 }

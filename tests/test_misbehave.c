@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Plugins that break the rules: the host turns each into an error code
  * and a message naming the component, the endpoint and, where there is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Options: keys and values accepted or refused, the modes, configuration
  * handed to the plugin's init, init/fini of persistent state, and where
@@ -93,9 +94,9 @@ Test(options, isolated_and_worker_modes) {
     }
 }
 
-static void apply_stateful(tsr_component *c, const double *x, int64_t n, double *y) {
+static void apply_stateful(tsr_component *c, double *x, int64_t n, double *y) {
     tsr_call *call = new_call(c, TSR_EP_APPLY);
-    bind_ok(call, "x", f64_vec((double *)x, n));
+    bind_ok(call, "x", f64_vec(x, n));
     run_ok(call);
     memcpy(y, tsr_call_output(call, "y")->data, (size_t)n * sizeof(double));
     tsr_call_free(call);

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* The bundled heat plugin: 1-D transient conduction, implicit Euler, with a
  * hand-written tangent-linear model (jvp) and discrete adjoint (vjp).
  * apply is checked against a dense solve of the same scheme written here and
  * against the analytic steady state; the derivatives against central finite
  * differences of apply and against each other (the dot-product test). */
+#include "dense_solve.h"
 #include "test_util.h"
 
 #define HEAT BUNDLED_PLUGIN("heat")
@@ -60,34 +62,6 @@ static void plugin_apply(tsr_component *c, heat_case *hc, double *T, double *mis
 
 /* ---- an independent model: dense Gaussian elimination ------------------ */
 
-/* Solve the dense system a x = b (a is n x n, destroyed) with partial
- * pivoting; x overwrites b. */
-static void dense_solve(double *a, double *b, int64_t n) {
-    for (int64_t col = 0; col < n; col++) {
-        int64_t best = col;
-        for (int64_t r = col + 1; r < n; r++)
-            if (fabs(a[r * n + col]) > fabs(a[best * n + col])) best = r;
-        for (int64_t j = 0; j < n; j++) {
-            double t = a[col * n + j];
-            a[col * n + j] = a[best * n + j];
-            a[best * n + j] = t;
-        }
-        double t = b[col];
-        b[col] = b[best];
-        b[best] = t;
-        for (int64_t r = col + 1; r < n; r++) {
-            double f = a[r * n + col] / a[col * n + col];
-            for (int64_t j = col; j < n; j++) a[r * n + j] -= f * a[col * n + j];
-            b[r] -= f * b[col];
-        }
-    }
-    for (int64_t r = n - 1; r >= 0; r--) {
-        double sum = b[r];
-        for (int64_t j = r + 1; j < n; j++) sum -= a[r * n + j] * b[j];
-        b[r] = sum / a[r * n + r];
-    }
-}
-
 /* The same scheme from the energy balance of each cell, written as a dense
  * matrix: thermal resistance of a half cell is (h/2)/k; the wall at x = 0
  * (temperature 0) is half a cell away from cell 0; x = 1 is insulated. */
@@ -125,9 +99,9 @@ Test(heat, schema) {
                           TSR_INT64};
     int32_t ranks[] = {1, 1, 1, 1, 0, 0};
     int differentiable[] = {1, 1, 1, 0, 0, 0};
-    cr_assert_eq(tsr_n_inputs(c), 6);
+    cr_assert_eq(tsr_component_n_inputs(c), 6);
     for (int32_t i = 0; i < 6; i++) {
-        const tsr_field *f = tsr_input_field(c, i);
+        const tsr_field *f = tsr_component_input(c, i);
         cr_assert_str_eq(f->name, names[i]);
         cr_assert_eq(f->dtype, dtypes[i], "%s: dtype", names[i]);
         cr_assert_eq(f->rank, ranks[i], "%s: rank", names[i]);
@@ -135,12 +109,12 @@ Test(heat, schema) {
                      "%s: differentiable flag", names[i]);
         if (f->rank == 1) cr_assert_str_eq(f->dims[0].symbol, "n");
     }
-    cr_assert_eq(tsr_n_outputs(c), 2);
-    cr_assert_str_eq(tsr_output_field(c, 0)->name, "temperature");
-    cr_assert_eq(tsr_output_field(c, 0)->rank, 1);
-    cr_assert_str_eq(tsr_output_field(c, 1)->name, "misfit");
-    cr_assert_eq(tsr_output_field(c, 1)->rank, 0);
-    for (int ep = 0; ep < TSR_EP_COUNT; ep++) cr_assert(tsr_has_endpoint(c, (tsr_endpoint)ep));
+    cr_assert_eq(tsr_component_n_outputs(c), 2);
+    cr_assert_str_eq(tsr_component_output(c, 0)->name, "temperature");
+    cr_assert_eq(tsr_component_output(c, 0)->rank, 1);
+    cr_assert_str_eq(tsr_component_output(c, 1)->name, "misfit");
+    cr_assert_eq(tsr_component_output(c, 1)->rank, 0);
+    for (int ep = 0; ep < TSR_EP_COUNT; ep++) cr_assert(tsr_component_has_endpoint(c, (tsr_endpoint)ep));
     tsr_close(c);
 }
 
@@ -552,8 +526,8 @@ Test(heat, worker_mode_gives_the_same_results) {
         tsr_call_free(call);
     }
     cr_assert(memcmp(g[0], g[1], (size_t)hc.n * sizeof(double)) == 0, "gradient differs");
-    tsr_stats stats;
-    tsr_get_stats(worker, &stats);
+    tsr_stats stats = TSR_STATS_INIT;
+    cr_assert_eq(tsr_component_stats(worker, &stats), 0);
     cr_assert_geq(stats.worker_starts, 1);
     tsr_close(worker);
     tsr_close(inproc);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bundled linear plugin (y = A x, A read from a file at init) against
  * a reference written here, with its own reading of the matrix file. */
 #include "ref_model.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bundled noop plugin (y = x) against a reference written here. */
 #include "ref_model.h"
 
@@ -17,9 +18,9 @@ static ref_model noop_model(double *x, int64_t n) {
 Test(noop, schema_and_endpoints) {
     tsr_component *c = open_ok(BUNDLED_PLUGIN("noop"), NULL);
     cr_assert_str_eq(tsr_component_name(c), "noop");
-    cr_assert_eq(tsr_n_inputs(c), 1);
-    cr_assert_eq(tsr_n_outputs(c), 1);
-    const tsr_field *x = tsr_input_field(c, 0), *y = tsr_output_field(c, 0);
+    cr_assert_eq(tsr_component_n_inputs(c), 1);
+    cr_assert_eq(tsr_component_n_outputs(c), 1);
+    const tsr_field *x = tsr_component_input(c, 0), *y = tsr_component_output(c, 0);
     cr_assert_str_eq(x->name, "x");
     cr_assert_str_eq(y->name, "y");
     cr_assert_eq(x->dtype, TSR_FLOAT64);
@@ -27,7 +28,7 @@ Test(noop, schema_and_endpoints) {
     cr_assert_str_eq(x->dims[0].symbol, y->dims[0].symbol);
     cr_assert(x->flags & TSR_FIELD_DIFFERENTIABLE);
     for (int ep = 0; ep < TSR_EP_COUNT; ep++)
-        cr_assert_eq(tsr_has_endpoint(c, (tsr_endpoint)ep), 1, "endpoint %d missing", ep);
+        cr_assert_eq(tsr_component_has_endpoint(c, (tsr_endpoint)ep), 1, "endpoint %d missing", ep);
     tsr_close(c);
 }
 

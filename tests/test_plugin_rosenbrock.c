@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bundled rosenbrock plugin against a reference written here:
  * value = sum_{i<n-1} b (x[i+1] - x[i]^2)^2 + (a - x[i])^2. */
 #include "ref_model.h"
@@ -25,11 +26,11 @@ static ref_model rosenbrock_model(double *x, int64_t n, double *a, double *b) {
 Test(rosenbrock, schema) {
     tsr_component *c = open_ok(BUNDLED_PLUGIN("rosenbrock"), NULL);
     cr_assert_str_eq(tsr_component_name(c), "rosenbrock");
-    cr_assert_eq(tsr_find_input(c, "x"), 0);
-    cr_assert_eq(tsr_find_input(c, "a"), 1);
-    cr_assert_eq(tsr_find_input(c, "b"), 2);
-    cr_assert_eq(tsr_find_output(c, "value"), 0);
-    cr_assert_eq(tsr_output_field(c, 0)->rank, 0);
+    cr_assert_eq(tsr_component_find_input(c, "x"), 0);
+    cr_assert_eq(tsr_component_find_input(c, "a"), 1);
+    cr_assert_eq(tsr_component_find_input(c, "b"), 2);
+    cr_assert_eq(tsr_component_find_output(c, "value"), 0);
+    cr_assert_eq(tsr_component_output(c, 0)->rank, 0);
     tsr_close(c);
 }
 

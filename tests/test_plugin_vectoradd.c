@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bundled vectoradd plugin (result = a*s + b) against a reference
  * written here. */
 #include "ref_model.h"
@@ -19,12 +20,12 @@ static ref_model vectoradd_model(double *a, double *b, double *s, int64_t n) {
 Test(vectoradd, schema) {
     tsr_component *c = open_ok(BUNDLED_PLUGIN("vectoradd"), NULL);
     cr_assert_str_eq(tsr_component_name(c), "vectoradd");
-    cr_assert_eq(tsr_n_inputs(c), 3);
-    cr_assert_eq(tsr_find_input(c, "a"), 0);
-    cr_assert_eq(tsr_find_input(c, "b"), 1);
-    cr_assert_eq(tsr_find_input(c, "s"), 2);
-    cr_assert_eq(tsr_find_output(c, "result"), 0);
-    cr_assert_eq(tsr_input_field(c, 2)->rank, 0);
+    cr_assert_eq(tsr_component_n_inputs(c), 3);
+    cr_assert_eq(tsr_component_find_input(c, "a"), 0);
+    cr_assert_eq(tsr_component_find_input(c, "b"), 1);
+    cr_assert_eq(tsr_component_find_input(c, "s"), 2);
+    cr_assert_eq(tsr_component_find_output(c, "result"), 0);
+    cr_assert_eq(tsr_component_input(c, 2)->rank, 0);
     tsr_close(c);
 }
 

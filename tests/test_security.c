@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the threat model (docs/threat-model.md) promises and tests can
  * show: shared-memory segments readable and writable by their owner only,
  * under names with 64 random bits; and the worker boundary: a plugin that
  * writes into its input damages the caller's array in process, but in a
  * worker it reaches only the arena copy, never the caller's memory (an
- * input the caller put in the arena with tsr_alloc is shared, and so is
+ * input the caller put in the arena with tsr_component_alloc is shared, and so is
  * reachable).
  */
 #include <sys/stat.h>
@@ -16,16 +17,13 @@ TestSuite(security, .fini = expect_no_own_segments, .timeout = 60);
 /* Checks every /dev/shm entry of this process; returns how many, and
  * copies the random part of the first into hex. */
 static int check_own_entries(char hex[17]) {
-    char stem[48];
+    char stem[48], names[4096];
     snprintf(stem, sizeof stem, "tessera-%ld-", (long)getpid());
-    DIR *d = opendir("/dev/shm");
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, stem, strlen(stem)) != 0) continue;
-        char path[512];
-        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+    int total = shm_entries_list(getpid(), names, sizeof names), n = 0;
+    for (char *name = names, *end; (end = strchr(name, '\n')) != NULL; name = end + 1) {
+        *end = '\0';
+        char path[sizeof "/dev/shm/" + sizeof names];
+        snprintf(path, sizeof path, "/dev/shm/%s", name);
         struct stat st;
         cr_assert_eq(stat(path, &st), 0, "%s", path);
         cr_expect_eq(st.st_mode & 07777, 0600, "%s has mode %o", path, st.st_mode & 07777);
@@ -33,12 +31,12 @@ static int check_own_entries(char hex[17]) {
         /* tessera-<pid>-<start>-<16 hex>-<k> or -c<k> */
         unsigned long long start;
         char random[17] = "", rest[32] = "";
-        int got = sscanf(e->d_name + strlen(stem), "%llu-%16[0-9a-f]-%31s", &start, random, rest);
-        cr_expect_eq(got, 3, "unexpected name %s", e->d_name);
-        cr_expect_eq(strlen(random), 16, "%s: the random part is not 64 bits", e->d_name);
+        int got = sscanf(name + strlen(stem), "%llu-%16[0-9a-f]-%31s", &start, random, rest);
+        cr_expect_eq(got, 3, "unexpected name %s", name);
+        cr_expect_eq(strlen(random), 16, "%s: the random part is not 64 bits", name);
         if (n++ == 0) memcpy(hex, random, 17);
     }
-    closedir(d);
+    cr_assert_eq(n, total, "more entries than their names' room");
     return n;
 }
 
@@ -64,7 +62,7 @@ static double scribbled_input(tsr_mode mode, int in_arena) {
     tsr_component *c = open_ok(TEST_PLUGIN("hog"), o);
     tsr_options_free(o);
     double own[2] = {1, 2};
-    double *x = in_arena ? tsr_alloc(c, sizeof own) : own;
+    double *x = in_arena ? tsr_component_alloc(c, sizeof own) : own;
     cr_assert_not_null(x);
     x[0] = 1;
     x[1] = 2;
@@ -73,7 +71,7 @@ static double scribbled_input(tsr_mode mode, int in_arena) {
     run_ok(call);
     double seen = x[0];
     tsr_call_free(call);
-    if (in_arena) tsr_free(c, x);
+    if (in_arena) tsr_component_free_buffer(c, x);
     tsr_close(c);
     return seen;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A full /dev/shm, seen through the public API: a child process gets a
  * private mount namespace with a small tmpfs on /dev/shm (its workers
@@ -9,36 +10,19 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <sched.h>
-#include <sys/mount.h>
-
-#include "child_verdict.h"
+#include "private_tmpfs.h"
 #include "worker_util.h"
 
 TestSuite(shm_full, .timeout = 60);
 
 /* Entries in the (private) /dev/shm. */
-static int entries(void) {
-    DIR *d = opendir("/dev/shm");
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
+static int entries(void) { return dir_entries("/dev/shm", ""); }
 
-/* Mount a tmpfs of `size` on /dev/shm in a namespace of this process's own.
- * NULL, "skip" without the privilege, or what failed. */
+/* A tmpfs of `size` on /dev/shm in a namespace of this process's own. */
 static const char *small_dev_shm(const char *size) {
-    if (unshare(CLONE_NEWNS) != 0) return errno == EPERM ? "skip" : "unshare failed";
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        return errno == EPERM ? "skip" : "cannot make mounts private";
     char opts[64];
     snprintf(opts, sizeof opts, "size=%s,mode=1777", size);
-    if (mount("tessera-test", "/dev/shm", "tmpfs", 0, opts) != 0)
-        return errno == EPERM ? "skip" : "cannot mount a tmpfs on /dev/shm";
-    return NULL;
+    return private_tmpfs("/dev/shm", 0, opts);
 }
 
 /* Shared memory only: by default a component that cannot have it falls
@@ -95,8 +79,8 @@ static const char *call_in_a_full_dev_shm(void) {
     rc = tsr_call_run(call);
     CHECK(rc == TSR_E_SHM, "the big call gave %d: %s", rc, tsr_call_errmsg(call));
     CHECK(strstr(tsr_call_errmsg(call), "/dev/shm is full"), "message: %s", tsr_call_errmsg(call));
-    tsr_stats st;
-    tsr_get_stats(c, &st);
+    tsr_stats st = TSR_STATS_INIT;
+    tsr_component_stats(c, &st);
     CHECK(st.worker_deaths == 0, "the worker died");
     aa.shape[0] = ba.shape[0] = 1000;
     tsr_call_set_input(call, "a", &aa);

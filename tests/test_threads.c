@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Threads: one component shared by two threads, each with its own call
  * object. Threads record what they saw; assertions run in the main thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the Criterion tests of the core: where plugins live,
  * opening them, building arrays, checking error messages, temporary files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Validation of a call's inputs against the schema, with the schemacheck
  * test plugin: symbolic dims shared across fields, a fixed dim, a
@@ -133,7 +134,7 @@ Test(validate, bind_by_index) {
     sc_inputs in = sc_make(2, 2, 9);
     for (int k = 0; k < SC_N_INPUTS; k++) {
         tsr_array a = sc_array(&in, sc_input_names[k]);
-        cr_assert_eq(tsr_call_set_input_at(call, tsr_find_input(c, sc_input_names[k]), &a), 0);
+        cr_assert_eq(tsr_call_set_input_at(call, tsr_component_find_input(c, sc_input_names[k]), &a), 0);
     }
     run_ok(call);
     cr_assert_float_eq(((double *)tsr_call_output(call, "combo")->data)[1], sc_combo(&in, 1), 1e-14);

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A worker killed (SIGKILL: no chance to clean up or say why) at each step
  * of its life and of a call: during start-up, while idle between calls,
  * before and after the CHAN_ALLOC round trip of a result it sizes itself,
  * and with its result written but not yet answered. Each ends in a clear
  * TSR_E_WORKER naming the signal, or, where the request never reached the
- * worker and restart=auto, in the call simply working; tsr_restart and
+ * worker and restart=auto, in the call simply working; tsr_component_restart and
  * restart=auto bring the component back; nothing is left in /dev/shm and
  * no process is left running.
  */
@@ -86,8 +87,8 @@ Test(worker_kill, while_idle_fails_the_next_call_until_tsr_restart) {
     assert_contains(msg, pid);
     assert_contains(msg, "killed by signal 9");
     assert_code(apply(c, &msg), TSR_E_WORKER, msg);
-    assert_contains(msg, "tsr_restart");
-    cr_assert_eq(tsr_restart(c), 0);
+    assert_contains(msg, "tsr_component_restart");
+    cr_assert_eq(tsr_component_restart(c), 0);
     cr_assert_eq(apply(c, &msg), 0, "%s", msg);
     tsr_stats s = stats_of(c);
     cr_expect_eq(s.worker_starts, 2);
@@ -121,10 +122,10 @@ static void killed_mid_call(const char *step, const char *restart) {
     assert_contains(msg, "killed by signal 9");
     cr_expect(process_gone(first), "the dead worker was reaped");
     if (restart == NULL) {
-        /* restart=never: calls say why until tsr_restart */
+        /* restart=never: calls say why until tsr_component_restart */
         assert_code(apply(c, &msg), TSR_E_WORKER, msg);
         assert_contains(msg, "died earlier");
-        cr_assert_eq(tsr_restart(c), 0);
+        cr_assert_eq(tsr_component_restart(c), 0);
     }
     /* the new worker counts its calls from 1 again */
     cr_assert_eq(apply(c, &msg), 0, "after the death: %s", msg);

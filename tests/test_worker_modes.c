@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The three modes are one API: a component opened inproc, isolated or in
  * a worker answers every endpoint with the same bits, describes the same
@@ -98,10 +99,10 @@ typedef struct input_set {
 
 static void make_inputs(const tsr_component *c, int64_t n, uint64_t seed, input_set *in) {
     memset(in, 0, sizeof *in);
-    in->n_in = tsr_n_inputs(c);
+    in->n_in = tsr_component_n_inputs(c);
     cr_assert_leq(in->n_in, 8);
     for (int32_t i = 0; i < in->n_in; i++) {
-        const tsr_field *f = tsr_input_field(c, i);
+        const tsr_field *f = tsr_component_input(c, i);
         cr_assert_eq(f->dtype, TSR_FLOAT64, "the script handles float64 inputs only");
         int64_t shape[TSR_MAX_FIELD_RANK], count = 1;
         for (int32_t d = 0; d < f->rank; d++) {
@@ -154,15 +155,15 @@ typedef struct selection {
 static selection differentiable(const tsr_component *c, int reversed) {
     selection s;
     memset(&s, 0, sizeof s);
-    for (int32_t i = 0; i < tsr_n_inputs(c); i++) {
-        int32_t j = reversed ? tsr_n_inputs(c) - 1 - i : i;
-        if (tsr_input_field(c, j)->flags & TSR_FIELD_DIFFERENTIABLE)
-            s.in[s.n_in++] = tsr_input_field(c, j)->name;
+    for (int32_t i = 0; i < tsr_component_n_inputs(c); i++) {
+        int32_t j = reversed ? tsr_component_n_inputs(c) - 1 - i : i;
+        if (tsr_component_input(c, j)->flags & TSR_FIELD_DIFFERENTIABLE)
+            s.in[s.n_in++] = tsr_component_input(c, j)->name;
     }
-    for (int32_t o = 0; o < tsr_n_outputs(c); o++) {
-        int32_t j = reversed ? tsr_n_outputs(c) - 1 - o : o;
-        if (tsr_output_field(c, j)->flags & TSR_FIELD_DIFFERENTIABLE)
-            s.out[s.n_out++] = tsr_output_field(c, j)->name;
+    for (int32_t o = 0; o < tsr_component_n_outputs(c); o++) {
+        int32_t j = reversed ? tsr_component_n_outputs(c) - 1 - o : o;
+        if (tsr_component_output(c, j)->flags & TSR_FIELD_DIFFERENTIABLE)
+            s.out[s.n_out++] = tsr_component_output(c, j)->name;
     }
     return s;
 }
@@ -197,7 +198,7 @@ static void script(tsr_component *c, const input_set *in, transcript *t) {
         wrt_ok(jvp, s.in, s.n_in, s.out, s.n_out);
         double *tangent[8];
         for (int32_t k = 0; k < s.n_in; k++) {
-            tsr_array a = in->a[tsr_find_input(c, s.in[k])];
+            tsr_array a = in->a[tsr_component_find_input(c, s.in[k])];
             int64_t count = 1;
             for (int32_t d = 0; d < a.rank; d++) count *= a.shape[d];
             tangent[k] = calloc((size_t)count + 1, sizeof(double));
@@ -326,25 +327,25 @@ static void schemas_agree(const char *path, const char *key, const char *value) 
         cr_expect_str_eq(tsr_component_version(b), tsr_component_version(a), "%s", what);
         cr_expect_str_eq(tsr_component_description(b), tsr_component_description(a), "%s", what);
         cr_expect_str_eq(tsr_component_path(b), path, "%s", what);
-        cr_assert_eq(tsr_n_inputs(b), tsr_n_inputs(a), "%s", what);
-        cr_assert_eq(tsr_n_outputs(b), tsr_n_outputs(a), "%s", what);
-        for (int32_t i = 0; i < tsr_n_inputs(a); i++) {
+        cr_assert_eq(tsr_component_n_inputs(b), tsr_component_n_inputs(a), "%s", what);
+        cr_assert_eq(tsr_component_n_outputs(b), tsr_component_n_outputs(a), "%s", what);
+        for (int32_t i = 0; i < tsr_component_n_inputs(a); i++) {
             char f[400];
             snprintf(f, sizeof f, "%s, input %d", what, (int)i);
-            expect_same_field(tsr_input_field(a, i), tsr_input_field(b, i), f);
-            cr_expect_eq(tsr_find_input(b, tsr_input_field(a, i)->name), i, "%s", f);
+            expect_same_field(tsr_component_input(a, i), tsr_component_input(b, i), f);
+            cr_expect_eq(tsr_component_find_input(b, tsr_component_input(a, i)->name), i, "%s", f);
         }
-        for (int32_t o = 0; o < tsr_n_outputs(a); o++) {
+        for (int32_t o = 0; o < tsr_component_n_outputs(a); o++) {
             char f[400];
             snprintf(f, sizeof f, "%s, output %d", what, (int)o);
-            expect_same_field(tsr_output_field(a, o), tsr_output_field(b, o), f);
-            cr_expect_eq(tsr_find_output(b, tsr_output_field(a, o)->name), o, "%s", f);
+            expect_same_field(tsr_component_output(a, o), tsr_component_output(b, o), f);
+            cr_expect_eq(tsr_component_find_output(b, tsr_component_output(a, o)->name), o, "%s", f);
         }
-        cr_expect_null(tsr_input_field(b, tsr_n_inputs(a)), "%s", what);
-        cr_expect_null(tsr_output_field(b, tsr_n_outputs(a)), "%s", what);
-        cr_expect_eq(tsr_find_input(b, "no such field"), -1, "%s", what);
+        cr_expect_null(tsr_component_input(b, tsr_component_n_inputs(a)), "%s", what);
+        cr_expect_null(tsr_component_output(b, tsr_component_n_outputs(a)), "%s", what);
+        cr_expect_eq(tsr_component_find_input(b, "no such field"), -1, "%s", what);
         for (int ep = 0; ep < TSR_EP_COUNT; ep++)
-            cr_expect_eq(tsr_has_endpoint(b, (tsr_endpoint)ep), tsr_has_endpoint(a, (tsr_endpoint)ep),
+            cr_expect_eq(tsr_component_has_endpoint(b, (tsr_endpoint)ep), tsr_component_has_endpoint(a, (tsr_endpoint)ep),
                          "%s: has_endpoint(%s)", what, tsr_endpoint_name((tsr_endpoint)ep));
     }
     for (int m = 0; m < 3; m++) tsr_close(c[m]);
@@ -536,12 +537,10 @@ Test(modes, names_and_endpoints_are_checked_alike) {
 
 /* ---- how workers are started ------------------------------------------------ */
 
-static char verdict[2 * TSR_ERRMSG_MAX];
-
 /* In the child: spawn=fork and spawn=exec workers answer with the same
  * bits as inproc. */
 static const char *fork_and_exec_agree(void) {
-    const double x[5] = {1.5, -2, 1e-300, 3, 0.25};
+    double x[5] = {1.5, -2, 1e-300, 3, 0.25};
     double y[3][5];
     for (int k = 0; k < 3; k++) {
         tsr_options *o = tsr_options_new();
@@ -552,21 +551,15 @@ static const char *fork_and_exec_agree(void) {
         tsr_component *c = NULL;
         int rc = tsr_open(BUNDLED_PLUGIN("vectoradd"), o, &c, &err);
         tsr_options_free(o);
-        if (rc) {
-            snprintf(verdict, sizeof verdict, "tsr_open (%d): %s", k, err.message);
-            return verdict;
-        }
+        CHECK(rc == 0, "tsr_open (%d): %s", k, err.message);
         tsr_call *call = tsr_call_new(c, TSR_EP_APPLY);
         double s = 0.5;
-        tsr_array a = {.data = (void *)x, .dtype = TSR_FLOAT64, .rank = 1, .shape = {5}};
+        tsr_array a = {.data = x, .dtype = TSR_FLOAT64, .rank = 1, .shape = {5}};
         tsr_array sa = {.data = &s, .dtype = TSR_FLOAT64, .rank = 0};
         tsr_call_set_input(call, "a", &a);
         tsr_call_set_input(call, "b", &a);
         tsr_call_set_input(call, "s", &sa);
-        if (tsr_call_run(call) != 0) {
-            snprintf(verdict, sizeof verdict, "run (%d): %s", k, tsr_call_errmsg(call));
-            return verdict;
-        }
+        CHECK(tsr_call_run(call) == 0, "run (%d): %s", k, tsr_call_errmsg(call));
         memcpy(y[k], tsr_call_output(call, "result")->data, sizeof y[k]);
         tsr_call_free(call);
         tsr_close(c);
@@ -577,7 +570,7 @@ static const char *fork_and_exec_agree(void) {
 }
 
 Test(modes, fork_and_exec_workers_agree_with_inproc) {
-    in_single_threaded_child(fork_and_exec_agree);
+    run_in_child(fork_and_exec_agree, NULL);
 }
 
 Test(modes, fork_spawning_is_refused_in_a_threaded_host) {

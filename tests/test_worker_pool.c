@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pools and batches: a component opened with several workers serves
  * concurrent calls from several threads in different workers, with every
@@ -181,9 +182,9 @@ static void make_batched(const tsr_component *c, int64_t batch, int64_t n, batch
     memset(b, 0, sizeof *b);
     b->batch = batch;
     b->n = n;
-    b->n_in = tsr_n_inputs(c);
+    b->n_in = tsr_component_n_inputs(c);
     for (int32_t i = 0; i < b->n_in; i++) {
-        const tsr_field *f = tsr_input_field(c, i);
+        const tsr_field *f = tsr_component_input(c, i);
         int64_t shape[1] = {n};
         int64_t count = batch * (f->rank ? n : 1);
         b->data[i] = random_doubles(count, 31 * (uint64_t)i + (uint64_t)batch);
@@ -227,8 +228,8 @@ typedef struct selection_names {
 static selection_names every_field(const tsr_component *c) {
     selection_names s;
     memset(&s, 0, sizeof s);
-    for (int32_t i = 0; i < tsr_n_inputs(c); i++) s.in[s.n_in++] = tsr_input_field(c, i)->name;
-    for (int32_t o = 0; o < tsr_n_outputs(c); o++) s.out[s.n_out++] = tsr_output_field(c, o)->name;
+    for (int32_t i = 0; i < tsr_component_n_inputs(c); i++) s.in[s.n_in++] = tsr_component_input(c, i)->name;
+    for (int32_t o = 0; o < tsr_component_n_outputs(c); o++) s.out[s.n_out++] = tsr_component_output(c, o)->name;
     return s;
 }
 
@@ -318,9 +319,9 @@ static void batches_agree(const char *plugin, int64_t n, const int32_t *out_rank
                 batched b;
                 make_batched(c[m], sizes[s], n, &b);
                 int32_t in_ranks[8];
-                for (int32_t i = 0; i < b.n_in; i++) in_ranks[i] = tsr_input_field(c[m], i)->rank;
+                for (int32_t i = 0; i < b.n_in; i++) in_ranks[i] = tsr_component_input(c[m], i)->rank;
                 if (eps[e] == TSR_EP_JVP) make_seeds(&b, b.n_in, in_ranks);
-                if (eps[e] == TSR_EP_VJP) make_seeds(&b, tsr_n_outputs(c[m]), out_ranks);
+                if (eps[e] == TSR_EP_VJP) make_seeds(&b, tsr_component_n_outputs(c[m]), out_ranks);
                 bytes[m] = batch_matches_items(c[m], eps[e], &b, &copy[m]);
                 free_batched(&b);
             }

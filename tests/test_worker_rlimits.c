@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The worker's resource limits (options rlimit_as, rlimit_cpu,
  * rlimit_nofile): the worker sets them on itself before it loads the

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What crosses between host and worker, and how: inputs allocated with
- * tsr_alloc are passed by reference (the counters say so) and are read
+ * tsr_component_alloc are passed by reference (the counters say so) and are read
  * where the host wrote them; other inputs are copied once per call;
  * results are views of shared memory that the worker wrote. And what the
  * worker's process sees of its host: output lines reach the output
@@ -18,11 +19,11 @@ TestSuite(zero_copy, .fini = expect_no_own_segments, .timeout = 60);
 Test(zero_copy, arena_inputs_cross_by_reference_and_others_are_copied) {
     tsr_component *c = open_worker_cfg(BUNDLED_PLUGIN("noop"), NULL, NULL, NULL, NULL);
     const int64_t n = 100;
-    double *shared = tsr_alloc(c, (size_t)n * sizeof(double));
+    double *shared = tsr_component_alloc(c, (size_t)n * sizeof(double));
     cr_assert_not_null(shared);
-    cr_expect_eq((uintptr_t)shared % 64, 0, "tsr_alloc is 64-byte aligned");
+    cr_expect_eq((uintptr_t)shared % 64, 0, "tsr_component_alloc is 64-byte aligned");
     cr_expect(in_own_shared_memory(shared, (size_t)n * sizeof(double)),
-              "tsr_alloc in worker mode gives shared memory");
+              "tsr_component_alloc in worker mode gives shared memory");
     double *plain = malloc((size_t)n * sizeof(double));
     cr_assert_not_null(plain);
     fill_random(shared, n, 1);
@@ -53,7 +54,7 @@ Test(zero_copy, arena_inputs_cross_by_reference_and_others_are_copied) {
     cr_expect_eq(s.bytes_copied, (uint64_t)n * 8);
 
     tsr_call_free(call);
-    tsr_free(c, shared);
+    tsr_component_free_buffer(c, shared);
     free(plain);
     tsr_close(c);
 }
@@ -61,7 +62,7 @@ Test(zero_copy, arena_inputs_cross_by_reference_and_others_are_copied) {
 Test(zero_copy, each_input_and_seed_is_counted_where_it_lies) {
     tsr_component *c = open_worker_cfg(BUNDLED_PLUGIN("vectoradd"), NULL, NULL, NULL, NULL);
     const int64_t n = 8;
-    double *a = tsr_alloc(c, n * sizeof(double)), *t = tsr_alloc(c, n * sizeof(double));
+    double *a = tsr_component_alloc(c, n * sizeof(double)), *t = tsr_component_alloc(c, n * sizeof(double));
     double b[8], s = 3, tb[8];
     cr_assert(a && t);
     for (int i = 0; i < n; i++) {
@@ -85,14 +86,14 @@ Test(zero_copy, each_input_and_seed_is_counted_where_it_lies) {
     cr_expect_eq(st.bytes_by_ref, 2 * n * 8, "a and its tangent");
     cr_expect_eq(st.bytes_copied, 2 * n * 8 + 8, "b, its tangent and s");
     tsr_call_free(call);
-    tsr_free(c, a);
-    tsr_free(c, t);
+    tsr_component_free_buffer(c, a);
+    tsr_component_free_buffer(c, t);
     tsr_close(c);
 }
 
 Test(zero_copy, the_worker_reads_arena_inputs_where_the_host_writes_them) {
     tsr_component *c = open_worker_cfg(BUNDLED_PLUGIN("noop"), NULL, NULL, NULL, NULL);
-    double *x = tsr_alloc(c, 4 * sizeof(double));
+    double *x = tsr_component_alloc(c, 4 * sizeof(double));
     cr_assert_not_null(x);
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     bind_ok(call, "x", f64_vec(x, 4));
@@ -107,14 +108,14 @@ Test(zero_copy, the_worker_reads_arena_inputs_where_the_host_writes_them) {
     cr_expect_eq(s.bytes_copied, 0);
     cr_expect_eq(s.bytes_by_ref, 50 * 4 * 8);
     tsr_call_free(call);
-    tsr_free(c, x);
+    tsr_component_free_buffer(c, x);
     tsr_close(c);
 }
 
 Test(zero_copy, a_large_arena_input_crosses_by_reference) {
     tsr_component *c = open_worker_cfg(BUNDLED_PLUGIN("noop"), NULL, NULL, NULL, NULL);
     const int64_t n = 1 << 20; /* 8 MiB, more than the first segment */
-    double *x = tsr_alloc(c, (size_t)n * sizeof(double));
+    double *x = tsr_component_alloc(c, (size_t)n * sizeof(double));
     cr_assert_not_null(x);
     cr_expect(in_own_shared_memory(x, (size_t)n * sizeof(double)));
     for (int64_t i = 0; i < n; i++) x[i] = (double)i;
@@ -125,16 +126,16 @@ Test(zero_copy, a_large_arena_input_crosses_by_reference) {
     cr_expect(memcmp(y, x, (size_t)n * sizeof(double)) == 0);
     cr_expect_eq(stats_of(c).bytes_copied, 0);
     tsr_call_free(call);
-    tsr_free(c, x);
+    tsr_component_free_buffer(c, x);
     tsr_close(c);
 }
 
 Test(zero_copy, inproc_tsr_alloc_is_aligned_memory_and_nothing_is_staged) {
     tsr_component *c = open_ok(BUNDLED_PLUGIN("noop"), NULL);
-    double *x = tsr_alloc(c, 3 * sizeof(double));
+    double *x = tsr_component_alloc(c, 3 * sizeof(double));
     cr_assert_not_null(x);
     cr_expect_eq((uintptr_t)x % 64, 0);
-    void *empty = tsr_alloc(c, 0);
+    void *empty = tsr_component_alloc(c, 0);
     cr_expect_not_null(empty, "a zero-byte allocation is a valid pointer");
     x[0] = 1;
     x[1] = 2;
@@ -146,9 +147,9 @@ Test(zero_copy, inproc_tsr_alloc_is_aligned_memory_and_nothing_is_staged) {
     cr_expect_eq(s.bytes_copied, 0);
     cr_expect_eq(s.worker_starts, 0);
     tsr_call_free(call);
-    tsr_free(c, x);
-    tsr_free(c, empty);
-    tsr_free(c, NULL);
+    tsr_component_free_buffer(c, x);
+    tsr_component_free_buffer(c, empty);
+    tsr_component_free_buffer(c, NULL);
     tsr_close(c);
 }
 
@@ -157,7 +158,7 @@ Test(zero_copy, inproc_tsr_alloc_is_aligned_memory_and_nothing_is_staged) {
 Test(zero_copy, results_are_views_of_shared_memory_the_worker_wrote) {
     tsr_component *c = open_worker_cfg(TEST_PLUGIN("whoami"), NULL, NULL, NULL, NULL);
     pid_t worker = only_worker();
-    double *x = tsr_alloc(c, 5 * sizeof(double));
+    double *x = tsr_component_alloc(c, 5 * sizeof(double));
     cr_assert_not_null(x);
     for (int i = 0; i < 5; i++) x[i] = i + 0.5;
     tsr_call *call = new_call(c, TSR_EP_APPLY);
@@ -180,7 +181,7 @@ Test(zero_copy, results_are_views_of_shared_memory_the_worker_wrote) {
     tsr_stats s = stats_of(c);
     cr_expect_eq(s.bytes_copied, 0, "nothing was copied either way");
     tsr_call_free(call);
-    tsr_free(c, x);
+    tsr_component_free_buffer(c, x);
     tsr_close(c);
 }
 
@@ -332,8 +333,6 @@ Test(zero_copy, a_cleared_environment_holds_only_the_variables_set) {
 
 /* ---- the same in fork mode -------------------------------------------------------- */
 
-static char verdict[2 * TSR_ERRMSG_MAX];
-
 static const char *fork_worker_sees_what_it_is_given(void) {
     static out_lines l;
     out_init(&l);
@@ -352,21 +351,18 @@ static const char *fork_worker_sees_what_it_is_given(void) {
     tsr_component *c = NULL;
     int rc = tsr_open(TEST_PLUGIN("talk"), o, &c, &err);
     tsr_options_free(o);
-    if (rc) {
-        snprintf(verdict, sizeof verdict, "tsr_open: %s", err.message);
-        return verdict;
-    }
-    double *x = tsr_alloc(c, sizeof(double));
+    CHECK(rc == 0, "tsr_open: %s", err.message);
+    double *x = tsr_component_alloc(c, sizeof(double));
     *x = 7;
     tsr_call *call = tsr_call_new(c, TSR_EP_APPLY);
     tsr_array xa = {.data = x, .dtype = TSR_FLOAT64, .rank = 1, .shape = {1}};
     tsr_call_set_input(call, "x", &xa);
     rc = tsr_call_run(call);
     double y = rc ? 0 : *(const double *)tsr_call_output(call, "y")->data;
-    tsr_stats s;
-    tsr_get_stats(c, &s);
+    tsr_stats s = TSR_STATS_INIT;
+    tsr_component_stats(c, &s);
     tsr_call_free(call);
-    tsr_free(c, x);
+    tsr_component_free_buffer(c, x);
     tsr_close(c);
     rmdir(dir);
     char cwd_line[64];
@@ -387,7 +383,7 @@ static const char *fork_worker_sees_what_it_is_given(void) {
 }
 
 Test(zero_copy, a_forked_worker_gets_the_same_environment_directory_and_output_handling) {
-    in_single_threaded_child(fork_worker_sees_what_it_is_given);
+    run_in_child(fork_worker_sees_what_it_is_given, NULL);
 }
 
 /* tsr_ctx_log in a worker reaches the host's log function with its level,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Derivative arguments: which fields may be named in jvp/vjp/jacobian,
  * tangents and cotangents, endpoints a plugin lacks, and the order of
@@ -224,15 +225,15 @@ Test(wrt, seed_for_field_not_in_wrt) {
 }
 
 /* jacobian and abstract_eval, which schemacheck lacks, are reported by
- * tsr_has_endpoint and refused at run with TSR_E_UNSUPPORTED naming the
+ * tsr_component_has_endpoint and refused at run with TSR_E_UNSUPPORTED naming the
  * endpoint and the component. */
 Test(wrt, endpoint_not_implemented) {
     tsr_component *c = open_ok(SC_PATH, NULL);
-    cr_assert_eq(tsr_has_endpoint(c, TSR_EP_APPLY), 1);
-    cr_assert_eq(tsr_has_endpoint(c, TSR_EP_JVP), 1);
-    cr_assert_eq(tsr_has_endpoint(c, TSR_EP_VJP), 1);
-    cr_assert_eq(tsr_has_endpoint(c, TSR_EP_JACOBIAN), 0);
-    cr_assert_eq(tsr_has_endpoint(c, TSR_EP_ABSTRACT_EVAL), 0);
+    cr_assert_eq(tsr_component_has_endpoint(c, TSR_EP_APPLY), 1);
+    cr_assert_eq(tsr_component_has_endpoint(c, TSR_EP_JVP), 1);
+    cr_assert_eq(tsr_component_has_endpoint(c, TSR_EP_VJP), 1);
+    cr_assert_eq(tsr_component_has_endpoint(c, TSR_EP_JACOBIAN), 0);
+    cr_assert_eq(tsr_component_has_endpoint(c, TSR_EP_ABSTRACT_EVAL), 0);
     sc_inputs in = sc_make(3, 2, 1);
     tsr_call *call = sc_call(c, TSR_EP_JACOBIAN, &in);
     const char *ins[] = {"left"}, *outs[] = {"combo"};

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the public-API tests of worker mode (tests/test_worker_*.c):
  * options per mode, the processes a host has started, shared-memory
- * entries left in /dev/shm, collected output lines, and running a test
- * body in a single-threaded forked child.
+ * segments left behind, and collected output lines. Tests that run their
+ * body in a forked child use child_verdict.h (included here).
  */
 #ifndef TESSERA_TEST_WORKER_UTIL_H
 #define TESSERA_TEST_WORKER_UTIL_H
@@ -14,6 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "child_verdict.h"
+#include "dir_entries.h"
 #include "test_util.h"
 
 static const char *const mode_names[] = {"inproc", "isolated", "worker"};
@@ -37,6 +40,14 @@ static inline void set_config(tsr_options *o, const char *key, const char *value
     cr_assert_eq(tsr_options_set_config(o, key, value), 0, "config %s=%s", key, value);
 }
 
+/* A component opened in a mode, with no other option. */
+static inline tsr_component *open_mode(const char *path, tsr_mode mode) {
+    tsr_options *o = mode_options(mode);
+    tsr_component *c = open_ok(path, o);
+    tsr_options_free(o);
+    return c;
+}
+
 /* A worker-mode component with at most two configuration keys (NULL key:
  * none). */
 static inline tsr_component *open_worker_cfg(const char *path, const char *k1, const char *v1,
@@ -50,8 +61,8 @@ static inline tsr_component *open_worker_cfg(const char *path, const char *k1, c
 }
 
 static inline tsr_stats stats_of(const tsr_component *c) {
-    tsr_stats s;
-    tsr_get_stats(c, &s);
+    tsr_stats s = TSR_STATS_INIT;
+    tsr_component_stats(c, &s);
     return s;
 }
 
@@ -149,20 +160,6 @@ static inline pid_t only_worker(void) {
 
 /* ---- shared memory ----------------------------------------------------- */
 
-/* Entries of /dev/shm made by process pid ("tessera-<pid>-..."). */
-static inline int shm_entries_of(pid_t pid) {
-    char stem[48];
-    snprintf(stem, sizeof stem, "tessera-%ld-", (long)pid);
-    DIR *d = opendir("/dev/shm");
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, stem, strlen(stem)) == 0) n++;
-    closedir(d);
-    return n;
-}
-
 /* Teardown of every worker test: whatever a test opened, it closed, and
  * nothing of this process is left in /dev/shm. */
 static inline void expect_no_own_segments(void) {
@@ -231,42 +228,6 @@ static inline void out_free(out_lines *l) {
     }
     l->n = 0;
     pthread_mutex_destroy(&l->lock);
-}
-
-/* ---- a single-threaded child ---------------------------------------------- */
-
-/* Criterion's test processes have two threads, and spawn=fork is refused
- * in a threaded host; such tests run in a forked child, which has one.
- * The child reports "ok" or what went wrong through a pipe. */
-typedef const char *(*child_test)(void);
-
-static inline void in_single_threaded_child(child_test fn) {
-    int p[2];
-    cr_assert_eq(pipe(p), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        close(p[0]);
-        const char *verdict = fn();
-        size_t len = strlen(verdict);
-        _exit(write(p[1], verdict, len) == (ssize_t)len ? 0 : 1);
-    }
-    close(p[1]);
-    char verdict[2 * TSR_ERRMSG_MAX] = "";
-    size_t got = 0;
-    for (;;) {
-        ssize_t r = read(p[0], verdict + got, sizeof verdict - 1 - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    verdict[got] = '\0';
-    close(p[0]);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
-    cr_expect_str_eq(verdict, "ok");
-    cr_expect_eq(shm_entries_of(pid), 0, "the child left segments in /dev/shm");
 }
 
 #endif /* TESSERA_TEST_WORKER_UTIL_H */

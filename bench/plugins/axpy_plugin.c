@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The compiled-plugin baseline of the manifest benchmark: apply calls the
  * same routine of libbench_axpy.so that the manifests name, as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peek: head = x[0] (0 for an empty x).
  *

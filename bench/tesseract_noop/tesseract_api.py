@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The noop component written as a Tesseract: y = x for a float64 vector,
 with its vector-Jacobian product (the cotangent itself). bench/report.py
 measures it beside Tessera's noop plugin, in-process through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The `tessera` command line: shared declarations of its parts.
  *   main.c        the main command: global options, dispatch

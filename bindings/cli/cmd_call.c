@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tessera apply|jvp|vjp|jacobian|abstract-eval PLUGIN PAYLOAD`: decode
  * the payload, run the endpoint, print the results. */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tessera check-gradients PLUGIN PAYLOAD`: compare the derivative
  * endpoints with finite differences (or Taylor convergence) at the inputs
  * of an apply payload, and report. */
@@ -30,14 +31,14 @@ static void release(invocation *inv) {
 
 /* The payload's inputs in schema order, as tsr_gradcheck_run takes them. */
 static int gather_inputs(invocation *inv) {
-    int32_t n = tsr_n_inputs(inv->component);
+    int32_t n = tsr_component_n_inputs(inv->component);
     inv->inputs = calloc((size_t)n + 1, sizeof *inv->inputs);
     if (!inv->inputs) {
         cli_error(NULL, "out of memory");
         return CLI_CALL_FAILED;
     }
     for (int32_t k = 0; k < n; k++) {
-        const char *name = tsr_input_field(inv->component, k)->name;
+        const char *name = tsr_component_input(inv->component, k)->name;
         const tsr_array *a = tsr_payload_input(inv->payload, name);
         if (!a) {
             cli_error(NULL, "the payload lacks input '%s'", name);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tessera info`: what this build and this machine offer: version, plugin
  * ABI, the file I/O that binref files use (and why not io_uring when it is
  * not), whether POSIX shared memory works, the kernel. */

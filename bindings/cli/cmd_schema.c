@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tessera schema PLUGIN`: the component's schema as JSON. */
 #include <limits.h>
 #include <stdlib.h>

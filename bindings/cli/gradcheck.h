@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tessera check-gradients`: its options and its report, shared by
  * cmd_gradcheck.c, gradcheck_args.c and gradcheck_print.c. */
 #ifndef TESSERA_CLI_GRADCHECK_H

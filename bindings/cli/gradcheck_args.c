@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Options of `tessera check-gradients`. */
 #include <errno.h>
 #include <getopt.h>
@@ -106,7 +107,7 @@ static int name_list(const char *option, const char *arg, char **buf, const char
 static int parse_one(int opt, const char *arg, const char *token, gradcheck_args *a) {
     tsr_gradcheck_options *o = &a->opts;
     tsr_error err;
-    int64_t v;
+    int64_t v = 0;
     int rc;
     switch (opt) {
     case 'h': a->help = true; return CLI_OK;
@@ -124,7 +125,7 @@ static int parse_one(int opt, const char *arg, const char *token, gradcheck_args
     case OPT_MAX_FAILURES: return count("--max-failures", arg, 1, INT64_MAX, &o->max_failures);
     case OPT_TAYLOR_STEPS:
         rc = count("--taylor-steps", arg, 3, TSR_GRADCHECK_MAX_TAYLOR_STEPS, &v);
-        o->taylor_steps = (int32_t)v;
+        if (rc == CLI_OK) o->taylor_steps = (int32_t)v;
         return rc;
     case OPT_SEED: return seed(arg, &o->seed);
     case OPT_RTOL: return positive_number("--rtol", arg, &o->rtol);

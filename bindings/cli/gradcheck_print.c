@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tessera check-gradients`: the human-readable report on stdout and the
  * progress bar on stderr. */
 #include <math.h>
@@ -130,7 +131,7 @@ static void print_nothing_checked(const tsr_gradcheck_report *r, const tsr_compo
     int checked = 0, served = 0;
     for (size_t k = 0; k < 3; k++) {
         checked |= tsr_gradcheck_summary_of(r, endpoints[k])->checked;
-        served |= tsr_has_endpoint(c, endpoints[k]) && !tsr_has_native_endpoint(c, endpoints[k]);
+        served |= tsr_component_has_endpoint(c, endpoints[k]) && !tsr_component_has_native_endpoint(c, endpoints[k]);
     }
     if (!checked && served)
         printf("nothing checked: the plugin implements no derivative endpoint; those served by\n"

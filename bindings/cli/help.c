@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Help texts. Help asked for goes to stdout; usage errors go to stderr. */
 #include <stdio.h>
 

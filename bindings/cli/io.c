@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading payloads and writing results, and the messages on stderr. */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 
 #include "cli.h"
 
+__attribute__((format(printf, 2, 0)))
 static void vreport(const char *command, const char *fmt, va_list ap) {
     if (command != NULL) fprintf(stderr, "tessera %s: error: ", command);
     else fprintf(stderr, "tessera: error: ");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tessera`: the main command, its global options and the dispatch to
  * subcommands. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Options shared by the subcommands: -f, -o, --mode, --config, -h, and
  * for endpoint calls those of arrays in files: --input-path,
  * --output-path, --compression, --checksum, --io, --allow-escape. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Derivatives by finite differences of apply, for plugins that declare an
  * fd_method instead of writing jvp, vjp or jacobian (costs in plugin.h).
  * Runs in the host in every mode: each evaluation is an ordinary apply
@@ -68,12 +69,14 @@ static int check_dtypes(tsr_call *call) {
 }
 
 /* Bind every input to the apply call: the differentiated ones to their
- * working copies (in the arena in worker mode, so they cross by
- * reference), the others as given. */
+ * working copies (from the component's buffers: in worker mode the arena,
+ * so that they cross by reference), the others as given. */
 static int fd_setup(fd_run *r) {
     tsr_call *call = r->call;
     tsr_component *c = call->comp;
     if (!call->fd_apply && !(call->fd_apply = tsr_call_new(c, TSR_EP_APPLY)))
+        return call_fail(call, TSR_E_NOMEM, "out of memory");
+    if (!call->fd_work && !(call->fd_work = calloc((size_t)c->n_in, sizeof *call->fd_work)))
         return call_fail(call, TSR_E_NOMEM, "out of memory");
     r->apply = call->fd_apply;
     r->work = calloc((size_t)(call->n_wrt_in > 0 ? call->n_wrt_in : 1), sizeof *r->work);
@@ -85,9 +88,10 @@ static int fd_setup(fd_run *r) {
         shape_bytes(x, &bytes);
         char why[300];
         r->work[k] = *x;
-        r->work[k].data = result_reserve(c, &call->staging[call->wrt_in[k]], bytes, why, sizeof why);
+        r->work[k].data = result_reserve(c, &call->fd_work[call->wrt_in[k]], bytes, why,
+                                         sizeof why);
         if (!r->work[k].data)
-            return call_fail(call, c->arena ? TSR_E_SHM : TSR_E_NOMEM,
+            return call_fail(call, buffer_fail_code(c),
                              "cannot allocate a finite-difference copy of input '%s': %s",
                              c->in[call->wrt_in[k]].field.name, why);
         if (bytes) memcpy(r->work[k].data, x->data, bytes);
@@ -131,7 +135,7 @@ static int fd_alloc_results(fd_run *r) {
         memcpy(res->shape, y->shape, (size_t)y->rank * sizeof(int64_t));
         char why[TSR_ERRMSG_MAX];
         int code = TSR_E_PLUGIN_RESULT;
-        if (!result_alloc(call, k, &code, why, sizeof why)) return call_fail(call, code, "%s", why);
+        if (!call_result_alloc(call, k, &code, why, sizeof why)) return call_fail(call, code, "%s", why);
     }
     return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: tsr_gradcheck_run. Resolves the options, runs apply at
  * the caller's point, and hands over to the finite-difference or Taylor
  * strategy. Everything goes through the public call API, so the check
@@ -114,12 +115,12 @@ static void release(gc_session *s) {
     tsr_call_free(s->vjp);
     tsr_call_free(s->jac);
     for (int32_t k = 0; s->in && k < s->n_in; k++) {
-        tsr_free(s->c, s->in[k].work);
-        tsr_free(s->c, s->in[k].seed);
+        tsr_component_free_buffer(s->c, s->in[k].work);
+        tsr_component_free_buffer(s->c, s->in[k].seed);
         free(s->in[k].sample);
     }
     for (int32_t o = 0; s->out && o < s->n_out; o++) {
-        tsr_free(s->c, s->out[o].seed);
+        tsr_component_free_buffer(s->c, s->out[o].seed);
         free(s->out[o].sample);
     }
     free(s->in);
@@ -133,7 +134,7 @@ TSR_API int tsr_gradcheck_run(tsr_component *c, const tsr_array *inputs,
                               const tsr_gradcheck_options *opts, tsr_gradcheck_report **out,
                               tsr_error *err) {
     if (out) *out = NULL;
-    if (!c || !out || (!inputs && tsr_n_inputs(c) > 0)) {
+    if (!c || !out || (!inputs && tsr_component_n_inputs(c) > 0)) {
         error_set(err, TSR_E_ARGUMENT, "tsr_gradcheck_run: %s is NULL",
                   !c ? "the component" : !out ? "out" : "inputs");
         return TSR_E_ARGUMENT;

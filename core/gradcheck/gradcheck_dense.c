@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: once the jacobian agrees with finite differences, jvp
  * and vjp are checked against it with one call each, on random dense
  * tangents and cotangents, which covers every element instead of samples. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: running apply and the derivative endpoints through the
  * public call API, counting calls, reporting progress and failures. */
 #include <stdarg.h>
@@ -40,7 +41,7 @@ void gc_progress(gc_session *s, int64_t more_total, int64_t done) {
 }
 
 int gc_bind_point(gc_session *s, tsr_call *call) {
-    int32_t n = tsr_n_inputs(s->c);
+    int32_t n = tsr_component_n_inputs(s->c);
     for (int32_t k = 0; k < n; k++) {
         if (tsr_call_set_input_at(call, k, &s->point[k]) != 0)
             return gc_call_failed(s, call, "binding the inputs");

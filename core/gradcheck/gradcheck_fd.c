@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: the finite-difference strategy (see gradcheck.h,
  * "Strategy"). One central difference per sampled input element gives a
  * column of every selected output; the jacobian is compared with whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks (gradcheck*.c): the state of one check, shared by its
  * parts. Not part of the public API.
  *   gradcheck.c          tsr_gradcheck_run: options, the base point, dispatch

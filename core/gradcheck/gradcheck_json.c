@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: the report as compact JSON (layout in gradcheck.h). */
 #include <math.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: how noisy apply is. A solver's output carries rounding
  * far above the unit roundoff (ill-conditioned systems, long time loops),
  * and a central difference divides that noise by the step: without an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: the report object, what the checks record in it, and
  * its public accessors. */
 #include <math.h>
@@ -6,6 +7,13 @@
 
 #include "gradcheck_internal.h"
 #include "core/internal.h"
+
+/* A Taylor test as handed out (its arrays const) and the block it owns:
+ * step, residual, floor, order. */
+typedef struct gc_taylor {
+    tsr_gradcheck_taylor t;
+    double *block;
+} gc_taylor;
 
 struct tsr_gradcheck_report {
     int taylor;
@@ -16,7 +24,7 @@ struct tsr_gradcheck_report {
     int64_t n_fail, cap_fail;
     tsr_gradcheck_skip *skip;
     int32_t n_skip, cap_skip;
-    tsr_gradcheck_taylor *tay;          /* each owns one block: step, residual, floor, order */
+    gc_taylor *tay;
     int32_t n_tay, cap_tay;
 };
 
@@ -123,8 +131,10 @@ int gc_add_taylor(tsr_gradcheck_report *r, tsr_endpoint ep, const char *input, c
     memcpy(block, step, bytes);
     memcpy(block + n_steps, residual, bytes);
     memcpy(block + 2 * n_steps, floor_, bytes);
-    tsr_gradcheck_taylor *t = &r->tay[r->n_tay++];
-    memset(t, 0, sizeof *t);
+    gc_taylor *g = &r->tay[r->n_tay++];
+    memset(g, 0, sizeof *g);
+    g->block = block;
+    tsr_gradcheck_taylor *t = &g->t;
     t->endpoint = ep;
     t->input = input;
     t->output = output;
@@ -144,7 +154,7 @@ int gc_add_taylor(tsr_gradcheck_report *r, tsr_endpoint ep, const char *input, c
 
 TSR_API void tsr_gradcheck_report_free(tsr_gradcheck_report *r) {
     if (!r) return;
-    for (int32_t k = 0; k < r->n_tay; k++) free((void *)r->tay[k].step);
+    for (int32_t k = 0; k < r->n_tay; k++) free(r->tay[k].block);
     free(r->tay);
     free(r->skip);
     free(r->fail);
@@ -192,5 +202,5 @@ TSR_API int32_t tsr_gradcheck_n_taylor(const tsr_gradcheck_report *r) { return r
 
 TSR_API const tsr_gradcheck_taylor *tsr_gradcheck_taylor_at(const tsr_gradcheck_report *r,
                                                            int32_t k) {
-    return r && k >= 0 && k < r->n_tay ? &r->tay[k] : NULL;
+    return r && k >= 0 && k < r->n_tay ? &r->tay[k].t : NULL;
 }

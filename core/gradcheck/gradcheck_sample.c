@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: the PRNG, sampling without replacement, element access
  * and per-dtype tolerances. */
 #include <float.h>

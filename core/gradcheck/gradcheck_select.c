@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: which endpoints and fields are checked, and the
  * samples and buffers each selected field needs. */
 #include <stdio.h>
@@ -16,9 +17,9 @@ static int select_endpoints(gc_session *s, uint32_t asked) {
         if (asked == 0) {
             /* An endpoint served by finite differences would only be
              * compared with finite differences: checked when asked. */
-            if (tsr_has_native_endpoint(s->c, eps[k])) s->endpoints |= bit;
+            if (tsr_component_has_native_endpoint(s->c, eps[k])) s->endpoints |= bit;
         } else if (asked & bit) {
-            if (!tsr_has_endpoint(s->c, eps[k]))
+            if (!tsr_component_has_endpoint(s->c, eps[k]))
                 return gc_fail(s, TSR_E_UNSUPPORTED, "component '%s' has no %s endpoint to check",
                                tsr_component_name(s->c), tsr_endpoint_name(eps[k]));
             s->endpoints |= bit;
@@ -31,9 +32,9 @@ static int select_endpoints(gc_session *s, uint32_t asked) {
 static void list_differentiable(const gc_session *s, int inputs, char *buf, size_t cap) {
     size_t used = 0;
     buf[0] = '\0';
-    int32_t n = inputs ? tsr_n_inputs(s->c) : tsr_n_outputs(s->c);
+    int32_t n = inputs ? tsr_component_n_inputs(s->c) : tsr_component_n_outputs(s->c);
     for (int32_t k = 0; k < n; k++) {
-        const tsr_field *f = inputs ? tsr_input_field(s->c, k) : tsr_output_field(s->c, k);
+        const tsr_field *f = inputs ? tsr_component_input(s->c, k) : tsr_component_output(s->c, k);
         if (!(f->flags & TSR_FIELD_DIFFERENTIABLE)) continue;
         int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", f->name);
         if (w < 0 || (size_t)w >= cap - used) break;
@@ -56,18 +57,18 @@ static const char *skip_reason(tsr_dtype dt) {
 static int select_side(gc_session *s, int inputs, const char *const *paths, int32_t n_paths,
                        uint8_t *chosen) {
     const char *side = inputs ? "input" : "output";
-    int32_t n = inputs ? tsr_n_inputs(s->c) : tsr_n_outputs(s->c);
+    int32_t n = inputs ? tsr_component_n_inputs(s->c) : tsr_component_n_outputs(s->c);
     if (n_paths == 0) {
         for (int32_t k = 0; k < n; k++) {
-            const tsr_field *f = inputs ? tsr_input_field(s->c, k) : tsr_output_field(s->c, k);
+            const tsr_field *f = inputs ? tsr_component_input(s->c, k) : tsr_component_output(s->c, k);
             chosen[k] = (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0;
         }
     }
     for (int32_t p = 0; p < n_paths; p++) {
         if (paths[p] == NULL) return gc_fail(s, TSR_E_ARGUMENT, "%s path %d is NULL", side, (int)p);
-        int32_t k = inputs ? tsr_find_input(s->c, paths[p]) : tsr_find_output(s->c, paths[p]);
+        int32_t k = inputs ? tsr_component_find_input(s->c, paths[p]) : tsr_component_find_output(s->c, paths[p]);
         const tsr_field *f =
-            k < 0 ? NULL : inputs ? tsr_input_field(s->c, k) : tsr_output_field(s->c, k);
+            k < 0 ? NULL : inputs ? tsr_component_input(s->c, k) : tsr_component_output(s->c, k);
         if (!f || !(f->flags & TSR_FIELD_DIFFERENTIABLE)) {
             char names[512];
             list_differentiable(s, inputs, names, sizeof names);
@@ -82,7 +83,7 @@ static int select_side(gc_session *s, int inputs, const char *const *paths, int3
         chosen[k] = 1;
     }
     for (int32_t k = 0; k < n; k++) {
-        const tsr_field *f = inputs ? tsr_input_field(s->c, k) : tsr_output_field(s->c, k);
+        const tsr_field *f = inputs ? tsr_component_input(s->c, k) : tsr_component_output(s->c, k);
         if (!chosen[k] || gc_is_real(f->dtype)) continue;
         chosen[k] = 0;
         if (gc_add_skip(s->rep, f->name, inputs, skip_reason(f->dtype)) != 0)
@@ -92,24 +93,24 @@ static int select_side(gc_session *s, int inputs, const char *const *paths, int3
 }
 
 static int fill_inputs(gc_session *s, const uint8_t *chosen) {
-    int32_t n = tsr_n_inputs(s->c);
+    int32_t n = tsr_component_n_inputs(s->c);
     for (int32_t k = 0; k < n; k++) {
         if (!chosen[k]) continue;
         gc_in *in = &s->in[s->n_in];
         in->field = k;
-        in->name = tsr_input_field(s->c, k)->name;
+        in->name = tsr_component_input(s->c, k)->name;
         s->in_names[s->n_in++] = in->name;
     }
     return 0;
 }
 
 static int fill_outputs(gc_session *s, const uint8_t *chosen) {
-    int32_t n = tsr_n_outputs(s->c);
+    int32_t n = tsr_component_n_outputs(s->c);
     for (int32_t k = 0; k < n; k++) {
         if (!chosen[k]) continue;
         gc_out *out = &s->out[s->n_out];
         out->field = k;
-        out->name = tsr_output_field(s->c, k)->name;
+        out->name = tsr_component_output(s->c, k)->name;
         s->out_names[s->n_out++] = out->name;
     }
     return 0;
@@ -118,7 +119,7 @@ static int fill_outputs(gc_session *s, const uint8_t *chosen) {
 int gc_select(gc_session *s, const tsr_gradcheck_options *o) {
     int rc = select_endpoints(s, o->endpoints);
     if (rc) return rc;
-    int32_t n_in = tsr_n_inputs(s->c), n_out = tsr_n_outputs(s->c);
+    int32_t n_in = tsr_component_n_inputs(s->c), n_out = tsr_component_n_outputs(s->c);
     uint8_t *chosen = calloc((size_t)(n_in + n_out) + 1, 1);
     s->in = calloc((size_t)n_in + 1, sizeof *s->in);
     s->out = calloc((size_t)n_out + 1, sizeof *s->out);
@@ -138,7 +139,7 @@ int gc_select(gc_session *s, const tsr_gradcheck_options *o) {
 
 static void *alloc_field(gc_session *s, tsr_dtype dt, int64_t n) {
     size_t bytes = (size_t)(n > 0 ? n : 1) * tsr_dtype_size(dt);
-    void *p = tsr_alloc(s->c, bytes);
+    void *p = tsr_component_alloc(s->c, bytes);
     if (p) memset(p, 0, bytes);
     return p;
 }

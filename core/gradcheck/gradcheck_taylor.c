@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Gradient checks: Taylor remainder convergence (see gradcheck.h, "Taylor
  * mode"). No FD step and no tolerance to choose: a correct derivative
  * leaves a remainder of order h^2 along a random direction, a wrong one of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One argument of a routine in a manifest, e.g. {"in": "u"}, {"dim": "a",
  * "axis": 1}, {"workspace": "n*n"}, {"char": "T"}: its kind, the field it
  * refers to, and its modifiers, checked against the schema. */
@@ -85,14 +86,14 @@ static int lookup_field(arg_parse *ap, const char *name, int want_input, int nee
                         int32_t *index) {
     const tsr_component *c = ap->p->c;
     const char *kind = mf_kind_names[ap->a->kind];
-    const field_info *fs = want_input ? c->in : c->out;
-    int32_t n = want_input ? c->n_in : c->n_out;
+    const field_info *fs = want_input ? backend_schema(c).in : backend_schema(c).out;
+    int32_t n = want_input ? backend_schema(c).n_in : backend_schema(c).n_out;
     *index = find_field(fs, n, name);
     if (*index < 0) {
         char list[512];
         field_list(fs, n, list, sizeof list);
-        int other = want_input ? find_field(c->out, c->n_out, name) >= 0
-                               : find_field(c->in, c->n_in, name) >= 0;
+        int other = want_input ? find_field(backend_schema(c).out, backend_schema(c).n_out, name) >= 0
+                               : find_field(backend_schema(c).in, backend_schema(c).n_in, name) >= 0;
         return mf_fail(ap->p, TSR_E_DESCRIPTOR, ap->entry,
                        "'%s' names unknown %s '%s'%s (%ss: %s)", kind,
                        want_input ? "input" : "output", name,
@@ -110,10 +111,9 @@ static int parse_type(arg_parse *ap, tsr_dtype *out) {
     json_t *v = json_object_get(ap->obj, "type");
     if (!v) return 0;
     const char *name = json_string_value(v);
-    tsr_dtype d = tsr_dtype_from_name(name);
-    if (d == TSR_DTYPE_INVALID)
-        return fail_key(ap, "type", "unknown type '%s'", name ? name : "(not a string)");
-    *out = d;
+    int d = tsr_dtype_from_name(name);
+    if (d < 0) return fail_key(ap, "type", "unknown type '%s'", name ? name : "(not a string)");
+    *out = (tsr_dtype)d;
     return 0;
 }
 
@@ -177,7 +177,7 @@ static int parse_field_arg(arg_parse *ap) {
     int need_diff = a->kind != MF_IN && a->kind != MF_OUT;
     int rc = lookup_field(ap, name, input, need_diff, &a->field);
     if (rc) return rc;
-    const field_info *f = input ? &c->in[a->field] : &c->out[a->field];
+    const field_info *f = input ? &backend_schema(c).in[a->field] : &backend_schema(c).out[a->field];
     a->dtype = f->field.dtype;
     tsr_dtype declared = a->dtype;
     if ((rc = parse_type(ap, &declared))) return rc;
@@ -195,13 +195,13 @@ static int parse_field_arg(arg_parse *ap) {
     json_t *init = json_object_get(ap->obj, "init");
     if (init) {
         const char *from = json_string_value(init);
-        int32_t k = from ? find_field(c->in, c->n_in, from) : -1;
+        int32_t k = from ? find_field(backend_schema(c).in, backend_schema(c).n_in, from) : -1;
         char at[288];
         at_key(ap, "init", at, sizeof at);
         if (k < 0)
             return mf_fail(ap->p, TSR_E_DESCRIPTOR, at, "expects the name of an input, got %s",
                            from ? from : "no string");
-        const field_info *src = &c->in[k];
+        const field_info *src = &backend_schema(c).in[k];
         char a_shape[160], b_shape[160];
         int same = src->field.dtype == f->field.dtype && src->field.rank == f->field.rank;
         for (int32_t d = 0; same && d < f->field.rank; d++)
@@ -233,13 +233,13 @@ static int parse_jacobian_arg(arg_parse *ap) {
     int rc = lookup_field(ap, json_string_value(json_array_get(v, 0)), 0, 1, &a->field);
     if (!rc) rc = lookup_field(ap, json_string_value(json_array_get(v, 1)), 1, 1, &a->field2);
     if (rc) return rc;
-    a->dtype = c->out[a->field].field.dtype;
+    a->dtype = backend_schema(c).out[a->field].field.dtype;
     tsr_dtype declared = a->dtype;
     if ((rc = parse_type(ap, &declared))) return rc;
     if (declared != a->dtype)
         return mf_fail(ap->p, TSR_E_DESCRIPTOR, ap->entry,
                        "type %s disagrees with the schema: a block of output '%s' is %s",
-                       tsr_dtype_name(declared), c->out[a->field].field.name,
+                       tsr_dtype_name(declared), backend_schema(c).out[a->field].field.name,
                        tsr_dtype_name(a->dtype));
     if ((rc = parse_pass(ap, 0))) return rc;
     return parse_flags(ap);
@@ -267,16 +267,16 @@ static int parse_dim_arg(arg_parse *ap) {
     if (rc) return rc;
     if (!name)
         return mf_fail(ap->p, TSR_E_DESCRIPTOR, ap->entry, "'dim' expects a field name");
-    int32_t in = find_field(c->in, c->n_in, name), out = find_field(c->out, c->n_out, name);
+    int32_t in = find_field(backend_schema(c).in, backend_schema(c).n_in, name), out = find_field(backend_schema(c).out, backend_schema(c).n_out, name);
     if (in < 0 && out < 0) {
         char ins[256], outs[256];
-        field_list(c->in, c->n_in, ins, sizeof ins);
-        field_list(c->out, c->n_out, outs, sizeof outs);
+        field_list(backend_schema(c).in, backend_schema(c).n_in, ins, sizeof ins);
+        field_list(backend_schema(c).out, backend_schema(c).n_out, outs, sizeof outs);
         return mf_fail(ap->p, TSR_E_DESCRIPTOR, ap->entry,
                        "dimension of unknown field '%s' (inputs: %s; outputs: %s)", name, ins,
                        outs);
     }
-    const field_info *f = in >= 0 ? &c->in[in] : &c->out[out];
+    const field_info *f = in >= 0 ? &backend_schema(c).in[in] : &backend_schema(c).out[out];
     json_t *axis = json_object_get(ap->obj, "axis");
     if (axis && !json_is_integer(axis)) return fail_key(ap, "axis", "expected an integer");
     int64_t ax = axis ? json_integer_value(axis) : 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The endpoint functions of a manifest component: they build the routine's
  * argument list from the call's arrays, call it through the prepared
  * libffi interface and turn its status into an error. The plan (struct
@@ -22,7 +23,7 @@ typedef struct live {
     int staged;
 } live;
 
-#define ALIGN_UP(x) (((x) + TSR_ALIGN - 1) / TSR_ALIGN * TSR_ALIGN)
+#define ALIGN_UP(x) (((x) + TSR_ALIGNMENT - 1) / TSR_ALIGNMENT * TSR_ALIGNMENT)
 
 static const char *arg_label(const mf_endpoint *e, int32_t i, char *buf, size_t n) {
     snprintf(buf, n, "%s args[%d] (%s)", e->symbol, (int)i, mf_kind_names[e->args[i].kind]);
@@ -191,14 +192,13 @@ static void finish(const mf_arg *a, const live *l, const void *buf) {
     else memcpy(h->data, buf, l->bytes);
 }
 
-/* Scratch memory for the staged arguments. The host's own contexts belong
- * to a call object, which keeps the buffer between runs; any other context
- * (a worker serving a request) gets memory for this call only, in *owned. */
+/* Scratch memory for the staged arguments. A call object keeps the buffer
+ * between runs; without one (a worker serving a request) the memory is
+ * for this call only, in *owned. */
 static char *scratch_get(tsr_ctx *ctx, size_t bytes, void **owned, char *why, size_t n) {
-    host_ctx *hc = (host_ctx *)ctx;
-    if (ctx->host == &tsr_host_api_v1 && hc->call)
-        return result_reserve(hc->comp, &hc->call->scratch, bytes, why, n);
-    *owned = aligned_alloc(TSR_ALIGN, bytes ? ALIGN_UP(bytes) : TSR_ALIGN);
+    void *kept;
+    if (ctx_scratch(ctx, bytes, &kept, why, n) == 0) return kept;
+    *owned = aligned_alloc(TSR_ALIGNMENT, bytes ? ALIGN_UP(bytes) : TSR_ALIGNMENT);
     if (!*owned) snprintf(why, n, "out of memory");
     return *owned;
 }
@@ -235,6 +235,7 @@ static int call_routine(tsr_ctx *ctx, const struct manifest *m, const mf_endpoin
                         const tsr_args *args, const live *lives, char *scratch) {
     mf_scalar vals[MF_MAX_ARGS];
     void *refs[MF_MAX_ARGS];
+    size_t text_lens[MF_MAX_ARGS];   /* the hidden lengths of MF_CHAR arguments */
     void *avalues[2 * MF_MAX_ARGS];
     int32_t info_at = -1, hidden = e->n_args;
     for (int32_t i = 0; i < e->n_args; i++) {
@@ -258,7 +259,10 @@ static int call_routine(tsr_ctx *ctx, const struct manifest *m, const mf_endpoin
         case MF_CHAR:
             vals[i].ptr = a->text;
             *av = &vals[i].ptr;
-            if (a->hidden_len) avalues[hidden++] = (void *)&a->text_len;
+            if (a->hidden_len) {
+                text_lens[i] = a->text_len;
+                avalues[hidden++] = &text_lens[i];
+            }
             break;
         default: {
             void *data;
@@ -279,8 +283,10 @@ static int call_routine(tsr_ctx *ctx, const struct manifest *m, const mf_endpoin
     }
     ffi_arg status = 0;
     int64_t status64 = 0;
-    ffi_call((ffi_cif *)&e->cif, e->fn, e->returns == TSR_INT64 ? (void *)&status64 : &status,
-             avalues);
+    /* ffi_call takes a non-const cif that it only reads; a copy keeps the
+     * endpoint, shared by every call, const. */
+    ffi_cif cif = e->cif;
+    ffi_call(&cif, e->fn, e->returns == TSR_INT64 ? (void *)&status64 : &status, avalues);
     if (e->returns == TSR_INT32 && (int32_t)status != 0)
         return status_failed(ctx, e, "returned", (int32_t)status);
     if (e->returns == TSR_INT64 && status64 != 0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The libffi call interface of each endpoint's routine, prepared once at
  * load: addresses for arrays and by-reference scalars, the scalar's own
  * type for by-value ones, then one size_t per hidden character length

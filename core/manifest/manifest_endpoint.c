@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The "endpoints" of a manifest: for each, the routine's symbol, its
  * argument list, how it reports failure, and whether the arguments cover
  * the schema (every output written, every input passed, every derivative
@@ -108,8 +109,8 @@ static void usage_free(usage *u) {
 static int check_cover(mf_parse *p, const mf_endpoint *e, const char *entry, mf_kind kind,
                        int input_side, int only_diff, int at_least, const char *why) {
     const tsr_component *c = p->c;
-    const field_info *fs = input_side ? c->in : c->out;
-    int32_t n = input_side ? c->n_in : c->n_out;
+    const field_info *fs = input_side ? backend_schema(c).in : backend_schema(c).out;
+    int32_t n = input_side ? backend_schema(c).n_in : backend_schema(c).n_out;
     usage u;
     if (count_uses(e, kind, n, input_side, &u) != 0) {
         usage_free(&u);
@@ -142,10 +143,10 @@ static int check_jacobian_cover(mf_parse *p, const mf_endpoint *e, const char *e
     const tsr_component *c = p->c;
     char at[160];
     mf_entry(at, sizeof at, entry, "args");
-    for (int32_t o = 0; o < c->n_out; o++) {
-        if (!(c->out[o].field.flags & TSR_FIELD_DIFFERENTIABLE)) continue;
-        for (int32_t i = 0; i < c->n_in; i++) {
-            if (!(c->in[i].field.flags & TSR_FIELD_DIFFERENTIABLE)) continue;
+    for (int32_t o = 0; o < backend_schema(c).n_out; o++) {
+        if (!(backend_schema(c).out[o].field.flags & TSR_FIELD_DIFFERENTIABLE)) continue;
+        for (int32_t i = 0; i < backend_schema(c).n_in; i++) {
+            if (!(backend_schema(c).in[i].field.flags & TSR_FIELD_DIFFERENTIABLE)) continue;
             int uses = 0;
             for (int32_t k = 0; k < e->n_args; k++)
                 uses += e->args[k].kind == MF_JACOBIAN && e->args[k].field == o &&
@@ -154,7 +155,7 @@ static int check_jacobian_cover(mf_parse *p, const mf_endpoint *e, const char *e
                 return mf_fail(p, TSR_E_DESCRIPTOR, at,
                                "%s: the block ['%s', '%s'] is named %d times, once expected",
                                uses ? "duplicate jacobian block" : "wrong arity",
-                               c->out[o].field.name, c->in[i].field.name, uses);
+                               backend_schema(c).out[o].field.name, backend_schema(c).in[i].field.name, uses);
         }
     }
     return 0;
@@ -192,7 +193,8 @@ static int parse_returns(mf_parse *p, mf_endpoint *e, json_t *obj, const char *e
     char at[160];
     int rc = mf_get_string(p, obj, "returns", entry, 0, &returns);
     if (rc || !returns || strcmp(returns, "void") == 0) return rc;
-    e->returns = tsr_dtype_from_name(returns);
+    int d = tsr_dtype_from_name(returns);
+    e->returns = d < 0 ? TSR_DTYPE_INVALID : (tsr_dtype)d;
     if (e->returns != TSR_INT32 && e->returns != TSR_INT64)
         return mf_fail(p, TSR_E_DESCRIPTOR, mf_entry(at, sizeof at, entry, "returns"),
                        "expected \"void\", or \"int32\" / \"int64\" for a status (0 = success), "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size expressions of a manifest ("n*n", "max(1, n)", "2*(m+n)"): integer
  * literals, the schema's symbolic dimensions, + - * (binary and unary
  * minus), parentheses and max(a, b). Compiled once to postfix; evaluated
@@ -33,8 +34,8 @@ static int emit(parser *ps, mf_opcode code, int64_t value) {
 }
 
 int32_t mf_symbol_id(const tsr_component *c, const char *name) {
-    for (int32_t s = 0; s < c->n_sym; s++)
-        if (strcmp(c->sym_names[s], name) == 0) return s;
+    for (int32_t s = 0; s < backend_schema(c).n_sym; s++)
+        if (strcmp(backend_schema(c).sym_names[s], name) == 0) return s;
     return -1;
 }
 
@@ -68,9 +69,9 @@ static int parse_name(parser *ps) {
     if (id < 0) {
         char known[256] = "";
         size_t used = 0;
-        for (int32_t s = 0; s < c->n_sym; s++) {
+        for (int32_t s = 0; s < backend_schema(c).n_sym; s++) {
             int w = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
-                             c->sym_names[s]);
+                             backend_schema(c).sym_names[s]);
             if (w < 0 || (size_t)w >= sizeof known - used) break;
             used += (size_t)w;
         }

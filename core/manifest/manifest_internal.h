@@ -1,15 +1,17 @@
+/* SPDX-License-Identifier: MIT */
 /* The parts of a loaded manifest shared by the manifest_*.c files:
  * parsing and checking (manifest_open, _json, _schema, _endpoint, _args,
  * _expr), libffi preparation (manifest_cif) and the calls themselves
- * (manifest_call, manifest_stage). Not seen by the rest of the core. */
+ * (manifest_call, manifest_stage). Not seen by the rest of the core, which
+ * knows manifests as one backend (manifest_backend_ops, manifest_open.c);
+ * docs/manifests.md states the format. */
 #ifndef TESSERA_CORE_MANIFEST_INTERNAL_H
 #define TESSERA_CORE_MANIFEST_INTERNAL_H
 
 #include <ffi.h>
 #include <jansson.h>
 
-#include "core/internal.h"
-#include "manifest.h"
+#include "core/backend.h"
 
 /* Bounds that keep a call's bookkeeping on the stack. */
 #define MF_MAX_ARGS 64        /* arguments of one routine, hidden lengths excluded */
@@ -125,6 +127,7 @@ struct manifest {
     json_t *root;                /* the manifest; strings of the schema point into it */
     char *dir;                   /* the manifest's folder, for a relative library */
     char *library;               /* the library as it was loaded */
+    void *dl;                    /* its dlopen handle */
     int fortran;                 /* convention: scalars by reference, hidden lengths */
     tsr_plugin desc;
     tsr_field *fields;           /* inputs then outputs */
@@ -157,14 +160,14 @@ const char *mf_entry(char *buf, size_t n, const char *entry, const char *key);
 const char *mf_entry_at(char *buf, size_t n, const char *entry, size_t index);
 
 /* manifest_schema.c: inputs and outputs into m->fields, then, after
- * descriptor_load, where each symbol and output dimension comes from. */
+ * the descriptor is loaded, where each symbol and output dimension comes from. */
 int mf_schema_parse(mf_parse *p);
 int mf_schema_sources(mf_parse *p);
 
 /* manifest_endpoint.c: each endpoint's symbol, arguments, status rules
  * and its coverage of the schema. */
-int mf_endpoints_declare(mf_parse *p);   /* which endpoints exist (before descriptor_load) */
-int mf_endpoints_parse(mf_parse *p);     /* their arguments (after descriptor_load) */
+int mf_endpoints_declare(mf_parse *p);   /* which endpoints exist (before the descriptor is loaded) */
+int mf_endpoints_parse(mf_parse *p);     /* their arguments (after it is loaded) */
 
 /* manifest_args.c: one argument. */
 int mf_arg_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry, mf_arg *out);

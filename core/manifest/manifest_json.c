@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading a manifest's JSON: typed members and errors that point at the
  * entry ("dgesv.json: endpoints.apply.args[2]: ..."). */
 #include <stdio.h>
@@ -12,9 +13,9 @@ int mf_fail(mf_parse *p, int code, const char *entry, const char *fmt, ...) {
     vsnprintf(cause, sizeof cause, fmt, ap);
     va_end(ap);
     if (entry && *entry)
-        error_set(p->err, code, "%s: %s: %s", p->c->path, entry, cause);
+        error_set(p->err, code, "%s: %s: %s", tsr_component_path(p->c), entry, cause);
     else
-        error_set(p->err, code, "%s: %s", p->c->path, cause);
+        error_set(p->err, code, "%s: %s", tsr_component_path(p->c), cause);
     return code;
 }
 

@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* Opening a manifest component: recognise the file, read its JSON, check
  * it against its own schema, load the library it names and find the
  * routines. The result is a descriptor built by the host (as
  * schema_import.c builds one for workers) whose endpoints are the
- * functions of manifest_call.c, so that descriptor_load validates it and
- * every later path is the one compiled plugins take. */
+ * functions of manifest_call.c, so that core validates it and every later
+ * path is the one compiled plugins take. This is the manifest backend. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,7 +24,10 @@ static const char *const top_keys[] = {"tessera_manifest", "name", "version", "d
                                        "outputs", "endpoints", "doc", NULL};
 static const char *const fd_keys[] = {"method", "step", "samples", NULL};
 
-int manifest_detect(const char *path) {
+/* A manifest rather than a plugin: the path ends in ".json", or names a
+ * file whose first non-blank byte is '{' (a shared object starts with
+ * "\177ELF"). */
+static int manifest_detect(const char *path) {
     size_t len = strlen(path);
     if (len >= 5 && strcmp(path + len - 5, ".json") == 0) return 1;
     if (!strchr(path, '/')) return 0;   /* a bare name is for the loader's search */
@@ -40,7 +44,7 @@ int manifest_detect(const char *path) {
     return 0;
 }
 
-void manifest_free(struct manifest *m) {
+static void manifest_free(struct manifest *m) {
     if (!m) return;
     for (int ep = 0; ep < TSR_EP_COUNT; ep++) {
         mf_endpoint *e = &m->ep[ep];
@@ -59,11 +63,13 @@ void manifest_free(struct manifest *m) {
     free(m->dir);
     free(m->library);
     json_decref(m->root);
+    /* Last: the schema's strings and the routines live until here. */
+    if (m->dl) dlclose(m->dl);
     free(m);
 }
 
 static int read_json(mf_parse *p) {
-    const char *path = p->c->path;
+    const char *path = tsr_component_path(p->c);
     FILE *f = fopen(path, "rb");
     if (!f) {
         error_set(p->err, TSR_E_LOAD, "cannot load '%s': %s", path, strerror(errno));
@@ -152,13 +158,13 @@ static int parse_top(mf_parse *p) {
     return fd ? parse_fd(p, fd) : 0;
 }
 
-/* descriptor_load's own message, prefixed with the manifest's path. */
+/* The descriptor check's own message, prefixed with the manifest's path. */
 static int load_descriptor(mf_parse *p) {
-    int rc = descriptor_load(p->c, &p->m->desc, p->err);
+    int rc = backend_set_descriptor(p->c, &p->m->desc, p->err);
     if (rc && p->err) {
         char msg[TSR_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", p->err->message);
-        error_set(p->err, rc, "%s: the schema: %s", p->c->path, msg);
+        error_set(p->err, rc, "%s: the schema: %s", tsr_component_path(p->c), msg);
     }
     return rc;
 }
@@ -179,7 +185,7 @@ static char *join_path(const char *dir, const char *name) {
  * how "liblapack.so.3" finds the system's). */
 static int resolve_library(mf_parse *p, const char *lib) {
     struct manifest *m = p->m;
-    const char *path = p->c->path, *slash = strrchr(path, '/');
+    const char *path = tsr_component_path(p->c), *slash = strrchr(path, '/');
     m->dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
     if (!m->dir) return mf_fail(p, TSR_E_NOMEM, "library", "out of memory");
     if (lib[0] == '/') {
@@ -196,16 +202,16 @@ static int resolve_library(mf_parse *p, const char *lib) {
 }
 
 static int load_library(mf_parse *p) {
-    tsr_component *c = p->c;
+    struct manifest *m = p->m;
     const char *lib = json_string_value(json_object_get(p->m->root, "library"));
     int rc = resolve_library(p, lib);
     if (rc) return rc;
     dlerror();
-    if (c->mode == TSR_MODE_ISOLATED)
-        c->dl = dlmopen(LM_ID_NEWLM, p->m->library, RTLD_NOW | RTLD_LOCAL);
+    if (backend_options(p->c)->mode == TSR_MODE_ISOLATED)
+        m->dl = dlmopen(LM_ID_NEWLM, m->library, RTLD_NOW | RTLD_LOCAL);
     else
-        c->dl = dlopen(p->m->library, RTLD_NOW | RTLD_LOCAL);
-    if (!c->dl) {
+        m->dl = dlopen(m->library, RTLD_NOW | RTLD_LOCAL);
+    if (!m->dl) {
         const char *why = dlerror();
         return mf_fail(p, TSR_E_LOAD, "library", "cannot load '%s' (%s): %s", lib,
                        strchr(lib, '/') ? "relative to the manifest's folder"
@@ -234,16 +240,16 @@ static void fortran_hint(void *dl, const char *symbol, char *hint, size_t n) {
 }
 
 static int resolve_symbols(mf_parse *p) {
-    tsr_component *c = p->c;
+    void *dl = p->m->dl;
     for (int ep = 0; ep < TSR_EP_COUNT; ep++) {
         mf_endpoint *e = &p->m->ep[ep];
         if (!e->present) continue;
         dlerror();
-        void *sym = dlsym(c->dl, e->symbol);
+        void *sym = dlsym(dl, e->symbol);
         if (!sym) {
             char entry[64], hint[TSR_MAX_NAME + 96];
             snprintf(entry, sizeof entry, "endpoints.%s.symbol", tsr_endpoint_name(e->ep));
-            fortran_hint(c->dl, e->symbol, hint, sizeof hint);
+            fortran_hint(dl, e->symbol, hint, sizeof hint);
             return mf_fail(p, TSR_E_LOAD, entry, "'%s' is not exported by '%s'%s", e->symbol,
                            p->m->library, hint);
         }
@@ -252,13 +258,16 @@ static int resolve_symbols(mf_parse *p) {
     return 0;
 }
 
-int manifest_open(tsr_component *c, tsr_error *err) {
+/* Read and check the manifest, load the library it names (per the mode),
+ * prepare each endpoint's call and give the component a descriptor like
+ * any plugin's. On failure err names the manifest's entry and the cause. */
+static int manifest_open(tsr_component *c, tsr_error *err) {
     struct manifest *m = calloc(1, sizeof *m);
     if (!m) {
-        error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", c->path);
+        error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", tsr_component_path(c));
         return TSR_E_NOMEM;
     }
-    c->manifest = m;
+    backend_set_state(c, m);
     mf_parse p = {.c = c, .m = m, .err = err};
     int rc = read_json(&p);
     if (!rc) rc = parse_top(&p);
@@ -269,6 +278,21 @@ int manifest_open(tsr_component *c, tsr_error *err) {
     if (!rc) rc = mf_endpoints_parse(&p);
     if (!rc) rc = load_library(&p);
     if (!rc) rc = resolve_symbols(&p);
-    if (!rc) c->state = m;   /* what the endpoint functions read their plan from */
+    if (!rc) backend_set_endpoint_state(c, m);   /* the endpoints read their plan there */
     return rc;
 }
+
+static void manifest_close(tsr_component *c) { manifest_free(backend_state(c)); }
+
+/* In-process modes only: in worker mode the worker opens the manifest. */
+static int manifest_claims(const char *path, const struct tsr_options *opts) {
+    return opts->mode != TSR_MODE_WORKER && manifest_detect(path);
+}
+
+const backend_ops manifest_backend_ops = {
+    .name = "manifest",
+    .claims = manifest_claims,
+    .open = manifest_open,
+    .invoke = invoke_in_process,
+    .close = manifest_close,
+};

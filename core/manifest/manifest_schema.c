@@ -1,10 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /* A manifest's schema: its "inputs" and "outputs" become tsr_fields (the
- * same form as a worker's schema JSON), which descriptor_load then checks
+ * same form as a worker's schema JSON), which core then checks
  * like any plugin's. Then: where each dimension comes from at a call. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "manifest_internal.h"
+#include "transport/payload/schema_json.h"
 
 static const char *const field_keys[] = {"name", "dtype", "shape", "differentiable", "doc", NULL};
 
@@ -22,8 +24,9 @@ static int parse_field(mf_parse *p, json_t *obj, const char *entry, tsr_field *f
     int differentiable = 0;
     if (!rc) rc = mf_get_bool(p, obj, "differentiable", entry, &differentiable);
     if (rc) return rc;
-    f->dtype = tsr_dtype_from_name(dtype);
-    if (f->dtype == TSR_DTYPE_INVALID)
+    int code = tsr_dtype_from_name(dtype);
+    f->dtype = code < 0 ? TSR_DTYPE_INVALID : (tsr_dtype)code;
+    if (code < 0)
         return mf_fail(p, TSR_E_DESCRIPTOR, mf_entry(at, sizeof at, entry, "dtype"),
                        "unknown dtype '%s'", dtype);
     f->flags = differentiable ? TSR_FIELD_DIFFERENTIABLE : 0;
@@ -94,15 +97,15 @@ int mf_schema_parse(mf_parse *p) {
 int mf_schema_sources(mf_parse *p) {
     tsr_component *c = p->c;
     struct manifest *m = p->m;
-    m->sym_src = calloc(c->n_sym > 0 ? (size_t)c->n_sym : 1, sizeof *m->sym_src);
-    m->out_dims = calloc((size_t)c->n_out * TSR_MAX_FIELD_RANK, sizeof *m->out_dims);
+    m->sym_src = calloc(backend_schema(c).n_sym > 0 ? (size_t)backend_schema(c).n_sym : 1, sizeof *m->sym_src);
+    m->out_dims = calloc((size_t)backend_schema(c).n_out * TSR_MAX_FIELD_RANK, sizeof *m->out_dims);
     if (!m->sym_src || !m->out_dims) return mf_fail(p, TSR_E_NOMEM, "", "out of memory");
-    for (int32_t s = 0; s < c->n_sym; s++) m->sym_src[s] = (mf_dim_src){-1, 0, 0};
-    for (int32_t i = c->n_in - 1; i >= 0; i--)   /* the first input carrying a symbol wins */
-        for (int32_t d = c->in[i].field.rank - 1; d >= 0; d--)
-            if (c->in[i].kind[d] == DIM_SYMBOL) m->sym_src[c->in[i].sym[d]] = (mf_dim_src){i, d, 0};
-    for (int32_t o = 0; o < c->n_out; o++) {
-        const field_info *f = &c->out[o];
+    for (int32_t s = 0; s < backend_schema(c).n_sym; s++) m->sym_src[s] = (mf_dim_src){-1, 0, 0};
+    for (int32_t i = backend_schema(c).n_in - 1; i >= 0; i--)   /* the first input carrying a symbol wins */
+        for (int32_t d = backend_schema(c).in[i].field.rank - 1; d >= 0; d--)
+            if (backend_schema(c).in[i].kind[d] == DIM_SYMBOL) m->sym_src[backend_schema(c).in[i].sym[d]] = (mf_dim_src){i, d, 0};
+    for (int32_t o = 0; o < backend_schema(c).n_out; o++) {
+        const field_info *f = &backend_schema(c).out[o];
         for (int32_t d = 0; d < f->field.rank; d++) {
             mf_dim_src *src = &m->out_dims[o * TSR_MAX_FIELD_RANK + d];
             char at[64];

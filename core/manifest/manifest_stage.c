@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Moving an array between the host's row-major (C) layout and the
  * column-major (Fortran) layout a routine expects: the same shape, the
  * axes' strides reversed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tessera gradient checks: compare a component's derivative endpoints
  * (jvp, vjp, jacobian) with finite differences of its apply.
@@ -181,7 +182,7 @@ typedef struct tsr_gradcheck_options {
 typedef struct tsr_gradcheck_report tsr_gradcheck_report;
 
 /*
- * Check the derivatives of c at the point `inputs`: tsr_n_inputs(c)
+ * Check the derivatives of c at the point `inputs`: tsr_component_n_inputs(c)
  * arrays in schema order (every input, as tsr_call_set_input takes them;
  * the check copies what it perturbs and never writes to them). opts may
  * be NULL for the defaults. On success *out is a report (free it with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tessera payloads: Tesseract's JSON requests, responses and encoded arrays.
  *
@@ -60,8 +61,9 @@
  * Errors: functions return 0 or a negative TSR_E_* code and fill the
  * tsr_error (when not NULL) with a message naming the component, the
  * endpoint, the field path within the payload and the cause; malformed
- * JSON is reported with its line and column. Text and buffers returned by
- * these functions are released with tsr_json_free(). Nothing here writes
+ * JSON is reported with its line and column. Text returned by these
+ * functions is released with tsr_json_free(), array buffers with
+ * tsr_array_buffer_free(). Nothing here writes
  * to stdout or keeps global state; distinct objects may be used from
  * distinct threads.
  */
@@ -239,7 +241,7 @@ int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, cha
  * described above); TSR_DTYPE_INVALID keeps an encoded array's own dtype
  * and gives plain values bool, int64 or float64 after what they hold.
  * On success *out describes the array and *buffer holds its data (64-byte
- * aligned, never NULL; release with tsr_json_free).
+ * aligned, never NULL; release with tsr_array_buffer_free).
  */
 int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
                         void **buffer, tsr_error *err);
@@ -248,8 +250,10 @@ int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
                            const tsr_input_options *opts, tsr_array *out, void **buffer,
                            tsr_error *err);
 
-/* Release text or a buffer returned by this header's functions. Accepts NULL. */
-void tsr_json_free(void *p);
+/* Release JSON text returned by this header's functions. Accepts NULL. */
+void tsr_json_free(char *text);
+/* Release the data buffer of tsr_array_from_json(_ex). Accepts NULL. */
+void tsr_array_buffer_free(void *buffer);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tessera plugin ABI, version 1.
  *
@@ -16,7 +17,8 @@
  *    which is what lets the host place them in shared memory for zero-copy
  *    worker calls.
  *  - Arrays are C-contiguous: a data pointer, a dtype, a rank and a shape.
- *    Buffers handed out by the host are aligned to at least 64 bytes.
+ *    Buffers handed out by the host are aligned to at least TSR_ALIGNMENT
+ *    (64) bytes.
  *  - Endpoints return 0 on success or a non-zero value on failure, after
  *    describing the failure with tsr_ctx_error().
  */
@@ -41,6 +43,10 @@ extern "C" {
  * so that a Jacobian block of shape (*out_shape, *in_shape) always fits. */
 #define TSR_MAX_FIELD_RANK 8
 #define TSR_MAX_RANK (2 * TSR_MAX_FIELD_RANK)
+
+/* Alignment of every buffer the host hands out: enough for AVX-512, and
+ * what JAX needs to view a buffer instead of copying it. */
+#define TSR_ALIGNMENT 64
 
 /* Element types: Tesseract's set. Values are part of the ABI. */
 typedef enum tsr_dtype {

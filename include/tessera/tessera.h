@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tessera host API.
  *
@@ -33,14 +34,23 @@
 #include <stdint.h>
 
 #include "plugin.h"
+#include "tessera/version.h"
+
+/* The library is built with hidden visibility; its definitions marked
+ * TSR_API are the ones it exports. */
+#ifndef TSR_API
+#define TSR_API __attribute__((visibility("default")))
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TSR_VERSION_MAJOR 0
-#define TSR_VERSION_MINOR 1
-#define TSR_VERSION_PATCH 0
+/* TSR_VERSION_MAJOR, _MINOR, _PATCH and TSR_VERSION_STRING (generated
+ * <tessera/version.h>) give the version this program was compiled against;
+ * tsr_version() the version of the library it runs with, which differs when
+ * libtessera.so was replaced by another release of the same soname. */
+const char *tsr_version(void);
 
 /* Error codes. Values are stable. */
 typedef enum tsr_status {
@@ -74,7 +84,9 @@ const char *tsr_strerror(int code);
 
 /* All thread-safe, no allocation. */
 const char *tsr_dtype_name(tsr_dtype dtype);          /* "float64"; NULL if invalid */
-tsr_dtype tsr_dtype_from_name(const char *name);      /* TSR_DTYPE_INVALID if unknown */
+/* The *_from_name functions of this library all answer alike: the value
+ * named, or -1 when the name is unknown or NULL. */
+int tsr_dtype_from_name(const char *name);            /* a tsr_dtype, or -1 */
 size_t tsr_dtype_size(tsr_dtype dtype);               /* bytes per element; 0 if invalid */
 const char *tsr_endpoint_name(tsr_endpoint ep);       /* "apply", "abstract_eval", ... */
 /* Accepts "abstract_eval" and "abstract-eval". Returns -1 if unknown. */
@@ -128,7 +140,7 @@ void tsr_options_free(tsr_options *opts);
  *   "start_timeout_ms"  limit for a worker to load the plugin (default 30000)
  *   "restart"     "auto": a worker that died is started again at the next
  *                 call; "never" (default): calls fail with TSR_E_WORKER
- *                 until tsr_restart
+ *                 until tsr_component_restart
  *   "spin_ns"     how long a waiting side spins before it sleeps (default
  *                 chosen by bench_worker; 0 sleeps at once)
  *   "rlimit_as", "rlimit_cpu", "rlimit_nofile"
@@ -144,7 +156,7 @@ void tsr_options_free(tsr_options *opts);
  *                 spool directory, no shared memory at all: the worker reads
  *                 inputs into its own memory and writes results back, one
  *                 copy each way through the page cache; results are still
- *                 views the call owns, tsr_alloc gives ordinary memory)
+ *                 views the call owns, tsr_component_alloc gives ordinary memory)
  *   "spool_dir"   files: where each component makes its spool, a private
  *                 directory (mode 0700, unguessable name) emptied after every
  *                 call, also after a crash or timeout, and removed at
@@ -178,7 +190,11 @@ void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user);
  * LD_LIBRARY_PATH), added to or replacing the inherited one. */
 int tsr_options_set_env(tsr_options *opts, const char *name, const char *value);
 /* Worker mode: where the lines a plugin prints on stdout or stderr go.
- * Default: the host's stderr, as "component: line". */
+ * Default: the host's stderr, as "component: line". fn is called by the
+ * host thread that is waiting on the worker that printed: the thread
+ * running a call there, or the one opening, restarting or closing the
+ * component; never by a thread of the library's own. A worker's lines
+ * arrive in order, each whole and without its newline. */
 typedef void (*tsr_output_fn)(void *user, const char *component, const char *line);
 void tsr_options_set_output(tsr_options *opts, tsr_output_fn fn, void *user);
 
@@ -203,23 +219,23 @@ const char *tsr_component_version(const tsr_component *c);
 const char *tsr_component_description(const tsr_component *c);
 const char *tsr_component_path(const tsr_component *c);
 tsr_mode tsr_component_mode(const tsr_component *c);
-int32_t tsr_n_inputs(const tsr_component *c);
-int32_t tsr_n_outputs(const tsr_component *c);
+int32_t tsr_component_n_inputs(const tsr_component *c);
+int32_t tsr_component_n_outputs(const tsr_component *c);
 /* Fields in schema order; NULL when index is out of range. The returned
  * fields are the host's validated copy (field_size already accounted for). */
-const tsr_field *tsr_input_field(const tsr_component *c, int32_t index);
-const tsr_field *tsr_output_field(const tsr_component *c, int32_t index);
+const tsr_field *tsr_component_input(const tsr_component *c, int32_t index);
+const tsr_field *tsr_component_output(const tsr_component *c, int32_t index);
 /* Index of a field by name, or -1. */
-int32_t tsr_find_input(const tsr_component *c, const char *name);
-int32_t tsr_find_output(const tsr_component *c, const char *name);
+int32_t tsr_component_find_input(const tsr_component *c, const char *name);
+int32_t tsr_component_find_output(const tsr_component *c, const char *name);
 /* 1 if the endpoint can be called, else 0. abstract_eval is available
  * also when the plugin lacks it but every output's shape follows from the
  * inputs' dims (fixed sizes and symbols that inputs carry); jvp, vjp and
  * jacobian also when the plugin declares an fd_method, the host then
  * serving them by finite differences of apply (see plugin.h). */
-int tsr_has_endpoint(const tsr_component *c, tsr_endpoint ep);
+int tsr_component_has_endpoint(const tsr_component *c, tsr_endpoint ep);
 /* 1 if the plugin implements the endpoint itself, else 0. */
-int tsr_has_native_endpoint(const tsr_component *c, tsr_endpoint ep);
+int tsr_component_has_native_endpoint(const tsr_component *c, tsr_endpoint ep);
 /* The finite-difference method serving missing derivatives (TSR_FD_NONE
  * when there is none). */
 tsr_fd_method tsr_component_fd_method(const tsr_component *c);
@@ -227,7 +243,7 @@ tsr_fd_method tsr_component_fd_method(const tsr_component *c);
 /* Worker mode: start again every worker that died (and, with no worker
  * dead, do nothing). Returns 0 or the code of the first start that failed.
  * Not concurrent with calls of the same component. */
-int tsr_restart(tsr_component *c);
+int tsr_component_restart(tsr_component *c);
 
 /* ---- memory for zero-copy inputs ---------------------------------------- */
 
@@ -235,20 +251,27 @@ int tsr_restart(tsr_component *c);
  * mode it lies in the shared-memory arena (inputs elsewhere are copied into
  * the arena at each call); in-process, and with the files transport, it is
  * ordinary memory. NULL when out of
- * memory (or shared memory). Thread-safe. Free with tsr_free before
+ * memory (or shared memory). Thread-safe. Free with tsr_component_free_buffer before
  * tsr_close. */
-void *tsr_alloc(tsr_component *c, size_t bytes);
-void tsr_free(tsr_component *c, void *p);
+void *tsr_component_alloc(tsr_component *c, size_t bytes);
+void tsr_component_free_buffer(tsr_component *c, void *p);
 
-/* Counters of a component since it was opened. Thread-safe. */
+/* Counters of a component since it was opened. Thread-safe.
+ * The caller sets struct_size to sizeof(tsr_stats) (TSR_STATS_INIT does),
+ * so that counters can be appended in later releases: the library fills
+ * what both sides know and zeroes the counters of a newer header that it
+ * does not have. 0, or TSR_E_ARGUMENT when out is NULL, struct_size is too
+ * small (not set) or c is NULL (then the counters are zeroed). */
 typedef struct tsr_stats {
+    size_t struct_size;       /* set by the caller: sizeof(tsr_stats) */
     uint64_t calls;           /* runs that reached the plugin */
     uint64_t bytes_copied;    /* input bytes copied into the arena (or spool files) */
     uint64_t bytes_by_ref;    /* input bytes passed by reference (no copy) */
     uint64_t worker_starts;   /* workers started, restarts included */
     uint64_t worker_deaths;   /* workers that died or were killed */
 } tsr_stats;
-void tsr_get_stats(const tsr_component *c, tsr_stats *out);
+#define TSR_STATS_INIT {.struct_size = sizeof(tsr_stats)}
+int tsr_component_stats(const tsr_component *c, tsr_stats *out);
 
 /* ---- calls ------------------------------------------------------------------ */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A host for the scale plugin: y = alpha * x, then the gradient of sum(y)
  * with respect to alpha (a vjp with a cotangent of ones), which is sum(x).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scale: y = alpha * x, a complete plugin built outside the Tessera tree.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heat: transient heat conduction in a rod, with a hand-written tangent-linear
  * model (jvp) and discrete adjoint (vjp), for inverse problems such as

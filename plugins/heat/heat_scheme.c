@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "heat_scheme.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The discrete heat equation behind the heat plugin, with its tangent-linear
  * and adjoint models. Independent of the plugin ABI.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heat_invert: recover a conductivity profile from one measured temperature
  * field, through the heat plugin's adjoint.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "invert_core.h"
 
 #include <math.h>
@@ -61,7 +62,7 @@ static int fail(heat_session *s, int code, const char *fmt, ...) {
  * and bind it to both calls. */
 static int bind_input(heat_session *s, int b, const void *src, tsr_dtype dtype, int32_t rank) {
     size_t bytes = (rank == 0 ? 1 : (size_t)s->n) * tsr_dtype_size(dtype);
-    s->buffers[b] = tsr_alloc(s->c, bytes);
+    s->buffers[b] = tsr_component_alloc(s->c, bytes);
     if (s->buffers[b] == NULL)
         return fail(s, TSR_E_NOMEM, "no memory for input %s", input_names[b]);
     if (src != NULL) memcpy(s->buffers[b], src, bytes);
@@ -79,7 +80,7 @@ static int bind_input(heat_session *s, int b, const void *src, tsr_dtype dtype, 
 static void session_close(heat_session *s) {
     tsr_call_free(s->apply);
     tsr_call_free(s->vjp);
-    for (int b = 0; b < N_BUFFERS; b++) tsr_free(s->c, s->buffers[b]);
+    for (int b = 0; b < N_BUFFERS; b++) tsr_component_free_buffer(s->c, s->buffers[b]);
 }
 
 /* Calls for apply and (when with_gradient) for the gradient of misfit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Recovering a conductivity profile from a measured final temperature,
  * through the host API: gradient descent on the heat plugin's misfit, with

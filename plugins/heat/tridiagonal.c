@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "tridiagonal.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Symmetric tridiagonal systems by the Thomas algorithm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * linear: y = A x, for a matrix A read once at load time.
  *

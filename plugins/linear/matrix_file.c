@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Text matrix reader: a whitespace tokenizer over getline() that skips
  * comments and keeps the line number for error messages, and a parser

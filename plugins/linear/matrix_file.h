@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading a dense matrix from a text file, for the linear plugin.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rosenbrock: the n-dimensional Rosenbrock function
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vectoradd: result = a * s + b, for vectors a, b and a scalar s.
  *

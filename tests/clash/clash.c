@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libclash: one source, built twice (CLASH_VERSION 1 and 2) into two
  * libraries with the same SONAME and the same symbols. Two plugins, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clash_vN: value = x * clash_value(), where clash_value() comes from the
  * libclash.so this plugin was linked against (found through its own rpath

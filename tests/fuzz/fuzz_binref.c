@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: a binref buffer string, "<path>[:<offset>[:<size>]]", as a
  * payload gives it: parsed (tsr_binref_ref_parse), then resolved against an
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuzz_target.h"
 #include "transport/payload/binref_path.h"
 
 static char dir[64];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: a legacy routine's manifest (docs/manifests.md), read by
  * tsr_open as any component is: its JSON, its schema, its endpoints and
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include <tessera/tessera.h>
+
+#include "fuzz_target.h"
 
 void *dlopen(const char *file, int mode) {
     (void)file;

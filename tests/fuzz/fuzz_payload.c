@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: JSON payloads, in every encoding, through the whole public
  * path a request takes: tsr_payload_parse for one endpoint of the contract
@@ -18,6 +19,8 @@
 
 #include <tessera/payload.h>
 #include <tessera/tessera.h>
+
+#include "fuzz_target.h"
 
 static tsr_component *component(void) {
     static tsr_component *c;
@@ -71,12 +74,12 @@ static void single_array(tsr_dtype want, const char *text, size_t len) {
             memcmp(a.shape, b.shape, (size_t)a.rank * sizeof a.shape[0]) != 0 ||
             (bytes && memcmp(a.data, b.data, bytes) != 0))
             __builtin_trap();
-        tsr_json_free(buf2);
+        tsr_array_buffer_free(buf2);
         tsr_json_free(json);
         json = NULL;
     }
     if (tsr_array_to_json(&a, TSR_ENCODING_JSON, &json, &err) == 0) tsr_json_free(json);
-    tsr_json_free(buf);
+    tsr_array_buffer_free(buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the worker-request fuzz target and its seed writer share: the
  * layout of an input and the arena behind it. */
 #ifndef TESSERA_FUZZ_WORKER_H

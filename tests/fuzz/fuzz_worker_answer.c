@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the host's side of a worker-mode call, reading what the
  * worker wrote into the control block: its CHAN_ALLOC requests (the shape
@@ -5,9 +6,10 @@
  * results' dtypes, ranks, shapes and binrefs). A broken or hostile worker
  * must make the call fail with a message, never crash or corrupt the host.
  *
- * The call is real: the contract test plugin's schema, validated by
- * call_validate with its results allocated in a real arena, as for a
- * worker; the block is private memory standing in for the channel.
+ * The call is real: the contract test plugin opened in worker mode (a
+ * worker is started once, and never sent a request), the call validated
+ * by call_validate with its results allocated in the component's arena;
+ * the block is private memory standing in for the channel.
  *
  * Input: the endpoint (byte 0 % 5), the number of CHAN_ALLOC rounds before
  * the answer (byte 1 % 4), then one chunk per round and one for the
@@ -20,6 +22,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/internal.h"
+#include "fuzz_target.h"
 #include "fuzz_worker.h"
 #include "transport/worker/pool.h"
 
@@ -30,20 +34,23 @@ static size_t last_len;
 static void teardown(void) { tsr_close(comp); }
 
 static void setup(void) {
-    char why[512];
     tsr_error err;
     blk = mmap(NULL, CHAN_SEGMENT_BYTES, PROT_READ | PROT_WRITE,
                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (blk == MAP_FAILED || tsr_open(FUZZ_PLUGIN, NULL, &comp, &err) != 0 ||
-        arena_create(&comp->arena, FUZZ_ARENA_BYTES, why, sizeof why) != 0) {
-        fprintf(stderr, "fuzz_worker_answer: setup failed\n");
+    /* Small limits: a hostile worker may size results as large as they
+     * allow. */
+    tsr_options *o = tsr_options_new();
+    if (blk == MAP_FAILED || !o || tsr_options_set(o, "mode", "worker", &err) != 0 ||
+        tsr_options_set(o, "worker_exe", FUZZ_WORKER, &err) != 0 ||
+        tsr_options_set(o, "transport", "shm", &err) != 0 ||
+        tsr_options_set(o, "max_array_bytes", "1048576", &err) != 0 ||
+        tsr_options_set(o, "max_call_bytes", "1048576", &err) != 0 ||
+        tsr_options_set(o, "max_arena_bytes", "4194304", &err) != 0 ||
+        tsr_open(FUZZ_PLUGIN, o, &comp, &err) != 0) {
+        fprintf(stderr, "fuzz_worker_answer: setup failed: %s\n", err.message);
         abort();
     }
-    /* Results now live in the arena, as in worker mode; tsr_close
-     * destroys it. Small limits: a hostile worker may size results as
-     * large as they allow. */
-    comp->opts.max_array_bytes = comp->opts.max_call_bytes = 1 << 20;
-    arena_set_limit(comp->arena, 4 << 20);
+    tsr_options_free(o);
     atexit(teardown);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: a request as the worker finds it in shared memory. The
  * worker's own code (serve_request) runs in this process on a fake
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "fuzz_target.h"
 #include "fuzz_worker.h"
 #include "transport/worker/serve.h"
 
@@ -27,7 +29,11 @@ static arena *host_arena;
 static size_t last_len;         /* bytes of the data area the last input wrote */
 
 /* The segment goes when the run ends, so that no /dev/shm entry outlives it. */
-static void teardown(void) { arena_destroy(host_arena); }
+static void teardown(void) {
+    served_free(ws.srv);
+    tsr_close(ws.comp);
+    arena_destroy(host_arena);
+}
 
 static void setup(void) {
     char why[512];
@@ -36,7 +42,7 @@ static void setup(void) {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (blk == MAP_FAILED || arena_create(&host_arena, FUZZ_ARENA_BYTES, why, sizeof why) != 0 ||
         arena_view_open(&ws.view, arena_prefix(host_arena), why, sizeof why) != 0 ||
-        tsr_open(FUZZ_PLUGIN, NULL, &ws.comp, &err) != 0) {
+        tsr_open(FUZZ_PLUGIN, NULL, &ws.comp, &err) != 0 || !(ws.srv = served_new(ws.comp))) {
         fprintf(stderr, "fuzz_worker_request: setup failed\n");
         abort();
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the schema a worker sends at start (JSON in the channel),
  * as the host reads it: schema_import, then the same descriptor checks an
@@ -14,6 +15,8 @@
 #include <tessera/payload.h>
 
 #include "core/internal.h"
+#include "fuzz_target.h"
+#include "transport/worker/pool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = malloc(size + 1);
@@ -34,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (descriptor_load(&c, schema_import_descriptor(s), &err) == 0) {
         char *json = NULL;
         if (tsr_schema_to_json(&c, &json, &err) == 0) tsr_json_free(json);
-        for (int e = 0; e < TSR_EP_COUNT; e++) tsr_has_endpoint(&c, (tsr_endpoint)e);
-        for (int32_t i = 0; i < c.n_in; i++) tsr_find_input(&c, c.in[i].field.name);
+        for (int e = 0; e < TSR_EP_COUNT; e++) tsr_component_has_endpoint(&c, (tsr_endpoint)e);
+        for (int32_t i = 0; i < c.n_in; i++) tsr_component_find_input(&c, c.in[i].field.name);
     } else if (err.message[0] == '\0') {
         __builtin_trap();
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Runs a fuzz target's LLVMFuzzerTestOneInput on files, without libFuzzer:
  * the seed corpus and the regression inputs are replayed by ctest with any
@@ -15,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_target.h"
 
 static int run_file(const char *path) {
     FILE *f = fopen(path, "rb");

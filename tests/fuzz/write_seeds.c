@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Writes the generated seed corpora of the fuzz targets that take binary
  * or machine-made input: valid worker requests for every endpoint of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install test: configure, build and install Tessera into a temporary
 # prefix, then build plugins/first_plugin against the installed package in
 # both supported ways (CMake find_package, pkg-config) and check what the
@@ -14,6 +15,9 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 prefix="$work/prefix"
+# The version, written once: project(tessera VERSION ...) in CMakeLists.txt.
+version="$(sed -nE 's/^project\(tessera VERSION ([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' "$root/CMakeLists.txt")"
+IFS=. read -r v_major v_minor _ <<<"$version"
 jobs="$(nproc 2>/dev/null || echo 2)"
 passed=0
 failed=0
@@ -59,7 +63,7 @@ if ((failed)); then summary; exit 1; fi
 
 libso="$(find "$prefix" -name 'libtessera.so' | head -n 1)"
 libdir="$(dirname "${libso:-$prefix/lib/none}")"
-for f in include/tessera/tessera.h include/tessera/plugin.h bin/tessera; do
+for f in include/tessera/tessera.h include/tessera/plugin.h include/tessera/version.h bin/tessera; do
   run "installed $f" test -e "$prefix/$f"
 done
 for f in libtessera.so libtessera.a pkgconfig/tessera.pc cmake/tessera/tesseraConfig.cmake \
@@ -68,6 +72,13 @@ for f in libtessera.so libtessera.a pkgconfig/tessera.pc cmake/tessera/tesseraCo
          tessera/plugins/dgesv.json tessera/plugins/dgemv.json; do
   run "installed <libdir>/$f" test -e "$libdir/$f"
 done
+
+# The soname follows the README's policy: 0.MINOR while 0.x, MAJOR after.
+if ((v_major == 0)); then soname="libtessera.so.0.$v_minor"; else soname="libtessera.so.$v_major"; fi
+run "soname is $soname" bash -c "readelf -d '$libso' | grep -qF '[$soname]'"
+# The installed headers alone (version.h included) give the exported names.
+run "the libraries export the public API and nothing else" "$root/tests/check_exports.sh" \
+  cc "$prefix/include" "$prefix/include" "$libso" "$libdir/libtessera.a"
 
 # What the example host prints for x = [1 2 3], alpha = 2.5.
 printf '%s\n' 'y = [2.5 5 7.5]' 'd(sum y)/d alpha = 6' >"$work/host.expected"
@@ -84,11 +95,12 @@ expect "find_package: host (static)" "$work/host.expected" \
   "$ex/build/first_host_static" "$ex/build/scale.so"
 run "static host does not need libtessera.so" \
   bash -c "! readelf -d '$ex/build/first_host_static' | grep -q 'libtessera'"
-# The version file admits 0.1.x only (0.x minors may break the API).
+# The version file admits the same minor only (0.x minors may break the API).
+next_minor="$v_major.$((v_minor + 1))"
 mkdir -p "$work/ver"
-printf 'cmake_minimum_required(VERSION 3.20)\nproject(ver C)\nfind_package(tessera 0.2 REQUIRED)\n' \
-  >"$work/ver/CMakeLists.txt"
-run "find_package(tessera 0.2) is refused" \
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(ver C)\nfind_package(tessera %s REQUIRED)\n' \
+  "$next_minor" >"$work/ver/CMakeLists.txt"
+run "find_package(tessera $next_minor) is refused" \
   bash -c "! cmake -S '$work/ver' -B '$work/ver/build' -DCMAKE_PREFIX_PATH='$prefix'"
 
 # ---- pkg-config -----------------------------------------------------------------
@@ -96,7 +108,7 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 pc="$work/pc"
 cp -r "$root/plugins/first_plugin" "$pc"
 rm -rf "$pc/build"
-printf '0.1.0\n' >"$work/version.expected"
+printf '%s\n' "$version" >"$work/version.expected"
 expect "pkg-config: version" "$work/version.expected" pkg-config --modversion tessera
 run "pkg-config: make" make -C "$pc" CFLAGS="-O2 -Wall -Wextra -Werror"
 expect "pkg-config: host (shared)" "$work/host.expected" "$pc/first_host" "$pc/scale.so"
@@ -108,6 +120,25 @@ static_libs="$(pkg-config --static --libs tessera | sed 's/-ltessera\b//')"
 run "pkg-config: static link" bash -c "cc '$pc/host.c' -o '$pc/host_static' \
   \$(pkg-config --cflags tessera) '$libdir/libtessera.a' $static_libs"
 expect "pkg-config: static host" "$work/host.expected" "$pc/host_static" "$pc/scale.so"
+# A host with functions named as the library's internal ones links beside
+# libtessera.a (which exports the public tsr_ functions only) and runs, in
+# process and in a worker, each side calling its own; beside libtessera.so too.
+printf '%s\n' "host: arena_alloc(1) = 2, call_fail() = 42, the host's find_field" \
+  "inproc: y = [2.5 5 7.5], library $version" >"$work/clash_inproc.expected"
+printf '%s\n' "host: arena_alloc(1) = 2, call_fail() = 42, the host's find_field" \
+  "worker: y = [2.5 5 7.5], library $version" >"$work/clash_worker.expected"
+run "host with internal names: static link" bash -c "cc -std=c11 -Wall -Wextra -Werror \
+  '$root/tests/install/host_clash.c' -o '$pc/host_clash_static' \$(pkg-config --cflags tessera) \
+  '$libdir/libtessera.a' $static_libs"
+expect "host with internal names: static, inproc" "$work/clash_inproc.expected" \
+  "$pc/host_clash_static" "$pc/scale.so" inproc
+expect "host with internal names: static, worker" "$work/clash_worker.expected" \
+  "$pc/host_clash_static" "$pc/scale.so" worker
+run "host with internal names: shared link" bash -c "cc -std=c11 -Wall -Wextra -Werror \
+  '$root/tests/install/host_clash.c' -o '$pc/host_clash' \$(pkg-config --cflags --libs tessera) \
+  -Wl,-rpath,\$(pkg-config --variable=libdir tessera)"
+expect "host with internal names: shared, worker" "$work/clash_worker.expected" \
+  "$pc/host_clash" "$pc/scale.so" worker
 
 # ---- the installed command line ------------------------------------------------
 # The values of every "buffer" in a JSON response, one per line, as %g.

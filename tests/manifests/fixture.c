@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Routines with plain C and Fortran-style signatures that the manifests in
  * this folder describe: one per kind of argument the manifest loader maps.
@@ -8,6 +9,24 @@
 #include <stdint.h>
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* Declared first, as exported functions are (-Wmissing-prototypes); the
+ * manifests reach them by name, so no header declares them. */
+EXPORT int64_t fx_axpy64(int64_t n, float a, const float *x, const float *y, float *z);
+EXPORT void fx_scale_cols_(const int32_t *m, const int32_t *n, const double *a, const double *s,
+                           double *out, double *work, const int32_t *lwork, int32_t *info);
+EXPORT void fx_clobber(int32_t n, double *x, double *y);
+EXPORT void fx_chars_(const char *s, const int32_t *n, double *y, size_t len);
+EXPORT void fx_consts(int32_t c1, const int64_t *c2, double c3, const float *c4, double *y);
+EXPORT int32_t fx_status(const double *x, double *y, int32_t n);
+EXPORT void fx_info_(const int32_t *n, const double *x, double *y, int32_t *info);
+EXPORT void fx_model(int32_t n, const double *x, const double *w, double *y, double *s);
+EXPORT void fx_model_jvp(int32_t n, const double *x, const double *w, const double *xd,
+                         const double *wd, double *yd, double *sd);
+EXPORT void fx_model_vjp(int32_t n, const double *x, const double *w, const double *yb,
+                         const double *sb, double *xb, double *wb);
+EXPORT void fx_model_jac(int32_t n, const double *x, const double *w, double *jyx, double *jyw,
+                         double *jsx, double *jsw);
 
 /* C convention: an int64 count, a float32 scalar by value, an int64 status
  * (nonzero when x holds a NaN, to show the status path). */

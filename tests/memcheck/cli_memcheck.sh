@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The command line end to end under valgrind memcheck: the bundled
 # plugins' payloads in each response encoding, in process, isolated and in
 # a worker (the worker process itself is not traced), then requests that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Declares ABI version 2, newer than this host. */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Declares ABI version 0, older than any host supports. */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that says where it reads its input, for the bindings' zero-copy
  * tests, with outputs of each kind for their non-differentiable cases:

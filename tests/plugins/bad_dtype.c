@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An input declares dtype 99, which is not a tsr_dtype. */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An input declares rank TSR_MAX_FIELD_RANK + 1. */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that holds the host to its side of the contract (plugin.h).
  * Every endpoint first checks what it was given: counts, field indices

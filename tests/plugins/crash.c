@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that takes its process down, for worker deaths. The
  * configuration selects how and where:

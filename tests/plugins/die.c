@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that kills its own process with SIGKILL (which nothing can
  * catch, as when an operator or the OOM killer ends a worker) at a chosen

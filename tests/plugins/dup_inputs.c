@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two inputs share the name "twin". */
 #include "minimal.h"
 

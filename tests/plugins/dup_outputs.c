@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two outputs share the name "twin". */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Echo plugins for payload interoperability tests (tests/python): every
  * input comes back unchanged as the output of the same name, so that what

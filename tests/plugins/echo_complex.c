@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Echoes complex arrays (complex128 and complex64, ranks 0 to 3), which
  * have no JSON form: base64 and binref payloads only. */
 #include "echo.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Echoes arrays of the real and integer dtypes that JSON can carry:
  * float64, float32, int32, int64, bool and uint8, ranks 0 to 3. */
 #include "echo.h"

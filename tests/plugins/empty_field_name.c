@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An output field has the empty name. */
 #include "minimal.h"
 

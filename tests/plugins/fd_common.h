@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A plugin with apply only, whose derivatives the host serves by finite
  * differences (FD_METHOD, FD_SAMPLES set by the including file):
  *   y[i] = a * sin(x[i]),  s = sum_i x[i]^2 * a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that does not answer, for timeouts. The configuration selects
  * where and how it hangs:

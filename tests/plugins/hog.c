@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that takes what it is told to, for the worker's resource
  * limits and boundary. It checks what it gets, as a careful plugin does, and fails with
@@ -41,7 +42,8 @@ static int init(tsr_ctx *ctx, void **state) {
 }
 
 static int take_memory(tsr_ctx *ctx) {
-    void *p = malloc((size_t)cfg.bytes);
+    /* volatile: an allocation freed unused may be left out altogether (clang) */
+    void *volatile p = malloc((size_t)cfg.bytes);
     if (!p) return tsr_ctx_errorf(ctx, "cannot allocate %llu bytes", cfg.bytes);
     free(p);
     return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * An init that always fails: with the message "cannot open mesh
  * 'missing.msh'", or with no message at all when configured quiet=1.

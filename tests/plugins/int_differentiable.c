@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An int32 input is marked differentiable. */
 #include "minimal.h"
 

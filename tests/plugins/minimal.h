@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A one-field schema (x: float64 (n,) -> y: float64 (n,), y = x) shared by
  * the deliberately broken plugins, so that each of them differs from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that breaks the rules on request. The configuration key
  * "behave" (read at init) selects what apply does:

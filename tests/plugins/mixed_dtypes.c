@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fields of several dtypes and ranks, with correct derivatives, for the
  * gradient-check tests:

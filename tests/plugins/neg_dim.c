@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An input declares a fixed dimension of -5 (neither a size nor TSR_DIM_ANY). */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An output declares rank -1. */
 #include "minimal.h"
 

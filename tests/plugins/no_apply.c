@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A descriptor whose required apply endpoint is missing. */
 #include "minimal.h"
 

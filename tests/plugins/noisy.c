@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin whose apply carries rounding-like noise, as a solver's output
  * does, for the gradient-check tests:

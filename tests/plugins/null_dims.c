@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An input of rank 2 has no dims array. */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An input field has a NULL name. */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A descriptor without a component name. */
 #include "minimal.h"
 

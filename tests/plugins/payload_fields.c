@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A component whose schema exercises what payloads must carry: dotted
  * (nested) field names on both sides, several dtypes (float64, int32,

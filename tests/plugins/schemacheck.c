@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A schema that exercises the host's validation:
  *

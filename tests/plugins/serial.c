@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that does not declare TSR_PLUGIN_THREAD_SAFE and checks that
  * the host honours it: apply counts the threads inside it with an atomic

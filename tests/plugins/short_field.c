@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Claims a field struct that ends before its flags member. */
 #include <stddef.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Claims a descriptor of 16 bytes: too short to hold even the name. */
 #include "minimal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin with persistent state, observable from outside:
  *   config "scale"   a number (default 1); apply computes y = scale * x
@@ -75,6 +76,7 @@ static const tsr_plugin plugin = {
     .init = init, .fini = fini, .apply = apply,
 };
 
+TSR_PLUGIN_EXPORT const tsr_plugin *tsr_plugin_entry(uint32_t host_abi_version);
 TSR_PLUGIN_EXPORT const tsr_plugin *tsr_plugin_entry(uint32_t host_abi_version) {
     return host_abi_version == TSR_PLUGIN_ABI_VERSION ? &plugin : NULL;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that prints, for output forwarding. apply (y = x) writes, in
  * this order:

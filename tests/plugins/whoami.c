@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin that says which process runs it, for worker pools and batches:
  *

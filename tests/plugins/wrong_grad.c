@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A plugin whose derivatives are right except in one endpoint, for the
  * gradient-check tests:
@@ -30,7 +31,7 @@ static const tsr_field outputs[] = {
 };
 
 /* The state is the endpoint that is wrong (TSR_EP_COUNT: none). */
-static const tsr_endpoint wrong_choices[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN, TSR_EP_COUNT};
+static tsr_endpoint wrong_choices[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN, TSR_EP_COUNT};
 
 static int init(tsr_ctx *ctx, void **state) {
     const char *w = tsr_ctx_config(ctx, "wrong");
@@ -40,7 +41,7 @@ static int init(tsr_ctx *ctx, void **state) {
     else if (strcmp(w, "jacobian") == 0) k = 2;
     else if (strcmp(w, "none") == 0) k = 3;
     else return tsr_ctx_errorf(ctx, "wrong: '%s' is not jvp, vjp, jacobian or none", w);
-    *state = (void *)&wrong_choices[k];
+    *state = &wrong_choices[k];
     return 0;
 }
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared set-up of the Python tests: where the built plugins are, the
 bundled plugins as test cases, and the check that no shared memory is left
 behind.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The bundled plugins re-implemented in JAX (usable on NumPy inputs too),
 and the test case of each: inputs, differentiable fields, tolerances.
 

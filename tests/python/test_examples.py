@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The MCMC examples run, in-process and in worker mode, and the JAX and
 PyTorch chains, fed the same random numbers, reach the same state."""
 

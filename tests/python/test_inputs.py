@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the NumPy API accepts and how: arrays of another dtype are converted
 by NumPy's safe rule or refused; strided, misaligned and byte-swapped
 arrays are copied, never misread; bad names, shapes and options raise the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Interoperability with the real tesseract-core (from PyPI).
 
 Payloads written by tesseract-core's own encoders -- the runtime's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every bundled plugin as a JAX primitive: jit, grad, jvp, vjp, jacfwd,
 jacrev and vmap, in-process and in worker mode, against finite differences
 of the plugin and against JAX's derivatives of the pure-JAX reference."""

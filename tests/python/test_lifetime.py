@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How long returned arrays stay valid: a view is never overwritten by a
 later call while it is referenced (whatever references it: an array, a
 slice, a tensor, a JAX array, a reference cycle awaiting gc), it outlives

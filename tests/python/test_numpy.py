@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every bundled plugin through the NumPy API, in every mode: values against
 the JAX re-implementations, and jvp, vjp and jacobian against finite
 differences of apply and against JAX's derivatives of the reference."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every bundled plugin as a torch.autograd.Function: values against the
 reference, torch.autograd.gradcheck in reverse and forward mode, gradients
 against finite differences and the reference, in-process and in worker mode."""

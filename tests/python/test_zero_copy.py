@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The zero-copy claims, checked by address from both sides: the plugin
 reads NumPy, PyTorch and JAX inputs where they lie; results handed to
 PyTorch and JAX through DLPack keep their address; worker-mode results and

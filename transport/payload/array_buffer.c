@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "array_buffer.h"
 
 #include <stdbool.h>
@@ -7,30 +8,36 @@
 
 #include <tessera/tessera.h>
 
-int tsr_shape_bytes(const int64_t *shape, int32_t rank, tsr_dtype dtype, int64_t *count,
-                    size_t *bytes) {
+int64_t tsr_shape_count(const int64_t *shape, int32_t rank) {
     int64_t n = 1;
     for (int32_t d = 0; d < rank; d++) {
         if (shape[d] < 0) return -1;
         if (__builtin_mul_overflow(n, shape[d], &n)) return -1;
     }
+    return n;
+}
+
+int tsr_shape_bytes(const int64_t *shape, int32_t rank, tsr_dtype dtype, int64_t *count,
+                    size_t *bytes) {
+    int64_t n = tsr_shape_count(shape, rank);
+    if (n < 0) return -1;
     size_t itemsize = tsr_dtype_size(dtype);
     size_t total;
     if (itemsize == 0 || (uint64_t)n > SIZE_MAX) return -1;
     if (__builtin_mul_overflow((size_t)n, itemsize, &total)) return -1;
     /* Room to round up to the alignment without overflowing. */
-    if (total > SIZE_MAX - TSR_BUFFER_ALIGNMENT) return -1;
+    if (total > SIZE_MAX - TSR_ALIGNMENT) return -1;
     *count = n;
     *bytes = total;
     return 0;
 }
 
 static void *allocate(size_t bytes, size_t *rounded) {
-    *rounded = (bytes + TSR_BUFFER_ALIGNMENT - 1) / TSR_BUFFER_ALIGNMENT * TSR_BUFFER_ALIGNMENT;
-    if (*rounded == 0) *rounded = TSR_BUFFER_ALIGNMENT;
+    *rounded = (bytes + TSR_ALIGNMENT - 1) / TSR_ALIGNMENT * TSR_ALIGNMENT;
+    if (*rounded == 0) *rounded = TSR_ALIGNMENT;
     bool big = *rounded >= TSR_HUGE_PAGE_MIN;
     void *p = NULL;
-    if (posix_memalign(&p, big ? TSR_HUGE_PAGE : TSR_BUFFER_ALIGNMENT, *rounded) != 0) return NULL;
+    if (posix_memalign(&p, big ? TSR_HUGE_PAGE : TSR_ALIGNMENT, *rounded) != 0) return NULL;
     if (big) tsr_advise_huge_pages(p, *rounded);
     return p;
 }

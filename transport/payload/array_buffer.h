@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sizes and buffers of decoded arrays: element counts checked for overflow
  * before anything is allocated, and storage aligned to 64 bytes as the
@@ -11,7 +12,6 @@
 
 #include <tessera/plugin.h>
 
-#define TSR_BUFFER_ALIGNMENT 64
 
 /* Buffers from this size on are aligned to a huge page and advised to use
  * transparent huge pages: the first touch of a 4 KiB page costs ~3 us on
@@ -20,8 +20,13 @@
 #define TSR_HUGE_PAGE ((size_t)2 << 20)
 #define TSR_HUGE_PAGE_MIN ((size_t)4 << 20)
 
-/* Number of elements of shape[0..rank) and their size in bytes for dtype.
- * Returns -1 if a dimension is negative or the byte size overflows. */
+/* The library's one statement of array-size arithmetic, used by core, the
+ * worker and the codecs alike. tsr_shape_count: the number of elements of
+ * shape[0..rank), or -1 when a dim is negative or the count overflows
+ * int64. tsr_shape_bytes: that count and its size in bytes for dtype, with
+ * room left to round the size up to TSR_ALIGNMENT; -1 when a dimension is
+ * negative, the dtype invalid or the size overflows. */
+int64_t tsr_shape_count(const int64_t *shape, int32_t rank);
 int tsr_shape_bytes(const int64_t *shape, int32_t rank, tsr_dtype dtype, int64_t *count,
                     size_t *bytes);
 

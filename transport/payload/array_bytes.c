@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "array_bytes.h"
 
 #include <stdlib.h>

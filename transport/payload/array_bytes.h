@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bytes of an encoded array as stored (in a base64 string or a binref
  * file) and as the array holds them: compression, checksum and byte order,

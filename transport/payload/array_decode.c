@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "array_decode.h"
 
 #include <inttypes.h>
@@ -43,6 +44,7 @@ static void shape_text(char *buf, size_t size, const int64_t *shape, int32_t ran
 static int nested_dims(json_t *v, int64_t *dims, int32_t *rank, const tsr_payload_ctx *ctx,
                        const char *path) {
     int32_t r = 0;
+    *rank = 0; /* set on every path, the failing one included */
     while (json_is_array(v)) {
         if (r == TSR_MAX_RANK)
             return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
@@ -303,10 +305,11 @@ static int decode_dtype(json_t *dtype, tsr_dtype *out, const tsr_payload_ctx *ct
     if (!json_is_string(dtype))
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"dtype\" must be a string, not %s",
                                 json_kind(dtype));
-    *out = tsr_dtype_from_name(json_string_value(dtype));
-    if (*out == TSR_DTYPE_INVALID)
+    int d = tsr_dtype_from_name(json_string_value(dtype));
+    if (d < 0)
         return tsr_payload_fail(ctx, TSR_E_DTYPE, path, "unknown dtype \"%s\"",
                                 json_string_value(dtype));
+    *out = (tsr_dtype)d;
     return 0;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Decoding one array from a parsed JSON value: Tesseract's encoded arrays
  * (json, base64 and binref buffers, lz4-compressed or not, with or without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "array_encode.h"
 
 #include <inttypes.h>

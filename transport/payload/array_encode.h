@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Writing one array as Tesseract writes it: an encoded array
  * {"object_type": "array", "shape", "dtype", "data": {"buffer", "encoding"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Single arrays to and from JSON text, encoding names, and releasing what
  * this part of the library hands out. */
 #include <stdlib.h>
@@ -5,7 +6,6 @@
 
 #include <jansson.h>
 
-#include "api_export.h"
 #include "array_decode.h"
 #include "array_encode.h"
 #include "binref_batch.h"
@@ -104,6 +104,6 @@ TSR_API int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, t
     return tsr_array_from_json_ex(text, len, dtype, NULL, out, buffer, err);
 }
 
-TSR_API void tsr_json_free(void *p) {
-    free(p);
-}
+TSR_API void tsr_json_free(char *text) { free(text); }
+
+TSR_API void tsr_array_buffer_free(void *buffer) { free(buffer); }

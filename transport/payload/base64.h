@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Standard base64 (RFC 4648, '+' '/' alphabet, '=' padding), as Tesseract
  * writes array buffers. Decoding is strict, like Tesseract's validating

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Binref arrays of one payload: queued while the payload is decoded (each
  * path checked against the input directory at once), then read together

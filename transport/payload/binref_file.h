@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Binref files: the bytes of arrays appended to .bin files and read back,
  * with io_uring (batched submissions) or, where io_uring is unavailable

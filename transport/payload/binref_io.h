@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The two ways binref files move bytes, shared by the writer and the
  * reader: positioned transfers split into chunks and run through
@@ -12,10 +13,12 @@
 
 #include "binref_file.h"
 
-/* One transfer: len bytes between buf and offset off of the open file fd. */
+/* One transfer: len bytes between memory and offset off of the open file
+ * fd: read into dst, or written from src. */
 typedef struct binref_op {
     int fd;
-    unsigned char *buf;
+    unsigned char *dst;        /* reads */
+    const unsigned char *src;  /* writes */
     size_t len;
     uint64_t off;
     const char *file;  /* for messages */

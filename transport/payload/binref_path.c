@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "binref_path.h"
 
 #include <errno.h>

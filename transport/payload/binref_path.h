@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Binref buffer strings and where they point. A buffer reads
  * "<path>[:<offset>[:<size>]]" as Tesseract reads it: up to two trailing

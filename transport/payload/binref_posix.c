@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Binref transfers with pread/pwrite: the path where io_uring is
  * unavailable or not wanted. */
 #include <errno.h>
@@ -16,8 +17,8 @@ static int one(const binref_op *op, bool write, char *why, size_t why_size) {
     while (done < op->len) {
         size_t want = op->len - done < MAX_CALL ? op->len - done : MAX_CALL;
         off_t at = (off_t)(op->off + done);
-        ssize_t n = write ? pwrite(op->fd, op->buf + done, want, at)
-                          : pread(op->fd, op->buf + done, want, at);
+        ssize_t n = write ? pwrite(op->fd, op->src + done, want, at)
+                          : pread(op->fd, op->dst + done, want, at);
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         char what[160];
         binref_what_prefix(what, sizeof what, op->what);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Whether io_uring works in this process: probed once (kernel switch,
  * ring setup, the opcodes binref files need, one round trip), then cached. */
 #include <errno.h>

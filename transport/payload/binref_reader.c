@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading binref arrays: every file opened once, every range checked
  * against the file's size before any byte moves, then one batch. */
 #include <errno.h>
@@ -70,7 +71,7 @@ static int open_all(binref_read *reads, int n_reads, binref_read **sorted, binre
         int rc = binref_check_range(r->path, size, r->offset, r->bytes, r->what, why, n);
         if (rc != 0) return rc;
         if (r->bytes > 0)
-            ops[(*n_ops)++] = (binref_op){.fd = fd, .buf = r->dst, .len = r->bytes,
+            ops[(*n_ops)++] = (binref_op){.fd = fd, .dst = r->dst, .len = r->bytes,
                                           .off = r->offset, .file = r->path, .what = r->what};
     }
     return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "binref_sink.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where the binref arrays of one response go: a binref writer opened at
  * the first array (so a response without arrays makes no file), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Binref transfers with io_uring: every op is cut into chunks and up to
  * `depth` chunks are in flight at once, submitted in batches. Each thread
@@ -119,9 +120,9 @@ static void prep(const run_state *s, struct io_uring_sqe *sqe, int k, const slot
     const binref_op *op = &s->ops[sl->op];
     unsigned len = (unsigned)sl->len;
     if (s->write)
-        io_uring_prep_write(sqe, op->fd, op->buf + sl->pos, len, op->off + sl->pos);
+        io_uring_prep_write(sqe, op->fd, op->src + sl->pos, len, op->off + sl->pos);
     else
-        io_uring_prep_read(sqe, op->fd, op->buf + sl->pos, len, op->off + sl->pos);
+        io_uring_prep_read(sqe, op->fd, op->dst + sl->pos, len, op->off + sl->pos);
     io_uring_sqe_set_data64(sqe, (uint64_t)k);
 }
 
@@ -170,7 +171,7 @@ static void complete(run_state *s, slot *sl, int res) {
         return;
     }
     size_t n = (size_t)res < sl->len ? (size_t)res : sl->len;
-    if (!s->write) VALGRIND_MAKE_MEM_DEFINED(s->ops[sl->op].buf + sl->pos, n);
+    if (!s->write) VALGRIND_MAKE_MEM_DEFINED(s->ops[sl->op].dst + sl->pos, n);
     sl->pos += n;
     sl->len -= n;
     sl->state = sl->len > 0 && !s->failed ? PENDING : IDLE;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Appending arrays to "<dir>/<prefix>-<k>.bin" files: offsets are handed
  * out at once, the bytes are written together at flush. */
 #include <errno.h>
@@ -115,7 +116,7 @@ int binref_writer_add(binref_writer *w, const void *data, size_t bytes, const ch
             snprintf(why, n, "out of memory");
             return TSR_E_NOMEM;
         }
-        w->queue[w->n_queue++] = (binref_op){.fd = cur->fd, .buf = (unsigned char *)data,
+        w->queue[w->n_queue++] = (binref_op){.fd = cur->fd, .src = data,
                                              .len = bytes, .off = cur->size, .file = cur->name};
     }
     *file = cur->name;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "checksum.h"
 
 #include <inttypes.h>

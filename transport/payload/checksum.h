@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Checksums of array bytes: XXH3-64 of the raw little-endian C-order bytes
  * of an array (before compression), written into an encoded array's

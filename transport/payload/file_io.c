@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* The public face of binref file I/O: names of the choices and what AUTO
  * uses in this process. */
 #include <string.h>
 
 #include <tessera/payload.h>
 
-#include "api_export.h"
 #include "binref_file.h"
 
 TSR_API const char *tsr_file_io_name(tsr_file_io io) {

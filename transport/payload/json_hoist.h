@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Long strings cut out of JSON text before it is parsed. jansson reads a
  * string about 15 times slower than base64 decodes it (~66 MB/s), so the

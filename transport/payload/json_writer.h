@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A small streaming writer of compact JSON into a growing buffer. Used for
  * every response so that large arrays are written without building a tree

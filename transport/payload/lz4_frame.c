@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "lz4_frame.h"
 
 #include <stdint.h>

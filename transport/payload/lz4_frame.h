@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lz4 frames (liblz4's LZ4F format), as Tesseract compresses array bytes
  * ("compression": "lz4"): one frame per array, content size recorded in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "numeric.h"
 
 #include <inttypes.h>
@@ -7,13 +8,40 @@
 
 #include <tessera/tessera.h>
 
-/* clang before 15 has no _Float16 on x86 (the fuzz build uses clang);
- * __fp16 stores the same IEEE half format. */
-#if defined(__clang__) && __clang_major__ < 15
-typedef __fp16 half_t;
-#else
-typedef _Float16 half_t;
-#endif
+/* IEEE half precision (1 sign, 5 exponent, 10 mantissa bits) converted in
+ * plain C: clang before 15 has no _Float16 on x86, and its __fp16 calls
+ * compiler-rt helpers (__gnu_h2f_ieee) that a default clang link lacks. */
+static double half_to_double(uint16_t h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* Rounds to nearest, ties to even, as a conversion to _Float16 does;
+ * beyond the largest half (65504) it gives infinity. */
+static uint16_t half_from_double(double d) {
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    uint16_t sign = (uint16_t)((b >> 48) & 0x8000);
+    int e = (int)((b >> 52) & 0x7ff);
+    uint64_t m = b & ((UINT64_C(1) << 52) - 1);
+    if (e == 0x7ff) return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0)); /* inf, quiet NaN */
+    if (e == 0) return sign;       /* double subnormals are far below half's: zero */
+    int exp2 = e - 1023;           /* d = sig * 2^(exp2 - 52) */
+    if (exp2 > 15) return (uint16_t)(sign | 0x7c00);
+    uint64_t sig = m | (UINT64_C(1) << 52);
+    /* Normal halves keep the top 11 bits of sig; subnormal ones (below
+     * 2^-14) count units of 2^-24 and keep fewer. */
+    int shift = exp2 >= -14 ? 42 : 28 - exp2;
+    if (shift > 53) return sign;   /* below half the smallest subnormal */
+    uint64_t q = sig >> shift, rem = sig & ((UINT64_C(1) << shift) - 1),
+             halfway = UINT64_C(1) << (shift - 1);
+    /* The implicit bit of q (normal case) carries into the exponent field,
+     * hence exp2 + 14 rather than the biased exponent exp2 + 15. */
+    uint16_t h = (uint16_t)(exp2 >= -14 ? ((uint64_t)(exp2 + 14) << 10) + q : q);
+    if (rem > halfway || (rem == halfway && (h & 1))) h++; /* may carry up to infinity */
+    return (uint16_t)(sign | h);
+}
 
 void tsr_num_load(tsr_dtype dtype, const void *src, tsr_num *out) {
     switch (dtype) {
@@ -26,7 +54,7 @@ void tsr_num_load(tsr_dtype dtype, const void *src, tsr_num *out) {
     case TSR_UINT16: out->kind = TSR_NUM_UINT; out->v.u = *(const uint16_t *)src; return;
     case TSR_UINT32: out->kind = TSR_NUM_UINT; out->v.u = *(const uint32_t *)src; return;
     case TSR_UINT64: out->kind = TSR_NUM_UINT; out->v.u = *(const uint64_t *)src; return;
-    case TSR_FLOAT16: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const half_t *)src; return;
+    case TSR_FLOAT16: out->kind = TSR_NUM_REAL; out->v.r = half_to_double(*(const uint16_t *)src); return;
     case TSR_FLOAT32: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const float *)src; return;
     case TSR_FLOAT64: out->kind = TSR_NUM_REAL; out->v.r = *(const double *)src; return;
     case TSR_COMPLEX64: {
@@ -72,6 +100,8 @@ static int refuse(const tsr_num *v, tsr_dtype dtype, const char *cause, char *wh
  * checks its range the same way. */
 static int integral_parts(const tsr_num *v, tsr_dtype dtype, bool *negative, uint64_t *magnitude,
                           char *why, size_t why_size) {
+    *negative = false; /* the outputs are set on every path, refusals included */
+    *magnitude = 0;
     switch (v->kind) {
     case TSR_NUM_BOOL:
         *negative = false;
@@ -126,6 +156,7 @@ static int store_integer(tsr_dtype dtype, void *dst, const tsr_num *v, char *why
 }
 
 static int real_value(const tsr_num *v, tsr_dtype dtype, double *out, char *why, size_t why_size) {
+    *out = 0.0; /* set on every path, the refusal included */
     switch (v->kind) {
     case TSR_NUM_BOOL: *out = v->v.b ? 1.0 : 0.0; return 0;
     case TSR_NUM_INT: *out = (double)v->v.i; return 0;
@@ -142,8 +173,8 @@ static int store_real_part(tsr_dtype real_dtype, tsr_dtype reported, void *dst, 
                            const tsr_num *v, char *why, size_t why_size) {
     switch (real_dtype) {
     case TSR_FLOAT16: {
-        half_t h = (half_t)d;
-        if (isfinite(d) && !isfinite((double)h)) return refuse(v, reported, "is out of range for", why, why_size);
+        uint16_t h = half_from_double(d);
+        if (isfinite(d) && !isfinite(half_to_double(h))) return refuse(v, reported, "is out of range for", why, why_size);
         memcpy(dst, &h, sizeof h);
         return 0;
     }

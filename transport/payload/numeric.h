@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One array element as a value, independent of its dtype, so that JSON
  * decoding, JSON encoding and dtype conversion share a single set of

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* Binding a parsed request into a call. */
 #include <stdio.h>
 
-#include "api_export.h"
 #include "payload_internal.h"
 
 /* The call's own message is already complete (component, endpoint, field). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "payload_error.h"
 
 #include <stdarg.h>

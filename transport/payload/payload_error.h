@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Error messages of payload decoding and encoding. Every message names
  * what is known of its context: component, endpoint, the field's path in

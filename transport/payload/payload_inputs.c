@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The "inputs" object of a request: nested objects follow the dots of the
  * schema's field names, leaves are arrays. */
 #include <stdio.h>
@@ -22,8 +23,8 @@ static char *dotted(const char *prefix, const char *key) {
 /* Is there an input field below the group `name` (named "name.<...>")? */
 static bool is_group(const tsr_component *c, const char *name) {
     size_t n = strlen(name);
-    for (int32_t i = 0; i < tsr_n_inputs(c); i++) {
-        const char *field = tsr_input_field(c, i)->name;
+    for (int32_t i = 0; i < tsr_component_n_inputs(c); i++) {
+        const char *field = tsr_component_input(c, i)->name;
         if (strncmp(field, name, n) == 0 && field[n] == '.') return true;
     }
     return false;
@@ -33,9 +34,9 @@ static bool is_group(const tsr_component *c, const char *name) {
 static void list_inputs(const tsr_component *c, char *buf, size_t size) {
     size_t used = 0;
     buf[0] = '\0';
-    for (int32_t i = 0; i < tsr_n_inputs(c) && used < size; i++)
+    for (int32_t i = 0; i < tsr_component_n_inputs(c) && used < size; i++)
         used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
-                                 tsr_input_field(c, i)->name);
+                                 tsr_component_input(c, i)->name);
 }
 
 static int read_object(tsr_payload *p, json_t *obj, const char *prefix, const char *path,
@@ -44,9 +45,9 @@ static int read_object(tsr_payload *p, json_t *obj, const char *prefix, const ch
 static int read_member(tsr_payload *p, const char *name, json_t *value, const char *path,
                        const tsr_payload_ctx *ctx) {
     const tsr_component *c = p->component;
-    int32_t index = tsr_find_input(c, name);
+    int32_t index = tsr_component_find_input(c, name);
     if (index >= 0) {
-        const tsr_field *field = tsr_input_field(c, index);
+        const tsr_field *field = tsr_component_input(c, index);
         int rc = tsr_decode_array_value(value, field->dtype, p->abstract, ctx, path, &p->inputs[index]);
         if (rc == 0) p->given[index] = true;
         return rc;
@@ -91,7 +92,7 @@ int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ct
     for (int32_t i = 0; i < p->n_inputs; i++) {
         if (p->given[i]) continue;
         char path[TSR_PATH_MAX];
-        tsr_path_join(path, "inputs", tsr_input_field(p->component, i)->name);
+        tsr_path_join(path, "inputs", tsr_component_input(p->component, i)->name);
         return tsr_payload_fail(ctx, TSR_E_MISSING, path, "required input is missing");
     }
     return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The parsed request, shared by the files that build it (payload_parse.c,
  * payload_inputs.c, payload_wrt.c) and those that use it (payload_bind.c,

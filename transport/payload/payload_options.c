@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "payload_options.h"
 
 #include <stddef.h>

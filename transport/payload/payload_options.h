@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The public tsr_output_options / tsr_input_options read into complete
  * settings: struct_size honoured, zeros replaced by defaults, values

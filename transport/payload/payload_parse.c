@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsing a request: the JSON text, its top-level keys, the payload's
  * lifetime and accessors. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_export.h"
 #include "binref_batch.h"
 #include "json_hoist.h"
 #include "payload_internal.h"
@@ -59,7 +59,7 @@ static tsr_payload *payload_new(const tsr_component *c, tsr_endpoint ep) {
     p->component = c;
     p->endpoint = ep;
     p->abstract = ep == TSR_EP_ABSTRACT_EVAL;
-    p->n_inputs = tsr_n_inputs(c);
+    p->n_inputs = tsr_component_n_inputs(c);
     size_t n = p->n_inputs > 0 ? (size_t)p->n_inputs : 1;
     p->inputs = calloc(n, sizeof *p->inputs);
     p->given = calloc(n, sizeof *p->given);
@@ -157,7 +157,7 @@ TSR_API tsr_endpoint tsr_payload_endpoint(const tsr_payload *p) {
 
 TSR_API const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name) {
     if (p == NULL || name == NULL) return NULL;
-    int32_t i = tsr_find_input(p->component, name);
+    int32_t i = tsr_component_find_input(p->component, name);
     if (i < 0 || i >= p->n_inputs || !p->given[i]) return NULL;
     return &p->inputs[i].array;
 }

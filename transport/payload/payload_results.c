@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /* Writing a call's results in Tesseract's output form. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_export.h"
 #include "array_encode.h"
 #include "payload_internal.h"
 #include "payload_options.h"
@@ -33,9 +33,9 @@ static size_t segment_length(const char *s) {
  * "mesh.cells" become {"mesh": {"nodes": ..., "cells": ...}}. */
 static int write_group(writer *w, const tsr_call *call, const tsr_component *c, const char *prefix,
                        size_t plen) {
-    int32_t n = tsr_n_outputs(c);
+    int32_t n = tsr_component_n_outputs(c);
     for (int32_t i = 0; i < n; i++) {
-        const char *name = tsr_output_field(c, i)->name;
+        const char *name = tsr_component_output(c, i)->name;
         if (strncmp(name, prefix, plen) != 0) continue;
         const char *rest = name + plen;
         size_t seg = segment_length(rest);
@@ -43,7 +43,7 @@ static int write_group(writer *w, const tsr_call *call, const tsr_component *c, 
 
         bool seen = false;
         for (int32_t j = 0; j < i && !seen; j++) {
-            const char *other = tsr_output_field(c, j)->name;
+            const char *other = tsr_component_output(c, j)->name;
             if (strncmp(other, prefix, plen) != 0) continue;
             const char *orest = other + plen;
             if (segment_length(orest) != seg || strncmp(orest, rest, seg) != 0) continue;
@@ -90,7 +90,7 @@ static int write_results(writer *w, const tsr_payload *p, const tsr_call *call) 
     switch (p->endpoint) {
     case TSR_EP_APPLY:
     case TSR_EP_ABSTRACT_EVAL:
-        if ((rc = expect_results(call, tsr_n_outputs(c), w->ctx)) != 0) return rc;
+        if ((rc = expect_results(call, tsr_component_n_outputs(c), w->ctx)) != 0) return rc;
         tsr_jw_begin_object(&w->jw);
         if ((rc = write_group(w, call, c, "", 0)) != 0) return rc;
         tsr_jw_end_object(&w->jw);

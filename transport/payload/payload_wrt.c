@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The differentiation arguments of a request: the wrt lists
  * (jac_inputs, jvp_outputs, ...) and the tangent or cotangent vector. */
 #include <stdlib.h>
@@ -47,11 +48,11 @@ static int read_names(const tsr_component *c, json_t *list, const char *key, boo
         if (!json_is_string(item))
             return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "a field name must be a string");
         const char *name = json_string_value(item);
-        int32_t index = of_inputs ? tsr_find_input(c, name) : tsr_find_output(c, name);
+        int32_t index = of_inputs ? tsr_component_find_input(c, name) : tsr_component_find_output(c, name);
         if (index < 0)
             return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path, "\"%s\" is not an %s field",
                                     name, of_inputs ? "input" : "output");
-        const tsr_field *field = of_inputs ? tsr_input_field(c, index) : tsr_output_field(c, index);
+        const tsr_field *field = of_inputs ? tsr_component_input(c, index) : tsr_component_output(c, index);
         if (!(field->flags & TSR_FIELD_DIFFERENTIABLE))
             return tsr_payload_fail(ctx, TSR_E_NOT_DIFFERENTIABLE, path,
                                     "\"%s\" is not differentiable", name);
@@ -95,8 +96,8 @@ static int read_seeds(tsr_payload *p, json_t *vector, const wrt_keys *keys,
             return tsr_payload_fail(ctx, TSR_E_MISSING, path,
                                     "missing; every field of \"%s\" needs one", list_key);
         const tsr_component *c = p->component;
-        const tsr_field *field = tangents ? tsr_input_field(c, tsr_find_input(c, names[k]))
-                                          : tsr_output_field(c, tsr_find_output(c, names[k]));
+        const tsr_field *field = tangents ? tsr_component_input(c, tsr_component_find_input(c, names[k]))
+                                          : tsr_component_output(c, tsr_component_find_output(c, names[k]));
         int rc = tsr_decode_array_value(item, field->dtype, false, ctx, path, &p->seeds[k]);
         if (rc != 0) return rc;
         p->n_seeds = k + 1;

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* A component's schema as JSON, for `tessera schema` and for tools. */
-#include "api_export.h"
+#include <jansson.h>
+
 #include "json_writer.h"
 #include "payload_error.h"
 #include "schema_json.h"
@@ -25,10 +27,10 @@ static void write_dims(tsr_jw *w, const tsr_field *f) {
 }
 
 static void write_fields(tsr_jw *w, const tsr_component *c, bool inputs) {
-    int32_t n = inputs ? tsr_n_inputs(c) : tsr_n_outputs(c);
+    int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     tsr_jw_begin_array(w);
     for (int32_t i = 0; i < n; i++) {
-        const tsr_field *f = inputs ? tsr_input_field(c, i) : tsr_output_field(c, i);
+        const tsr_field *f = inputs ? tsr_component_input(c, i) : tsr_component_output(c, i);
         tsr_jw_begin_object(w);
         tsr_jw_key(w, "name");
         tsr_jw_string(w, f->name);
@@ -69,7 +71,7 @@ static char *write_schema(const tsr_component *c, const schema_worker_extra *ext
     write_fields(&w, c, false);
     unsigned available = 0;
     for (int ep = 0; ep < TSR_EP_COUNT; ep++)
-        if (tsr_has_endpoint(c, (tsr_endpoint)ep)) available |= 1u << ep;
+        if (tsr_component_has_endpoint(c, (tsr_endpoint)ep)) available |= 1u << ep;
     tsr_jw_key(&w, "endpoints");
     write_endpoint_list(&w, available);
     if (extra != NULL) {
@@ -104,4 +106,16 @@ TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *er
     if (*out == NULL) return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing the schema");
     tsr_payload_ok(&ctx);
     return 0;
+}
+
+/* Dims of every field of a JSON field list: the schema a worker sends and a
+ * manifest's fields have the same form. */
+size_t schema_count_dims(struct json_t *list) {
+    size_t total = 0, i;
+    json_t *f;
+    json_array_foreach(list, i, f) {
+        json_t *shape = json_object_get(f, "shape");
+        if (json_is_array(shape)) total += json_array_size(shape);
+    }
+    return total;
 }

@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /* The schema a worker sends its host at start: tsr_schema_to_json's text
  * plus what only the loaded plugin knows. */
 #ifndef TESSERA_TRANSPORT_SCHEMA_JSON_H
 #define TESSERA_TRANSPORT_SCHEMA_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "tessera/tessera.h"
 
@@ -21,5 +23,11 @@ typedef struct schema_worker_extra {
  * differences), "thread_safe" and "fd" {"method", "samples", "step"}.
  * Malloc'd text, or NULL when out of memory. */
 char *schema_json_for_worker(const tsr_component *c, const schema_worker_extra *extra);
+
+/* The number of dims of every field of a JSON field list ("shape"
+ * arrays): the schema a worker sends and a manifest's fields have the same
+ * form, and both size one array of tsr_dim from it. */
+struct json_t;
+size_t schema_count_dims(struct json_t *list);
 
 #endif

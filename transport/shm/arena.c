@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host's arena: a growing set of pre-faulted segments and the
  * allocator over them. */
 #include "arena_internal.h"
@@ -148,7 +149,7 @@ void *arena_alloc(arena *a, size_t bytes, char *why, size_t n) {
         return NULL;
     }
     /* 0 bytes still takes one aligned unit, so the pointer is unique. */
-    size_t need = round_up(bytes == 0 ? 1 : bytes, ARENA_ALIGN);
+    size_t need = round_up(bytes == 0 ? 1 : bytes, TSR_ALIGNMENT);
     if (need == 0) {
         arena_fail(why, n, TSR_E_SHM, "cannot allocate %zu bytes: too large", bytes);
         return NULL;

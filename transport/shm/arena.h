@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The shared-memory arena: POSIX shared-memory segments created by the host,
  * mapped once in the host and in its workers, pre-faulted and reused across
@@ -23,7 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARENA_ALIGN 64
+#include <tessera/plugin.h>   /* TSR_ALIGNMENT */
+
 #define ARENA_MAX_SEGMENTS 64
 #define ARENA_NAME_MAX 96
 
@@ -31,7 +33,7 @@
 typedef struct binref {
     uint32_t seg;       /* segment index */
     uint32_t reserved;  /* 0 */
-    uint64_t offset;    /* from the segment's start; a multiple of ARENA_ALIGN */
+    uint64_t offset;    /* from the segment's start; a multiple of TSR_ALIGNMENT */
     uint64_t bytes;
 } binref;
 

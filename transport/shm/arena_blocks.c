@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocator's block list for one segment: a sorted array in private
  * memory. First fit, split on take, merge with free neighbours on give.
  * Arrays of a few hundred blocks make the linear scans cheaper than a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internals of the arena, shared by its files: segment names and process
  * tags (shm_names.c), mapping segments (arena_segment.c) and the private
@@ -65,7 +66,7 @@ typedef struct block_list {
 /* One free block covering [0, size); -1 when out of memory. */
 int blocks_init(block_list *l, uint64_t size);
 void blocks_fini(block_list *l);
-/* First fit for size (a multiple of ARENA_ALIGN, > 0): the offset of the
+/* First fit for size (a multiple of TSR_ALIGNMENT, > 0): the offset of the
  * block now in use, or -1 if no free block is large enough. */
 int64_t blocks_take(block_list *l, uint64_t size);
 /* Free the in-use block that starts at off and merge it with free

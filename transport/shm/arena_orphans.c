@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Removing segments left behind by crashed hosts. An entry goes only when
  * its creator is provably gone; anything doubtful stays. */
 #include "arena_internal.h"

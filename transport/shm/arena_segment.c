@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Creating and mapping one shared-memory segment. */
 #include "arena_internal.h"
 

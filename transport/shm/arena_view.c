@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The worker's side of the arena: segments mapped by name on first use,
  * every binref checked against the real segment size. */
 #include "arena_internal.h"

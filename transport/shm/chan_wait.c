@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Posting a state and waiting for one: spin, then sleep on the doorbell.
  *
  * No wake-up is lost: the poster stores the state, then reads whether the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host<->worker channel: the control segment, its request layout and
  * the eventfd doorbells. Waiting is in chan_wait.c. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The host<->worker channel: one control block in a shared-memory segment
  * of its own, and two eventfd doorbells.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Segment names: the creator's tag (pid and start time), the random part,
  * and parsing names back for orphan detection. */
 #include "arena_internal.h"

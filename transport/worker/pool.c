@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The workers of a component: started at open, lent to one call at a time,
  * restarted after a death when asked to, stopped at close. */
 #include <dlfcn.h>
@@ -8,13 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
 #include "pool.h"
 
 /* Where tessera-worker is, in order: the option, $TESSERA_WORKER, beside
  * this library as installed, beside it in the build tree. */
 static char *find_worker_exe(const tsr_component *c) {
-    if (c->opts.worker_exe) return strdup(c->opts.worker_exe);
+    const struct tsr_options *o = backend_options(c);
+    if (o->worker_exe) return strdup(o->worker_exe);
     const char *env = getenv("TESSERA_WORKER");
     if (env && *env) return strdup(env);
     Dl_info info;
@@ -37,11 +38,12 @@ static char *find_worker_exe(const tsr_component *c) {
 }
 
 static char *config_json(const tsr_component *c) {
+    const struct tsr_options *o = backend_options(c);
     json_t *obj = json_object();
     if (!obj) return NULL;
-    for (int32_t i = 0; i < c->opts.n_config; i++)
-        if (json_object_set_new(obj, c->opts.config[i].key,
-                                json_string(c->opts.config[i].value)) != 0) {
+    for (int32_t i = 0; i < o->n_config; i++)
+        if (json_object_set_new(obj, o->config[i].key,
+                                json_string(o->config[i].value)) != 0) {
             json_decref(obj);
             return NULL;
         }
@@ -51,15 +53,16 @@ static char *config_json(const tsr_component *c) {
 }
 
 static char **env_list(const tsr_component *c) {
-    char **env = calloc((size_t)c->opts.n_env + 1, sizeof *env);
-    for (int32_t i = 0; env && i < c->opts.n_env; i++) {
-        size_t len = strlen(c->opts.env[i].key) + strlen(c->opts.env[i].value) + 2;
+    const struct tsr_options *o = backend_options(c);
+    char **env = calloc((size_t)o->n_env + 1, sizeof *env);
+    for (int32_t i = 0; env && i < o->n_env; i++) {
+        size_t len = strlen(o->env[i].key) + strlen(o->env[i].value) + 2;
         if (!(env[i] = malloc(len))) {
             for (int32_t j = 0; j < i; j++) free(env[j]);
             free(env);
             return NULL;
         }
-        snprintf(env[i], len, "%s=%s", c->opts.env[i].key, c->opts.env[i].value);
+        snprintf(env[i], len, "%s=%s", o->env[i].key, o->env[i].value);
     }
     return env;
 }
@@ -67,13 +70,14 @@ static char **env_list(const tsr_component *c) {
 /* Lines a plugin prints in its worker, and the worker's log messages. */
 static void forward_output(void *user, const char *line) {
     tsr_component *c = user;
+    const struct tsr_options *o = backend_options(c);
     size_t marker = strlen(WORKER_LOG_MARKER);
     if (strncmp(line, WORKER_LOG_MARKER, marker) == 0 && line[marker] >= '0' &&
         line[marker] <= '3' && line[marker + 1] == ' ') {
         comp_log(c, (tsr_log_level)(line[marker] - '0'), "%s", line + marker + 2);
         return;
     }
-    if (c->opts.output_fn) c->opts.output_fn(c->opts.output_user, comp_label(c), line);
+    if (o->output_fn) o->output_fn(o->output_user, comp_label(c), line);
     else fprintf(stderr, "%s: %s\n", comp_label(c), line);
 }
 
@@ -92,57 +96,60 @@ static void pool_free(worker_pool *p) {
 }
 
 static int slot_start(tsr_component *c, pool_slot *s, char **schema, char *why, size_t n) {
-    worker_pool *p = c->pool;
+    const struct tsr_options *o = backend_options(c);
+    worker_backend *wb = worker_backend_of(c);
+    worker_pool *p = wb->pool;
     char tag[SPOOL_TAG_MAX];
     spool_tag(tag, (int)(s - p->slots));
     /* With files, what a dead predecessor of this slot left goes first. */
-    if (c->spool) spool_clean(c->spool, tag);
-    worker_spawn_opts o = {
+    if (wb->spool) spool_clean(wb->spool, tag);
+    worker_spawn_opts so = {
         .worker_exe = p->exe,
-        .use_fork = c->opts.use_fork,
-        .plugin_path = c->path,
-        .arena_prefix = c->arena ? arena_prefix(c->arena) : NULL,
-        .spool_dir = c->spool ? spool_path(c->spool) : NULL,
+        .use_fork = o->use_fork,
+        .plugin_path = tsr_component_path(c),
+        .arena_prefix = wb->arena ? arena_prefix(wb->arena) : NULL,
+        .spool_dir = wb->spool ? spool_path(wb->spool) : NULL,
         .spool_tag = tag,
-        .file_io = c->opts.file_io,
+        .file_io = o->file_io,
         .config_json = p->config,
         .env_set = (const char *const *)p->env,
-        .clear_env = c->opts.clear_env,
-        .cwd = c->opts.cwd,
-        .spin_ns = (uint64_t)(c->opts.spin_ns >= 0 ? c->opts.spin_ns : TSR_DEFAULT_SPIN_NS),
-        .limits = {.as_bytes = c->opts.rlimit_as,
-                   .cpu_seconds = c->opts.rlimit_cpu,
-                   .nofile = c->opts.rlimit_nofile},
-        .start_timeout_ms = c->opts.start_timeout_ms,
+        .clear_env = o->clear_env,
+        .cwd = o->cwd,
+        .spin_ns = (uint64_t)(o->spin_ns >= 0 ? o->spin_ns : TSR_DEFAULT_SPIN_NS),
+        .limits = {.as_bytes = o->rlimit_as,
+                   .cpu_seconds = o->rlimit_cpu,
+                   .nofile = o->rlimit_nofile},
+        .start_timeout_ms = o->start_timeout_ms,
         .output = forward_output,
         .output_user = c,
     };
     char *ignored = NULL;
-    int rc = worker_start(&s->proc, &o, schema ? schema : &ignored, why, n);
+    int rc = worker_start(&s->proc, &so, schema ? schema : &ignored, why, n);
     free(ignored);
     if (rc == 0) {
         s->dead = 0;
-        atomic_fetch_add(&c->stat_starts, 1);
+        backend_count(c, BACKEND_STAT_STARTS, 1);
     }
     return rc;
 }
 
 int pool_start(tsr_component *c, char **schema, tsr_error *err) {
+    const struct tsr_options *o = backend_options(c);
     worker_pool *p = calloc(1, sizeof *p);
     if (!p) {
-        error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", c->path);
+        error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", tsr_component_path(c));
         return TSR_E_NOMEM;
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->freed, NULL);
-    c->pool = p;
-    p->n = c->opts.workers;
+    worker_backend_of(c)->pool = p;
+    p->n = o->workers;
     p->slots = calloc((size_t)p->n, sizeof *p->slots);
     p->exe = find_worker_exe(c);
     p->config = config_json(c);
     p->env = env_list(c);
     if (!p->slots || !p->exe || !p->config || !p->env) {
-        error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", c->path);
+        error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", tsr_component_path(c));
         p->n = 0; /* no worker started, and slots may be NULL */
         pool_stop(c);
         return TSR_E_NOMEM;
@@ -151,7 +158,7 @@ int pool_start(tsr_component *c, char **schema, tsr_error *err) {
         char why[TSR_ERRMSG_MAX - 64];
         int rc = slot_start(c, &p->slots[i], i == 0 ? schema : NULL, why, sizeof why);
         if (rc) {
-            error_set(err, rc, "cannot load '%s' in a worker: %s", c->path, why);
+            error_set(err, rc, "cannot load '%s' in a worker: %s", tsr_component_path(c), why);
             p->n = i; /* only the started ones are stopped */
             pool_stop(c);
             return rc;
@@ -161,16 +168,17 @@ int pool_start(tsr_component *c, char **schema, tsr_error *err) {
 }
 
 void pool_stop(tsr_component *c) {
-    worker_pool *p = c->pool;
+    worker_backend *wb = worker_backend_of(c);
+    worker_pool *p = wb->pool;
     if (!p) return;
     for (int i = 0; i < p->n; i++)
         if (!p->slots[i].dead) worker_stop(&p->slots[i].proc);
     pool_free(p);
-    c->pool = NULL;
+    wb->pool = NULL;
 }
 
 pool_slot *pool_acquire(tsr_component *c, int prefer, int *code, char *why, size_t n) {
-    worker_pool *p = c->pool;
+    worker_pool *p = worker_backend_of(c)->pool;
     pthread_mutex_lock(&p->lock);
     pool_slot *s = NULL;
     for (;;) {
@@ -183,10 +191,10 @@ pool_slot *pool_acquire(tsr_component *c, int prefer, int *code, char *why, size
     s->busy = 1;
     pthread_mutex_unlock(&p->lock);
     if (!s->dead) return s;
-    if (!c->opts.auto_restart) {
+    if (!backend_options(c)->auto_restart) {
         *code = TSR_E_WORKER;
         snprintf(why, n,
-                 "its worker died earlier (%s); call tsr_restart, or open with restart=auto",
+                 "its worker died earlier (%s); call tsr_component_restart, or open with restart=auto",
                  s->death);
     } else if ((*code = slot_start(c, s, NULL, why, n)) == 0) {
         comp_log(c, TSR_LOG_INFO, "worker restarted after: %s", s->death);
@@ -197,7 +205,7 @@ pool_slot *pool_acquire(tsr_component *c, int prefer, int *code, char *why, size
 }
 
 void pool_release(tsr_component *c, pool_slot *s) {
-    worker_pool *p = c->pool;
+    worker_pool *p = worker_backend_of(c)->pool;
     pthread_mutex_lock(&p->lock);
     s->busy = 0;
     pthread_cond_signal(&p->freed);
@@ -207,19 +215,17 @@ void pool_release(tsr_component *c, pool_slot *s) {
 void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why) {
     snprintf(s->death, sizeof s->death, "%s", why);
     s->dead = 1;
-    atomic_fetch_add(&c->stat_deaths, 1);
+    backend_count(c, BACKEND_STAT_DEATHS, 1);
     /* worker_roundtrip has reaped it; this releases the channel too. */
     worker_stop(&s->proc);
 }
 
 int pool_slot_index(const tsr_component *c, const pool_slot *s) {
-    return (int)(s - c->pool->slots);
+    return (int)(s - worker_backend_of(c)->pool->slots);
 }
 
-TSR_API int tsr_restart(tsr_component *c) {
-    if (!c) return TSR_E_ARGUMENT;
-    if (c->mode != TSR_MODE_WORKER) return 0;
-    worker_pool *p = c->pool;
+int pool_restart(tsr_component *c) {
+    worker_pool *p = worker_backend_of(c)->pool;
     for (int i = 0; i < p->n; i++) {
         pool_slot *s = &p->slots[i];
         if (!s->dead) continue;

@@ -1,12 +1,16 @@
-/* The workers of a worker-mode component (core/worker_pool.c). */
-#ifndef TESSERA_CORE_WORKER_POOL_H
-#define TESSERA_CORE_WORKER_POOL_H
+/* SPDX-License-Identifier: MIT */
+/* Worker mode, the host's side: the worker backend's state (one pool of
+ * worker processes, and the shared-memory arena or the spool through which
+ * arrays cross) and what its files share. Built on core's backend
+ * interface only. */
+#ifndef TESSERA_TRANSPORT_WORKER_POOL_H
+#define TESSERA_TRANSPORT_WORKER_POOL_H
 
 #include <pthread.h>
 
-#include "core/internal.h"
-#include "transport/shm/arena.h"
+#include "core/backend.h"
 #include "transport/payload/binref_file.h"
+#include "transport/shm/arena.h"
 #include "spool.h"
 #include "worker_proc.h"
 
@@ -27,6 +31,27 @@ typedef struct worker_pool {
     char **env;                 /* "NAME=VALUE", NULL-terminated */
 } worker_pool;
 
+typedef struct imported_schema imported_schema;
+
+/* What the worker backend keeps for a component (backend_state). */
+typedef struct worker_backend {
+    arena *arena;               /* arrays cross here (shared memory), or */
+    spool *spool;               /* here (the files transport); one of the two */
+    worker_pool *pool;
+    imported_schema *schema;    /* the worker's schema; owns the descriptor */
+} worker_backend;
+
+static inline worker_backend *worker_backend_of(const tsr_component *c) {
+    return backend_state(c);
+}
+
+/* What the worker backend keeps for a call (call_backend_slot). */
+typedef struct proxy_call {
+    int last_worker;            /* the pool slot used last */
+    int32_t n_staging;
+    result_buf staging[];       /* arena copies of inputs, then seeds */
+} proxy_call;
+
 /* Start opts.workers workers; the first one's schema JSON goes to *schema. */
 int pool_start(tsr_component *c, char **schema, tsr_error *err);
 void pool_stop(tsr_component *c);
@@ -37,27 +62,36 @@ void pool_release(tsr_component *c, pool_slot *s);
 /* After a death or a kill during a call. */
 void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why);
 int pool_slot_index(const tsr_component *c, const pool_slot *s);
+/* tsr_component_restart: start again every worker that died. */
+int pool_restart(tsr_component *c);
 
-/* worker_call.c: run call->args in a worker. */
+/* proxy_call.c: run a validated call in a worker (the backend's invoke),
+ * and release what a call kept. */
 int worker_invoke(tsr_call *call);
+void worker_call_free(tsr_component *c, void *call_state);
 /* The host's side of a worker's CHAN_ALLOC request and of its final
  * answer (CHAN_DONE), reading the block as hostile input; apart for the
  * fuzz target of the host's side. */
 void worker_answer_alloc(tsr_call *call, chan_block *b);
 int worker_answer_done(tsr_call *call, chan_block *b);
 
-/* worker_files.c: the files transport, host side. files_start makes the
+/* schema_import.c: a worker's schema (JSON) as a descriptor. */
+int schema_import(const char *text, imported_schema **out, char *why, size_t n);
+const tsr_plugin *schema_import_descriptor(const imported_schema *s);
+void schema_import_free(imported_schema *s);
+
+/* proxy_files.c: the files transport, host side. files_start makes the
  * spool (shm_why: why shared memory could not be used, logged at INFO;
- * NULL when files were asked for). During a call in slot call->last_worker:
+ * NULL when files were asked for). During a call in slot `slot`:
  * files_wire appends an input or seed to the request's file (opening the
  * writer *w on first use) and sets its binref; files_flush writes them;
  * files_read_results reads the results the worker wrote into the call's
  * buffers; files_end removes both files of the slot, whatever happened. */
 int files_start(tsr_component *c, const char *shm_why, tsr_error *err);
-void files_slot_tag(const tsr_call *call, char tag[SPOOL_TAG_MAX]);
-int files_wire(tsr_call *call, binref_writer **w, const tsr_array *a, size_t bytes, binref *ref);
+int files_wire(tsr_call *call, int slot, binref_writer **w, const tsr_array *a, size_t bytes,
+               binref *ref);
 int files_flush(tsr_call *call, binref_writer *w);
-int files_read_results(tsr_call *call, const chan_request_view *v);
-void files_end(tsr_call *call, binref_writer *w);
+int files_read_results(tsr_call *call, int slot, const chan_request_view *v);
+void files_end(tsr_call *call, int slot, binref_writer *w);
 
 #endif

@@ -1,30 +1,52 @@
+/* SPDX-License-Identifier: MIT */
 /* A call in worker mode: the validated call is written to a worker's
  * channel as binrefs, the worker runs the endpoint on the same pages, and
  * its answer is read back. Inputs already in the arena cross by reference;
  * others are copied once into call-owned staging buffers in the arena.
- * With the files transport the binrefs name files instead (worker_files.c). */
+ * With the files transport the binrefs name files instead (proxy_files.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
 #include "pool.h"
+
+/* The call's state here, made at its first run: the slot it used last
+ * and its staging buffers (n_in inputs, then up to max(n_in, n_out) seeds). */
+static proxy_call *proxy_of(tsr_call *call) {
+    void **slot = call_backend_slot(call);
+    if (*slot) return *slot;
+    component_schema s = backend_schema(call_component(call));
+    int32_t n = s.n_in + (s.n_in > s.n_out ? s.n_in : s.n_out);
+    proxy_call *pc = calloc(1, sizeof *pc + (size_t)n * sizeof pc->staging[0]);
+    if (!pc) return NULL;
+    pc->last_worker = call_lane(call);
+    pc->n_staging = n;
+    return *slot = pc;
+}
+
+void worker_call_free(tsr_component *c, void *call_state) {
+    proxy_call *pc = call_state;
+    for (int32_t k = 0; k < pc->n_staging; k++) result_release(c, &pc->staging[k]);
+    free(pc);
+}
 
 /* The binref of an array, copying it into the arena when it lies outside
  * (with files: appending it to the request's file through *fw). */
-static int wire_input(tsr_call *call, const tsr_array *a, result_buf *staging,
+static int wire_input(tsr_call *call, int slot, const tsr_array *a, result_buf *staging,
                       binref_writer **fw, wire_array *w) {
-    tsr_component *c = call->comp;
+    tsr_component *c = call_component(call);
+    worker_backend *wb = worker_backend_of(c);
     size_t bytes = 0;
     shape_bytes(a, &bytes); /* validated before: cannot overflow */
     w->dtype = a->dtype;
     w->rank = a->rank;
     memcpy(w->shape, a->shape, (size_t)a->rank * sizeof(int64_t));
     memset(&w->ref, 0, sizeof w->ref);
-    if (call->ep == TSR_EP_ABSTRACT_EVAL) return 0; /* shapes only */
-    if (c->spool) return files_wire(call, fw, a, bytes, &w->ref);
+    if (call_args(call)->endpoint == TSR_EP_ABSTRACT_EVAL) return 0; /* shapes only */
+    if (wb->spool) return files_wire(call, slot, fw, a, bytes, &w->ref);
     if (bytes > 0 && (uintptr_t)a->data % wire_alignment(a->dtype) == 0 &&
-        arena_locate(c->arena, a->data, bytes, &w->ref) == 0) {
-        atomic_fetch_add_explicit(&c->stat_by_ref, bytes, memory_order_relaxed);
+        arena_locate(wb->arena, a->data, bytes, &w->ref) == 0) {
+        backend_count(c, BACKEND_STAT_BY_REF, bytes);
         return 0;
     }
     char why[300];
@@ -33,9 +55,9 @@ static int wire_input(tsr_call *call, const tsr_array *a, result_buf *staging,
         return call_fail(call, TSR_E_SHM, "cannot stage %zu input bytes in shared memory: %s",
                          bytes, why);
     if (bytes) memcpy(copy, a->data, bytes);
-    arena_locate(c->arena, copy, bytes ? bytes : 1, &w->ref);
+    arena_locate(wb->arena, copy, bytes ? bytes : 1, &w->ref);
     w->ref.bytes = bytes;
-    atomic_fetch_add_explicit(&c->stat_copied, bytes, memory_order_relaxed);
+    backend_count(c, BACKEND_STAT_COPIED, bytes);
     return 0;
 }
 
@@ -50,7 +72,8 @@ static void wire_result(tsr_call *call, const tsr_array *r, wire_array *w) {
     if (r->data && shape_bytes(r, &bytes) == 0) {
         /* Host-sized results are arena buffers of at least 64 bytes; with
          * files only their size travels (the worker uses its own memory). */
-        if (call->comp->arena) arena_locate(call->comp->arena, r->data, bytes ? bytes : 1, &w->ref);
+        arena *a = worker_backend_of(call_component(call))->arena;
+        if (a) arena_locate(a, r->data, bytes ? bytes : 1, &w->ref);
         w->ref.bytes = bytes;
     }
 }
@@ -58,15 +81,16 @@ static void wire_result(tsr_call *call, const tsr_array *r, wire_array *w) {
 /* The request's layout from the host's own counts: the worker can change
  * those in the block, and must not move where the host reads. */
 static int host_layout(const tsr_call *call, chan_block *b, chan_request_view *v) {
-    const tsr_args *a = &call->args;
+    const tsr_args *a = call_args(call);
     return chan_request_layout_of(b, a->n_inputs, a->n_wrt_in, a->n_wrt_out, a->n_seeds,
                                   a->n_results, v);
 }
 
-static int write_request(tsr_call *call, chan_end *end, binref_writer **fw) {
+static int write_request(tsr_call *call, proxy_call *pc, chan_end *end, binref_writer **fw) {
     chan_block *b = end->blk;
-    const tsr_args *args = &call->args;
-    b->endpoint = call->ep;
+    const tsr_args *args = call_args(call);
+    int slot = pc->last_worker;
+    b->endpoint = args->endpoint;
     b->n_inputs = args->n_inputs;
     b->n_wrt_in = args->n_wrt_in;
     b->n_wrt_out = args->n_wrt_out;
@@ -88,13 +112,13 @@ static int write_request(tsr_call *call, chan_end *end, binref_writer **fw) {
         return call_fail(call, TSR_E_SHM, "cannot reserve the worker channel: %s", why);
     memcpy(v.wrt_in, args->wrt_in, (size_t)args->n_wrt_in * sizeof(int32_t));
     memcpy(v.wrt_out, args->wrt_out, (size_t)args->n_wrt_out * sizeof(int32_t));
-    int32_t n_in = call->comp->n_in;
+    int32_t n_in = args->n_inputs;
     for (int32_t i = 0; i < n_in; i++) {
-        int rc = wire_input(call, &args->inputs[i], &call->staging[i], fw, &v.inputs[i]);
+        int rc = wire_input(call, slot, &args->inputs[i], &pc->staging[i], fw, &v.inputs[i]);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
-        int rc = wire_input(call, &args->seeds[k], &call->staging[n_in + k], fw, &v.seeds[k]);
+        int rc = wire_input(call, slot, &args->seeds[k], &pc->staging[n_in + k], fw, &v.seeds[k]);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) wire_result(call, &args->results[k], &v.results[k]);
@@ -111,14 +135,15 @@ void worker_answer_alloc(tsr_call *call, chan_block *b) {
     int code = TSR_E_PLUGIN_RESULT;
     void *p = NULL;
     int32_t rank = -1;
-    if (host_layout(call, b, &v) == 0 && k >= 0 && k < call->n_results) rank = v.results[k].rank;
+    const tsr_args *args = call_args(call);
+    if (host_layout(call, b, &v) == 0 && k >= 0 && k < args->n_results) rank = v.results[k].rank;
     if (rank < 0 || rank > TSR_MAX_RANK) {
         snprintf(why, sizeof why, "the worker asked for an invalid result (index %d)", (int)k);
     } else {
-        tsr_array *r = &call->results[k];
+        tsr_array *r = &args->results[k];
         r->rank = rank;
         memcpy(r->shape, v.results[k].shape, (size_t)rank * sizeof(int64_t));
-        p = result_alloc(call, k, &code, why, sizeof why);
+        p = call_result_alloc(call, k, &code, why, sizeof why);
         if (p) wire_result(call, r, &v.results[k]);
     }
     b->status = p ? 0 : code;
@@ -126,12 +151,14 @@ void worker_answer_alloc(tsr_call *call, chan_block *b) {
 }
 
 /* The worker's final word on each result: its shape and where it lies. */
-static int read_results(tsr_call *call, chan_block *b) {
+static int read_results(tsr_call *call, int slot, chan_block *b) {
     chan_request_view v;
+    const tsr_args *args = call_args(call);
+    worker_backend *wb = worker_backend_of(call_component(call));
     if (host_layout(call, b, &v) != 0)
         return call_fail(call, TSR_E_WORKER, "the worker corrupted its answer");
-    for (int32_t k = 0; k < call->n_results; k++) {
-        tsr_array *r = &call->results[k];
+    for (int32_t k = 0; k < args->n_results; k++) {
+        tsr_array *r = &args->results[k];
         const wire_array *w = &v.results[k];
         int32_t rank = w->rank; /* read once: the worker could change it */
         if (rank < 0 || rank > TSR_MAX_RANK)
@@ -140,21 +167,22 @@ static int read_results(tsr_call *call, chan_block *b) {
         r->dtype = (tsr_dtype)w->dtype;
         r->rank = rank;
         memcpy(r->shape, w->shape, (size_t)rank * sizeof(int64_t));
-        if (call->ep != TSR_EP_ABSTRACT_EVAL && r->data && call->comp->arena) {
-            void *at = arena_address(call->comp->arena, &w->ref);
+        if (args->endpoint != TSR_EP_ABSTRACT_EVAL && r->data && wb->arena) {
+            void *at = arena_address(wb->arena, &w->ref);
             if (at != r->data)
                 return call_fail(call, TSR_E_PLUGIN_RESULT,
                                  "result %d came back at another place than it was given",
                                  (int)k);
         }
     }
-    return call->comp->spool ? files_read_results(call, &v) : 0;
+    return wb->spool ? files_read_results(call, slot, &v) : 0;
 }
 
 /* CHAN_DONE: the worker's status, message and results. */
 int worker_answer_done(tsr_call *call, chan_block *b) {
     int32_t status = b->status;
-    if (status == 0) return read_results(call, b);
+    proxy_call *pc = *call_backend_slot(call);
+    if (status == 0) return read_results(call, pc ? pc->last_worker : 0, b);
     /* A copy: the worker could rewrite the block while we format. */
     char msg[sizeof b->message];
     memcpy(msg, b->message, sizeof msg);
@@ -166,20 +194,21 @@ int worker_answer_done(tsr_call *call, chan_block *b) {
  * Returns 0, a failure of the call, or WORKER_DIED_IDLE when the worker was
  * found dead before it took the request (it died between calls). */
 #define WORKER_DIED_IDLE 1
-static int exchange(tsr_call *call, pool_slot *s) {
-    tsr_component *c = call->comp;
+static int exchange(tsr_call *call, proxy_call *pc, pool_slot *s) {
+    tsr_component *c = call_component(call);
+    const struct tsr_options *o = backend_options(c);
     char why[TSR_ERRMSG_MAX - 128];
     chan_block *b = s->proc.end.blk;
     binref_writer *fw = NULL;
-    int rc = write_request(call, &s->proc.end, &fw);
+    int rc = write_request(call, pc, &s->proc.end, &fw);
     atomic_store(&b->taken, 0);
     uint32_t post = CHAN_REQUEST;
     while (rc == 0) {
-        int st = worker_roundtrip(&s->proc, post, c->opts.timeout_ms, why, sizeof why);
+        int st = worker_roundtrip(&s->proc, post, o->timeout_ms, why, sizeof why);
         if (st < 0) {
             int idle = st == TSR_E_WORKER && !atomic_load(&b->taken);
             pool_mark_dead(c, s, why);
-            rc = idle && c->opts.auto_restart ? WORKER_DIED_IDLE : call_fail(call, st, "%s", why);
+            rc = idle && o->auto_restart ? WORKER_DIED_IDLE : call_fail(call, st, "%s", why);
         } else if (st == CHAN_ALLOC) {
             worker_answer_alloc(call, b);
             post = CHAN_ALLOC_DONE;
@@ -190,37 +219,27 @@ static int exchange(tsr_call *call, pool_slot *s) {
         break;
     }
     /* After a success, a failure, a death or a timeout alike. */
-    if (c->spool) files_end(call, fw);
+    if (worker_backend_of(c)->spool) files_end(call, pc->last_worker, fw);
     return rc;
 }
 
 int worker_invoke(tsr_call *call) {
-    tsr_component *c = call->comp;
+    tsr_component *c = call_component(call);
+    proxy_call *pc = proxy_of(call);
+    if (!pc) return call_fail(call, TSR_E_NOMEM, "out of memory");
     char why[TSR_ERRMSG_MAX - 128];
     int code = 0, rc;
     /* A worker that died between calls never saw this request: with
      * restart=auto it goes to the restarted worker, once. */
     for (int attempt = 0;; attempt++) {
-        pool_slot *s = pool_acquire(c, call->last_worker, &code, why, sizeof why);
+        pool_slot *s = pool_acquire(c, pc->last_worker, &code, why, sizeof why);
         if (!s) return call_fail(call, code, "%s", why);
-        call->last_worker = pool_slot_index(c, s);
-        rc = exchange(call, s);
+        pc->last_worker = pool_slot_index(c, s);
+        rc = exchange(call, pc, s);
         pool_release(c, s);
         if (rc != WORKER_DIED_IDLE) break;
         if (attempt == 1) return call_fail(call, TSR_E_WORKER, "%s", s->death);
     }
-    atomic_fetch_add_explicit(&c->stat_calls, 1, memory_order_relaxed);
+    backend_count(c, BACKEND_STAT_CALLS, 1);
     return rc;
-}
-
-TSR_API void tsr_get_stats(const tsr_component *c, tsr_stats *out) {
-    if (!out) return;
-    memset(out, 0, sizeof *out);
-    if (!c) return;
-    tsr_component *m = (tsr_component *)c; /* atomics are read, not changed */
-    out->calls = atomic_load(&m->stat_calls);
-    out->bytes_copied = atomic_load(&m->stat_copied);
-    out->bytes_by_ref = atomic_load(&m->stat_by_ref);
-    out->worker_starts = atomic_load(&m->stat_starts);
-    out->worker_deaths = atomic_load(&m->stat_deaths);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A worker's schema, received as JSON at start, turned back into a
  * descriptor so that the host validates calls exactly as in-process. The
  * host never loads the plugin itself: that is the point of a worker. */
@@ -5,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "pool.h"
+#include "transport/payload/schema_json.h"
 
 /* Owns everything the synthetic descriptor points to. */
 struct imported_schema {
@@ -36,7 +38,8 @@ static int import_fields(json_t *list, tsr_field *fields, tsr_dim **dims, const 
         tsr_field *out = &fields[i];
         json_t *shape = json_object_get(f, "shape");
         out->name = str_or_null(f, "name");
-        out->dtype = tsr_dtype_from_name(str_or_null(f, "dtype"));
+        int dtype = tsr_dtype_from_name(str_or_null(f, "dtype"));
+        out->dtype = dtype < 0 ? TSR_DTYPE_INVALID : (tsr_dtype)dtype;
         out->doc = str_or_null(f, "doc");
         out->flags = json_is_true(json_object_get(f, "differentiable")) ? TSR_FIELD_DIFFERENTIABLE : 0;
         if (!out->name || !json_is_array(shape) || json_array_size(shape) > TSR_MAX_FIELD_RANK) {
@@ -55,18 +58,6 @@ static int import_fields(json_t *list, tsr_field *fields, tsr_dim **dims, const 
         }
     }
     return 0;
-}
-
-/* Dims of every field of a JSON field list: the schema a worker sends and a
- * manifest's fields have the same form. */
-size_t schema_count_dims(json_t *list) {
-    size_t total = 0, i;
-    json_t *f;
-    json_array_foreach(list, i, f) {
-        json_t *shape = json_object_get(f, "shape");
-        if (json_is_array(shape)) total += json_array_size(shape);
-    }
-    return total;
 }
 
 void schema_import_free(imported_schema *s) {

@@ -1,9 +1,12 @@
-/* The worker's side, shared by its serving loop (worker_serve.c) and the
- * running of one request (worker_request.c). Internal to the worker. */
+/* SPDX-License-Identifier: MIT */
+/* The worker's side, shared by its serving loop (serve_loop.c), the
+ * running of one request (serve_request.c) and the files transport
+ * (serve_files.c). The worker opens the component with the public API and
+ * serves it through core/serve.h. */
 #ifndef TESSERA_TRANSPORT_WORKER_SERVE_H
 #define TESSERA_TRANSPORT_WORKER_SERVE_H
 
-#include "core/internal.h"
+#include "core/serve.h"
 #include "transport/shm/arena.h"
 #include "transport/shm/channel.h"
 
@@ -13,6 +16,7 @@ typedef struct worker_state {
     arena_view *view;               /* shared memory; NULL with files */
     struct worker_files *files;     /* the files transport (worker_files.c), or NULL */
     tsr_component *comp;            /* the plugin, loaded in-process here */
+    served *srv;                    /* core's side of serving it */
     int host_pidfd;                 /* readable once the host is gone */
     int host_gone;
     _Atomic int finished;           /* the serving loop has returned and run fini */
@@ -25,9 +29,6 @@ typedef struct worker_state {
     void **given;                   /* data pointer each result was given */
     int32_t *wrt_in, *wrt_out;
     size_t cap_inputs, cap_seeds, cap_results, cap_wrt_in, cap_wrt_out, cap_given;
-    int64_t *symval;                /* symbolic dims bound during the request */
-    const char **sym_from;
-    size_t cap_sym;
 } worker_state;
 
 /* Run the request in the control block; leaves status, message and the
@@ -35,15 +36,11 @@ typedef struct worker_state {
 void serve_request(worker_state *ws);
 void serve_release(worker_state *ws);
 
-/* worker_check.c: the shapes of a taken request against the schema, as the
- * host checks them before it sends (symbolic dims agree across inputs,
- * seeds and results; tangents are shaped like their inputs; results the
- * host sized are shaped as the endpoint requires), so that a plugin never
- * sees shapes that in-process calls could not give it. 0, or TSR_E_PAYLOAD
- * (TSR_E_NOMEM) with a cause in why. */
-int serve_check_shapes(worker_state *ws, const tsr_args *args, char *why, size_t n);
+/* Room for a label naming an array: "jacobian block 'y'/'x'", with field
+ * names of up to 256 bytes. */
+#define SERVE_LABEL_MAX 600
 
-/* ---- worker_files.c: the files transport, worker side -------------------
+/* ---- serve_files.c: the files transport, worker side -------------------
  * Arrays come and go through the spool (spool.h): inputs and seeds are
  * read from "<tag>-in-0.bin" into private buffers, results are computed
  * in private buffers and written to "<tag>-out-0.bin", their binrefs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The files transport in the worker: a request's inputs and seeds are
  * read from the spool into private buffers, its results written back to
  * the spool. The host removes both files after the call. */
@@ -10,8 +11,6 @@
 #include "spool.h"
 #include "serve.h"
 
-/* Buffers handed to plugins are aligned as in the arena. */
-#define FILES_ALIGN 64
 
 typedef struct worker_files worker_files;
 
@@ -97,14 +96,14 @@ int files_begin(worker_state *ws, const tsr_args *args, char *why, size_t n) {
 /* b holding at least bytes (never NULL, even for none: NULL means "not
  * allocated" to plugins). */
 static void *reserve(files_buf *b, uint64_t bytes, char *why, size_t n) {
-    size_t want = bytes < FILES_ALIGN ? FILES_ALIGN : (size_t)bytes;
-    if (bytes > SIZE_MAX - FILES_ALIGN) {
+    size_t want = bytes < TSR_ALIGNMENT ? TSR_ALIGNMENT : (size_t)bytes;
+    if (bytes > SIZE_MAX - TSR_ALIGNMENT) {
         snprintf(why, n, "%llu bytes do not fit this address space", (unsigned long long)bytes);
         return NULL;
     }
     if (want <= b->cap) return b->p;
-    want = (want + FILES_ALIGN - 1) / FILES_ALIGN * FILES_ALIGN;
-    void *p = aligned_alloc(FILES_ALIGN, want);
+    want = (want + TSR_ALIGNMENT - 1) / TSR_ALIGNMENT * TSR_ALIGNMENT;
+    void *p = aligned_alloc(TSR_ALIGNMENT, want);
     if (!p) {
         snprintf(why, n, "out of memory for %llu bytes", (unsigned long long)bytes);
         return NULL;

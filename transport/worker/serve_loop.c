@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The worker's serving loop, for tessera-worker and for fork mode: load
  * the plugin in this process with the library's own loader, send its
  * schema, then answer requests until told to exit or until the host is
@@ -86,6 +87,8 @@ static int load_plugin(worker_state *ws, const worker_args *a) {
         return TSR_E_NOMEM;
     }
     tsr_options_set_log(opts, log_from_core, NULL);
+    /* Every message goes to the host, which applies its own log_level. */
+    tsr_options_set(opts, "log_level", "debug", NULL);
     int rc = read_config(ws, opts, why, sizeof why);
     if (rc) {
         tsr_options_free(opts);
@@ -99,18 +102,22 @@ static int load_plugin(worker_state *ws, const worker_args *a) {
         ready_fail(ws, rc, "%s", err.message);
         return rc;
     }
+    if (!(ws->srv = served_new(ws->comp))) {
+        ready_fail(ws, TSR_E_NOMEM, "the worker is out of memory");
+        return TSR_E_NOMEM;
+    }
     return 0;
 }
 
 static int send_schema(worker_state *ws) {
-    const tsr_component *c = ws->comp;
-    schema_worker_extra extra = {.thread_safe = c->thread_safe != 0,
-                                 .fd_method = c->fd_method,
-                                 .fd_samples = c->fd_samples,
-                                 .fd_step = c->fd_step};
-    for (int ep = 0; ep < TSR_EP_COUNT; ep++)
-        if (c->ep[ep]) extra.implemented |= 1u << ep;
-    char *text = schema_json_for_worker(c, &extra);
+    served_traits t;
+    served_traits_of(ws->srv, &t);
+    schema_worker_extra extra = {.implemented = t.implemented,
+                                 .thread_safe = t.thread_safe != 0,
+                                 .fd_method = t.fd_method,
+                                 .fd_samples = t.fd_samples,
+                                 .fd_step = t.fd_step};
+    char *text = schema_json_for_worker(ws->comp, &extra);
     if (!text) {
         ready_fail(ws, TSR_E_NOMEM, "the worker is out of memory (writing the schema)");
         return TSR_E_NOMEM;
@@ -212,6 +219,7 @@ int worker_serve(const worker_args *a) {
         serve_loop(&ws);
     }
     /* fini runs on a clean exit and when the host is gone alike. */
+    served_free(ws.srv);
     tsr_close(ws.comp);
     serve_release(&ws);
     arena_view_close(ws.view);

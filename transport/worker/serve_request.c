@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One request in the worker: check what the host wrote, map its binrefs,
  * call the plugin's endpoint directly, and write the answer back.
  *
@@ -13,16 +14,6 @@
 
 #include "serve.h"
 
-/* The tsr_ctx handed to the plugin, with the worker's bookkeeping. */
-typedef struct worker_ctx {
-    tsr_ctx pub;
-    worker_state *ws;
-    int msg_set;
-    int alloc_code;                 /* 0, or why tsr_ctx_alloc refused */
-    char msg[TSR_ERRMSG_MAX];
-    char alloc_msg[TSR_ERRMSG_MAX];
-} worker_ctx;
-
 static int grow(void *pp, size_t *cap, size_t want, size_t elem) {
     void **p = pp;
     if (want <= *cap) return 0;
@@ -34,8 +25,6 @@ static int grow(void *pp, size_t *cap, size_t want, size_t elem) {
 }
 
 void serve_release(worker_state *ws) {
-    free(ws->symval);
-    free(ws->sym_from);
     free(ws->inputs);
     free(ws->seeds);
     free(ws->results);
@@ -44,29 +33,19 @@ void serve_release(worker_state *ws) {
     free(ws->wrt_out);
 }
 
-static const char *in_name(const tsr_component *c, int32_t i) { return c->in[i].field.name; }
+static const char *in_name(const tsr_component *c, int32_t i) {
+    return tsr_component_input(c, i)->name;
+}
 
-/* What result k must be, as core/results.c lays results out; name as in
- * the host's messages. */
+/* What result k must be, and its name in messages, as core lays results
+ * out. */
 static void result_expect(const worker_state *ws, int32_t n_wi, int32_t k, tsr_dtype *dtype,
                           int32_t *rank, char *name, size_t n) {
-    const tsr_component *c = ws->comp;
-    const field_info *of = NULL, *inf = NULL;
-    switch (ws->ep) {
-    case TSR_EP_JVP: of = &c->out[ws->wrt_out[k]]; break;
-    case TSR_EP_VJP: inf = &c->in[ws->wrt_in[k]]; break;
-    case TSR_EP_JACOBIAN:
-        of = &c->out[ws->wrt_out[k / n_wi]];
-        inf = &c->in[ws->wrt_in[k % n_wi]];
-        break;
-    default: of = &c->out[k]; break;
-    }
-    *dtype = of ? of->field.dtype : inf->field.dtype;
-    *rank = (of ? of->field.rank : 0) + (inf ? inf->field.rank : 0);
-    if (ws->ep == TSR_EP_VJP) snprintf(name, n, "result for input '%s'", inf->field.name);
-    else if (ws->ep == TSR_EP_JACOBIAN)
-        snprintf(name, n, "jacobian block '%s'/'%s'", of->field.name, inf->field.name);
-    else snprintf(name, n, "output '%s'", of->field.name);
+    result_layout l;
+    result_layout_of(ws->comp, ws->ep, ws->wrt_in, n_wi, ws->wrt_out, k, &l);
+    *dtype = l.dtype;
+    *rank = l.rank;
+    result_layout_name(ws->comp, &l, name, n);
 }
 
 /* What an array must carry: data (inputs, seeds), a full shape only
@@ -146,8 +125,9 @@ static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_d
 }
 
 /* Fields to differentiate: each a differentiable field, named once. */
-static int take_indices(const int32_t *src, int32_t count, const field_info *fs, int32_t limit,
+static int take_indices(const int32_t *src, int32_t count, const tsr_component *c, int inputs,
                         int32_t *dst, const char *label, char *why, size_t n) {
+    int32_t limit = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     for (int32_t k = 0; k < count; k++) {
         int32_t f = src[k];
         if (f < 0 || f >= limit) {
@@ -155,9 +135,10 @@ static int take_indices(const int32_t *src, int32_t count, const field_info *fs,
                      (int)limit - 1);
             return TSR_E_PAYLOAD;
         }
-        if (!(fs[f].field.flags & TSR_FIELD_DIFFERENTIABLE)) {
+        const tsr_field *field = inputs ? tsr_component_input(c, f) : tsr_component_output(c, f);
+        if (!(field->flags & TSR_FIELD_DIFFERENTIABLE)) {
             snprintf(why, n, "%s names field '%s', which is not differentiable", label,
-                     fs[f].field.name);
+                     field->name);
             return TSR_E_PAYLOAD;
         }
         for (int32_t j = 0; j < k; j++)
@@ -185,14 +166,15 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
     int64_t want_r = ws->ep == TSR_EP_JVP        ? n_wo
                      : ws->ep == TSR_EP_VJP      ? n_wi
                      : ws->ep == TSR_EP_JACOBIAN ? (int64_t)n_wi * n_wo
-                                                 : c->n_out;
+                                                 : tsr_component_n_outputs(c);
     int grad = ws->ep == TSR_EP_JVP || ws->ep == TSR_EP_VJP || ws->ep == TSR_EP_JACOBIAN;
-    if (n_in != c->n_in || n_wi > c->n_in || n_wo > c->n_out || n_s != want_s || n_r != want_r ||
+    int32_t c_in = tsr_component_n_inputs(c), c_out = tsr_component_n_outputs(c);
+    if (n_in != c_in || n_wi > c_in || n_wo > c_out || n_s != want_s || n_r != want_r ||
         (!grad && (n_wi || n_wo))) {
         snprintf(why, n, "%d inputs, %d + %d fields to differentiate, %d seeds and %d results "
                          "do not match %s of a component with %d inputs and %d outputs",
                  (int)n_in, (int)n_wi, (int)n_wo, (int)n_s, (int)n_r,
-                 tsr_endpoint_name(ws->ep), (int)c->n_in, (int)c->n_out);
+                 tsr_endpoint_name(ws->ep), (int)c_in, (int)c_out);
         return TSR_E_PAYLOAD;
     }
     if (grow(&ws->inputs, &ws->cap_inputs, (size_t)n_in, sizeof *ws->inputs) ||
@@ -220,34 +202,34 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
     };
     ws->n_results = n_r;
     ws->n_wrt_in = n_wi;
-    int rc = take_indices(ws->v.wrt_in, n_wi, c->in, c->n_in, ws->wrt_in, "wrt_in", why, n);
-    if (!rc)
-        rc = take_indices(ws->v.wrt_out, n_wo, c->out, c->n_out, ws->wrt_out, "wrt_out", why, n);
+    int rc = take_indices(ws->v.wrt_in, n_wi, c, 1, ws->wrt_in, "wrt_in", why, n);
+    if (!rc) rc = take_indices(ws->v.wrt_out, n_wo, c, 0, ws->wrt_out, "wrt_out", why, n);
     return rc;
 }
 
 static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t n) {
     const tsr_component *c = ws->comp;
     int abstract = ws->ep == TSR_EP_ABSTRACT_EVAL;
-    char label[TSR_MAX_NAME * 2 + 48];
+    char label[SERVE_LABEL_MAX];
     if (ws->files && !abstract) {
         int rc = files_begin(ws, args, why, n);
         if (rc) return rc;
     }
     for (int32_t i = 0; i < args->n_inputs; i++) {
         snprintf(label, sizeof label, "input '%s'", in_name(c, i));
-        int rc = take_array(ws, &ws->v.inputs[i], &ws->inputs[i], c->in[i].field.dtype,
-                            c->in[i].field.rank, abstract ? NO_DATA : WANT_DATA, i, in_name(c, i),
-                            label, why, n);
+        const tsr_field *f = tsr_component_input(c, i);
+        int rc = take_array(ws, &ws->v.inputs[i], &ws->inputs[i], f->dtype, f->rank,
+                            abstract ? NO_DATA : WANT_DATA, i, f->name, label, why, n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
         int jvp = ws->ep == TSR_EP_JVP;
-        const field_info *f = jvp ? &c->in[ws->wrt_in[k]] : &c->out[ws->wrt_out[k]];
+        const tsr_field *f = jvp ? tsr_component_input(c, ws->wrt_in[k])
+                                 : tsr_component_output(c, ws->wrt_out[k]);
         snprintf(label, sizeof label, "%s['%s']", jvp ? "tangent_vector" : "cotangent_vector",
-                 f->field.name);
-        int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->field.dtype, f->field.rank,
-                            WANT_DATA, args->n_inputs + k, f->field.name, label, why, n);
+                 f->name);
+        int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->dtype, f->rank, WANT_DATA,
+                            args->n_inputs + k, f->name, label, why, n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) {
@@ -262,42 +244,32 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
     return 0;
 }
 
-/* ---- the services the plugin calls ------------------------------------- */
+/* ---- tsr_ctx_alloc ------------------------------------------------------ */
 
-static worker_ctx *ctx_of(tsr_ctx *ctx) { return (worker_ctx *)ctx; }
-
-static void api_set_error(tsr_ctx *ctx, const char *message) {
-    worker_ctx *x = ctx_of(ctx);
-    snprintf(x->msg, sizeof x->msg, "%s", message ? message : "(no message)");
-    x->msg_set = 1;
-}
-
-static void *alloc_refused(worker_ctx *x, int code, const char *msg) {
-    snprintf(x->alloc_msg, sizeof x->alloc_msg, "%s", msg);
-    x->alloc_code = code;
+/* tsr_ctx_alloc in the worker: the host allocates in its arena (it owns
+ * the arena's bookkeeping) and answers with a binref: one extra round
+ * trip, only for results whose shape depends on values. */
+static void *alloc_refused(int *code, int refusal, char *why, size_t n, const char *msg) {
+    if (why != msg) snprintf(why, n, "%s", msg);
+    *code = refusal;
     return NULL;
 }
 
-/* The host allocates in its arena (it owns the arena's bookkeeping) and
- * answers with a binref: one extra round trip, only for results whose
- * shape depends on values. */
-static void *api_alloc_result(tsr_ctx *ctx, int32_t k) {
-    worker_ctx *x = ctx_of(ctx);
-    worker_state *ws = x->ws;
+static void *alloc_from_host(void *user, int32_t k, int *code, char *why, size_t n) {
+    worker_state *ws = user;
     chan_block *b = ws->end.blk;
-    char why[TSR_ERRMSG_MAX];
-    if (ws->host_gone) return alloc_refused(x, TSR_E_WORKER, "the host is gone");
+    if (ws->host_gone) return alloc_refused(code, TSR_E_WORKER, why, n, "the host is gone");
     if (k < 0 || k >= ws->n_results) {
-        snprintf(why, sizeof why, "tsr_ctx_alloc: result index %d out of range (%d results)",
-                 (int)k, (int)ws->n_results);
-        return alloc_refused(x, TSR_E_PLUGIN_RESULT, why);
+        snprintf(why, n, "tsr_ctx_alloc: result index %d out of range (%d results)", (int)k,
+                 (int)ws->n_results);
+        return alloc_refused(code, TSR_E_PLUGIN_RESULT, why, n, why);
     }
     tsr_array *r = &ws->results[k];
     wire_array *w = &ws->v.results[k];
     if (r->rank < 0 || r->rank > TSR_MAX_RANK) {
-        snprintf(why, sizeof why, "tsr_ctx_alloc: result %d has rank %d (0 to %d allowed)",
-                 (int)k, (int)r->rank, TSR_MAX_RANK);
-        return alloc_refused(x, TSR_E_PLUGIN_RESULT, why);
+        snprintf(why, n, "tsr_ctx_alloc: result %d has rank %d (0 to %d allowed)", (int)k,
+                 (int)r->rank, TSR_MAX_RANK);
+        return alloc_refused(code, TSR_E_PLUGIN_RESULT, why, n, why);
     }
     w->rank = r->rank;
     memcpy(w->shape, r->shape, (size_t)r->rank * sizeof(int64_t));
@@ -308,52 +280,34 @@ static void *api_alloc_result(tsr_ctx *ctx, int32_t k) {
     int s = chan_wait(&ws->end, CHAN_BIT(CHAN_ALLOC_DONE), &host, 1, -1, NULL);
     if (s != CHAN_ALLOC_DONE) {
         ws->host_gone = 1;
-        return alloc_refused(x, TSR_E_WORKER, "the host went away during tsr_ctx_alloc");
+        return alloc_refused(code, TSR_E_WORKER, why, n,
+                             "the host went away during tsr_ctx_alloc");
     }
     int32_t status = b->status;
     if (status != 0) {
-        memcpy(why, b->message, sizeof why);
-        why[sizeof why - 1] = '\0';
-        return alloc_refused(x, status < 0 && status >= TSR_E_LIMIT ? status : TSR_E_PLUGIN_RESULT,
-                             why);
+        char msg[sizeof b->message];
+        memcpy(msg, b->message, sizeof msg); /* a copy: the host could rewrite it */
+        msg[sizeof msg - 1] = '\0';
+        return alloc_refused(code,
+                             status < 0 && status >= TSR_E_LIMIT ? status : TSR_E_PLUGIN_RESULT,
+                             why, n, msg);
     }
     /* The host's answer is checked like a request: it must hold the shape. */
     wire_array answer = *w;
     tsr_array a;
     tsr_dtype dtype;
     int32_t rank;
-    char name[TSR_MAX_NAME * 2 + 48];
+    char name[SERVE_LABEL_MAX];
     result_expect(ws, ws->n_wrt_in, k, &dtype, &rank, name, sizeof name);
-    int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, k, NULL, name, why,
-                        sizeof why);
-    if (rc || memcmp(a.shape, r->shape, (size_t)r->rank * sizeof(int64_t)) != 0)
-        return alloc_refused(x, TSR_E_WORKER, rc ? why : "the host allocated another shape");
+    int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, k, NULL, name, why, n);
+    if (rc) return alloc_refused(code, TSR_E_WORKER, why, n, why);
+    if (memcmp(a.shape, r->shape, (size_t)r->rank * sizeof(int64_t)) != 0)
+        return alloc_refused(code, TSR_E_WORKER, why, n, "the host allocated another shape");
     r->data = a.data;
     r->dtype = dtype;
     ws->given[k] = a.data;
     return a.data;
 }
-
-static void api_log(tsr_ctx *ctx, tsr_log_level level, const char *message) {
-    (void)ctx;
-    worker_log(level, message ? message : "");
-}
-
-static const char *api_config(tsr_ctx *ctx, const char *key) {
-    const struct tsr_options *o = &ctx_of(ctx)->ws->comp->opts;
-    if (!key) return NULL;
-    for (int32_t i = 0; i < o->n_config; i++)
-        if (strcmp(o->config[i].key, key) == 0) return o->config[i].value;
-    return NULL;
-}
-
-static const tsr_host_api worker_api = {
-    .struct_size = sizeof(tsr_host_api),
-    .set_error = api_set_error,
-    .alloc_result = api_alloc_result,
-    .log = api_log,
-    .config = api_config,
-};
 
 /* ---- running it ---------------------------------------------------------- */
 
@@ -375,7 +329,7 @@ static int write_results(worker_state *ws, const tsr_args *args, char *why, size
     for (int32_t k = 0; k < args->n_results; k++) {
         const tsr_array *r = &ws->results[k];
         wire_array *w = &ws->v.results[k];
-        char name[TSR_MAX_NAME * 2 + 48];
+        char name[SERVE_LABEL_MAX];
         tsr_dtype dtype;
         int32_t rank;
         result_expect(ws, args->n_wrt_in, k, &dtype, &rank, name, sizeof name);
@@ -409,8 +363,7 @@ void serve_request(worker_state *ws) {
         return;
     }
     ws->ep = (tsr_endpoint)ep;
-    tsr_endpoint_fn fn = c->ep[ep];
-    if (!fn) {
+    if (!tsr_component_has_native_endpoint(c, ws->ep)) {
         answer(b, TSR_E_UNSUPPORTED, "the plugin does not implement %s",
                tsr_endpoint_name(ws->ep));
         return;
@@ -418,7 +371,7 @@ void serve_request(worker_state *ws) {
     tsr_args args;
     int rc = take_counts(ws, b, &args, why, sizeof why);
     if (!rc) rc = take_arrays(ws, &args, why, sizeof why);
-    if (!rc) rc = serve_check_shapes(ws, &args, why, sizeof why);
+    if (!rc) rc = served_check(ws->srv, &args, why, sizeof why);
     if (rc) {
         answer(b, rc, "malformed request from the host: %s", why);
         return;
@@ -428,18 +381,13 @@ void serve_request(worker_state *ws) {
         answer(b, rc, "cannot read the arrays of the request: %s", why);
         return;
     }
-    worker_ctx x = {.pub = {.struct_size = sizeof(tsr_ctx), .host = &worker_api, .state = c->state},
-                    .ws = ws};
-    int ret = fn(&x.pub, &args);
+    int ret;
+    rc = served_invoke(ws->srv, &args, alloc_from_host, ws, &ret, why, sizeof why);
     /* What the plugin printed reaches the host before the answer does. */
     if (__fpending(stdout) > 0) fflush(stdout);
     b->plugin_status = ret;
-    if (x.alloc_code) {
-        answer(b, x.alloc_code, "%s", x.alloc_msg);
-    } else if (ret != 0 && x.msg_set) {
-        answer(b, TSR_E_PLUGIN, "the plugin failed: %s", x.msg);
-    } else if (ret != 0) {
-        answer(b, TSR_E_PLUGIN, "the plugin failed (status %d) without a message", ret);
+    if (rc) {
+        answer(b, rc, "%s", why);
     } else if ((rc = write_results(ws, &args, why, sizeof why)) != 0) {
         answer(b, rc, "%s", why);
     } else if (ws->files && (rc = files_write_results(ws, &args, why, sizeof why)) != 0) {

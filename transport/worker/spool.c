@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The spool directory of the files transport: making it private, naming
  * its files, removing it, and removing those that crashed hosts left. */
 #include "spool.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The spool of a worker-mode component whose arrays travel through files
  * (transport "files"): a private directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A worker's resource limits, set on itself before it loads the plugin, so
  * that the plugin's memory, CPU time and open files are bounded whatever it
  * does; the host's own limits stay as they are. */

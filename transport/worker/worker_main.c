@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* tessera-worker: the process a worker-mode host starts. It is not meant
  * to be run by hand; the host passes everything on the command line and
  * through inherited fds (see worker_proc.h). */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,13 @@ static const char usage[] =
     "tessera-worker is started by libtessera for components opened in worker mode;\n"
     "it is not meant to be run by hand.\n";
 
-static int bad(const char *fmt, const char *arg) {
+__attribute__((format(printf, 1, 2)))
+static int bad(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "tessera-worker: ");
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\n%s", usage);
     return 2;
 }

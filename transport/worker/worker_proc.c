@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A worker process seen from the host: start, round trips, stop. The
  * worker is watched through its pidfd only, and reaped with waitid on that
  * pidfd: no SIGCHLD handler, no waitpid(-1), no other child touched. */

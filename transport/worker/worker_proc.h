@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A worker process, seen from the host: start it (posix_spawn of
  * tessera-worker, or plain fork), exchange requests with it over its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting the worker process: posix_spawn of tessera-worker, or a plain
  * fork whose child serves directly. Either way the child gets the channel
  * at fd 3, its doorbell at 4, the host's at 5, the output pipe as stdout
@@ -34,21 +35,50 @@ static int overridden(const char *entry, const char *const *set) {
 }
 
 /* environ (unless clear_env) without the names env_set replaces, then
- * env_set. The strings are borrowed; only the array is allocated. */
+ * env_set. The inherited strings are borrowed; those of env_set are copied
+ * (posix_spawn takes char *const envp[]) behind the array, in the same
+ * block: one free() releases it all. */
 static char **build_env(const worker_spawn_opts *o) {
-    size_t n_inherit = 0, n_set = 0;
+    size_t n_inherit = 0, n_set = 0, set_bytes = 0;
     if (!o->clear_env)
         for (char **e = environ; e && *e; e++) n_inherit++;
-    for (const char *const *s = o->env_set; s && *s; s++) n_set++;
-    char **env = malloc((n_inherit + n_set + 1) * sizeof *env);
+    for (const char *const *s = o->env_set; s && *s; s++) {
+        n_set++;
+        set_bytes += strlen(*s) + 1;
+    }
+    size_t array_bytes = (n_inherit + n_set + 1) * sizeof(char *);
+    char **env = malloc(array_bytes + set_bytes);
     if (!env) return NULL;
+    char *text = (char *)env + array_bytes;
     size_t k = 0;
     if (!o->clear_env)
         for (char **e = environ; e && *e; e++)
             if (!overridden(*e, o->env_set)) env[k++] = *e;
-    for (const char *const *s = o->env_set; s && *s; s++) env[k++] = (char *)*s;
+    for (const char *const *s = o->env_set; s && *s; s++) {
+        size_t len = strlen(*s) + 1;
+        env[k++] = memcpy(text, *s, len);
+        text += len;
+    }
     env[k] = NULL;
     return env;
+}
+
+/* Copies of n strings (NULL stays NULL) into one allocated block, returned
+ * for free(); posix_spawn takes char *const argv[], so the options' const
+ * strings are passed as copies rather than cast. */
+static char *copy_strings(const char *const *src, char **dst, int n) {
+    size_t total = 1;
+    for (int i = 0; i < n; i++) total += src[i] ? strlen(src[i]) + 1 : 0;
+    char *block = malloc(total), *p = block;
+    if (!block) return NULL;
+    for (int i = 0; i < n; i++) {
+        dst[i] = NULL;
+        if (!src[i]) continue;
+        size_t len = strlen(src[i]) + 1;
+        dst[i] = memcpy(p, src[i], len);
+        p += len;
+    }
+    return block;
 }
 
 static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid, char *why,
@@ -60,32 +90,42 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
     snprintf(fd_bell, sizeof fd_bell, "%d", WORKER_FD_BELL);
     snprintf(fd_host_bell, sizeof fd_host_bell, "%d", WORKER_FD_HOST_BELL);
     /* The files transport names its spool instead of an arena. */
-    char *argv[26] = {(char *)o->worker_exe, "--plugin", (char *)o->plugin_path,
-                      o->spool_dir ? "--spool" : "--arena",
-                      (char *)(o->spool_dir ? o->spool_dir : o->arena_prefix), "--chan-fd",
+    enum { COPY_EXE, COPY_PLUGIN, COPY_STORE, COPY_TAG, N_COPIES };
+    const char *originals[N_COPIES] = {o->worker_exe, o->plugin_path,
+                                       o->spool_dir ? o->spool_dir : o->arena_prefix,
+                                       o->spool_tag};
+    char *copy[N_COPIES];
+    char *copies = copy_strings(originals, copy, N_COPIES);
+    if (!copies) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    char *argv[26] = {copy[COPY_EXE], "--plugin", copy[COPY_PLUGIN],
+                      o->spool_dir ? "--spool" : "--arena", copy[COPY_STORE], "--chan-fd",
                       fd_chan, "--bell", fd_bell, "--host-bell", fd_host_bell, "--host-pid",
                       host_pid, "--spin-ns", spin};
     char limit_text[3][24];
-    const char *limit_opt[3] = {"--rlimit-as", "--rlimit-cpu", "--rlimit-nofile"};
+    char *limit_opt[3] = {"--rlimit-as", "--rlimit-cpu", "--rlimit-nofile"};
     uint64_t limit_val[3] = {o->limits.as_bytes, o->limits.cpu_seconds, o->limits.nofile};
     int argc = 15;
     for (int i = 0; i < 3; i++)
         if (limit_val[i]) {
             snprintf(limit_text[i], sizeof limit_text[i], "%llu", (unsigned long long)limit_val[i]);
-            argv[argc++] = (char *)limit_opt[i];
+            argv[argc++] = limit_opt[i];
             argv[argc++] = limit_text[i];
         }
     char file_io[8];
     if (o->spool_dir) {
         snprintf(file_io, sizeof file_io, "%d", o->file_io);
         argv[argc++] = "--spool-tag";
-        argv[argc++] = (char *)o->spool_tag;
+        argv[argc++] = copy[COPY_TAG];
         argv[argc++] = "--file-io";
         argv[argc++] = file_io;
     }
     argv[argc] = NULL;
     char **env = build_env(o);
     if (!env) {
+        free(copies);
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;
     }
@@ -94,12 +134,14 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
     int err = posix_spawn_file_actions_init(&fa);
     if (err) {
         free(env);
+        free(copies);
         snprintf(why, n, "cannot start the worker: %s", strerror(err));
         return TSR_E_WORKER;
     }
     if ((err = posix_spawnattr_init(&attr))) {
         posix_spawn_file_actions_destroy(&fa);
         free(env);
+        free(copies);
         snprintf(why, n, "cannot start the worker: %s", strerror(err));
         return TSR_E_WORKER;
     }
@@ -131,6 +173,7 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     free(env);
+    free(copies);
     if (err) {
         snprintf(why, n, "cannot %s the worker '%s': %s", step, o->worker_exe, strerror(err));
         return TSR_E_WORKER;
@@ -175,8 +218,10 @@ _Noreturn static void child_serve(const worker_spawn_opts *o, const spawn_fds *f
     close_from(WORKER_FD_HOST_BELL + 1);
     if (o->cwd && chdir(o->cwd) != 0) child_fail(o->cwd);
     if (o->clear_env && clearenv() != 0) child_fail("clearenv");
-    for (const char *const *s = o->env_set; s && *s; s++)
-        if (putenv((char *)*s) != 0) child_fail("putenv");
+    for (const char *const *s = o->env_set; s && *s; s++) {
+        char *entry = strdup(*s); /* putenv keeps the string, and may not have a const one */
+        if (!entry || putenv(entry) != 0) child_fail("putenv");
+    }
     worker_args a = {
         .plugin_path = o->plugin_path,
         .arena_prefix = o->arena_prefix,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting the worker process itself: posix_spawn of tessera-worker, or a
  * plain fork that serves in the child. Internal to worker_proc.c. */
 #ifndef TESSERA_TRANSPORT_WORKER_SPAWN_H

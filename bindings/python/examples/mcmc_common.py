@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the two MCMC examples share: the target, the sampler's settings, the
 random numbers (drawn once with NumPy, so that the JAX and the PyTorch
 chains see the same ones and agree), and the command line.

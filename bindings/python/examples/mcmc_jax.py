@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """MALA on the Rosenbrock "banana" in JAX: the whole chain is one jitted
 jax.lax.scan, and every step calls the rosenbrock plugin in-process through
 Tessera's XLA FFI handler (value and gradient: the plugin's apply and vjp),

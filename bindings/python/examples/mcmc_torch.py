@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The same MALA chain as mcmc_jax.py, in PyTorch: each step calls the
 rosenbrock plugin through tessera.torch (apply forward, vjp in backward).
 With the same seed it draws the same random numbers, so the two chains

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: MIT
 C     RDSTEP: one explicit Euler step of the reaction-diffusion equation
 C
 C        du/dt = K * d2u/dx2 + u - u**3

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: MIT
 C     RDSTEPB: the adjoint of RDSTEP, written by hand.
 C
 C     Given the cotangent UOUTB of UOUT, adds to UB, DTB and KB the

@@ -1,6 +1,7 @@
-/* component.empty(): arrays in memory from tsr_alloc, which in worker mode
+/* SPDX-License-Identifier: MIT */
+/* component.empty(): arrays in memory from tsr_component_alloc, which in worker mode
  * is the shared-memory arena, so that they reach the worker by reference.
- * The ArenaBuffer is the arrays' base and calls tsr_free when the last
+ * The ArenaBuffer is the arrays' base and calls tsr_component_free_buffer when the last
  * array that views it dies. */
 #include "ext.h"
 
@@ -13,7 +14,7 @@ typedef struct ArenaBufferObject {
 
 static void ArenaBuffer_dealloc(ArenaBufferObject *self) {
     if (self->core) {
-        if (!self->core->abandoned) tsr_free(self->core->c, self->data);
+        if (!self->core->abandoned) tsr_component_free_buffer(self->core->c, self->data);
         core_decref(self->core);
     }
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -22,7 +23,7 @@ static void ArenaBuffer_dealloc(ArenaBufferObject *self) {
 PyTypeObject ArenaBuffer_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tessera._ext.ArenaBuffer",
-    .tp_doc = "Memory from tsr_alloc; the base of the arrays component.empty returns.",
+    .tp_doc = "Memory from tsr_component_alloc; the base of the arrays component.empty returns.",
     .tp_basicsize = sizeof(ArenaBufferObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)ArenaBuffer_dealloc,
@@ -66,18 +67,18 @@ PyObject *arena_empty(ComponentObject *comp, PyObject *shape, PyObject *dtype) {
         Py_DECREF(descr);
         return NULL;
     }
-    void *data = tsr_alloc(comp->core->c, bytes);
+    void *data = tsr_component_alloc(comp->core->c, bytes);
     if (!data) {
         PyDimMem_FREE(dims.ptr);
         Py_DECREF(descr);
         raise_tessera(tsr_component_mode(comp->core->c) == TSR_MODE_WORKER ? TSR_E_SHM
                                                                           : TSR_E_NOMEM,
-                      "empty: tsr_alloc could not provide the memory");
+                      "empty: tsr_component_alloc could not provide the memory");
         return NULL;
     }
     ArenaBufferObject *buf = PyObject_New(ArenaBufferObject, &ArenaBuffer_Type);
     if (!buf) {
-        tsr_free(comp->core->c, data);
+        tsr_component_free_buffer(comp->core->c, data);
         PyDimMem_FREE(dims.ptr);
         Py_DECREF(descr);
         return NULL;

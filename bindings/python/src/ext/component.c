@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Component type: open, close, schema, and the entry points of calls
  * (apply, _call, _abstract_eval). Also the counted core whose last
  * reference runs tsr_close. */
@@ -234,15 +235,15 @@ static PyObject *Component_has_endpoint(ComponentObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O|p", &name, &native) || endpoint_arg(name, &ep) != 0 ||
         component_check_open(self) != 0)
         return NULL;
-    return PyBool_FromLong(native ? tsr_has_native_endpoint(self->core->c, ep)
-                                  : tsr_has_endpoint(self->core->c, ep));
+    return PyBool_FromLong(native ? tsr_component_has_native_endpoint(self->core->c, ep)
+                                  : tsr_component_has_endpoint(self->core->c, ep));
 }
 
 static PyObject *Component_stats(ComponentObject *self, PyObject *unused) {
     (void)unused;
     if (component_check_open(self) != 0) return NULL;
-    tsr_stats s;
-    tsr_get_stats(self->core->c, &s);
+    tsr_stats s = TSR_STATS_INIT;
+    tsr_component_stats(self->core->c, &s);
     return Py_BuildValue("{sKsKsKsKsK}", "calls", (unsigned long long)s.calls, "bytes_copied",
                          (unsigned long long)s.bytes_copied, "bytes_by_ref",
                          (unsigned long long)s.bytes_by_ref, "worker_starts",
@@ -256,7 +257,7 @@ static PyObject *Component_restart(ComponentObject *self, PyObject *unused) {
     int rc;
     tsr_component *c = self->core->c;
     Py_BEGIN_ALLOW_THREADS
-    rc = tsr_restart(c);
+    rc = tsr_component_restart(c);
     Py_END_ALLOW_THREADS
     if (rc != 0) {
         raise_tessera(rc, "restarting a worker failed (see the log for the cause)");
@@ -343,7 +344,12 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
         const char *dtype;
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, i), "O!s", &PyTuple_Type, &shape, &dtype))
             return NULL;
-        tsr_array a = {.data = NULL, .dtype = tsr_dtype_from_name(dtype),
+        int d = tsr_dtype_from_name(dtype);
+        if (d < 0) {
+            raise_tessera(TSR_E_DTYPE, "abstract_eval: unknown dtype");
+            return NULL;
+        }
+        tsr_array a = {.data = NULL, .dtype = (tsr_dtype)d,
                        .rank = (int32_t)PyTuple_GET_SIZE(shape)};
         if (a.rank > TSR_MAX_RANK) {
             raise_tessera(TSR_E_SHAPE, "abstract_eval: rank out of range");

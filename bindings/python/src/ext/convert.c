@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Python objects given for fields -> tsr_array views, without a copy when
  * the memory already has the field's layout. */
 #include "ext.h"

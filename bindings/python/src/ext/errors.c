@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Library failures as Python exceptions: tessera registers one class per
  * TSR_E_* code (tessera/_errors.py), and failures raise the class of their
  * code with the library's message. */

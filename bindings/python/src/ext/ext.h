@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tessera._ext: the C half of the Python bindings. Declarations shared by
  * the extension's files; nothing here is a public interface.
@@ -15,8 +16,8 @@
  *               returned from a run has the Slot as its base. A Slot that
  *               anything but its Pool references is never run again, so an
  *               earlier result is never overwritten; the Pool uses another.
- *   ArenaBuffer memory from tsr_alloc (component.empty), released with
- *               tsr_free when its last array dies.
+ *   ArenaBuffer memory from tsr_component_alloc (component.empty), released with
+ *               tsr_component_free_buffer when its last array dies.
  *
  * Every count here changes with the GIL held.
  */
@@ -160,7 +161,7 @@ PyObject *result_dict(SlotObject *slot, const field_meta *out, int32_t n_out);
 /* ---- arena buffers (arena.c) ------------------------------------------------- */
 
 extern PyTypeObject ArenaBuffer_Type;
-/* component.empty(shape, dtype): a NumPy array in memory from tsr_alloc. */
+/* component.empty(shape, dtype): a NumPy array in memory from tsr_component_alloc. */
 PyObject *arena_empty(ComponentObject *comp, PyObject *shape, PyObject *dtype);
 
 /* ---- XLA FFI (ffi_ops.c, ffi_handler.c), when built with jaxlib's headers -- */

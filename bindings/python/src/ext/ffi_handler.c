@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The XLA FFI handler behind tessera.jax under jit: XLA calls it with its
  * buffers, it runs the component's endpoint through the library and writes

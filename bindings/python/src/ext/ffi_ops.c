@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The table of FFI ops and the FfiOp Python type that owns one entry
  * (see ffi_ops.h). tessera.jax asks the component for an op per
  * (endpoint, wrt fields, batch, result layout) and passes its handle to

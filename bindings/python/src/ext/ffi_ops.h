@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * FFI ops: what one tessera_call custom call in an XLA program runs (a
  * component, an endpoint, its wrt fields, a batch size, where each XLA

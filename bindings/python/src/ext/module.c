@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The module tessera._ext: its types, the hooks the Python package installs
  * (error classes, input coercion, the exit hook) and the XLA FFI handler. */
 #define TSR_PY_MODULE_C
@@ -80,9 +81,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
 #endif
         PyModule_AddIntConstant(m, "HAVE_XLA_FFI", TSR_PY_HAVE_XLA_FFI) < 0 ||
         PyModule_AddIntConstant(m, "MAX_RANK", TSR_MAX_RANK) < 0 ||
-        PyModule_AddObject(m, "LIBRARY_VERSION",
-                           PyUnicode_FromFormat("%d.%d.%d", TSR_VERSION_MAJOR, TSR_VERSION_MINOR,
-                                                TSR_VERSION_PATCH)) < 0) {
+        PyModule_AddObject(m, "LIBRARY_VERSION", PyUnicode_FromString(tsr_version())) < 0) {
         Py_DECREF(m);
         return NULL;
     }

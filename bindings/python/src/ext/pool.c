@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pools of call objects and one run: bind the arguments, run with the GIL
  * released, hand back the Slot that owns the results.
  *

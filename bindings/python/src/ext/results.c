@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Results as NumPy arrays that view the call's buffers (in the arena in
  * worker mode) and keep them alive through their base, the Slot. */
 #include "ext.h"

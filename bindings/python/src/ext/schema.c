@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The component's schema, read once at open: what the hot path needs of each
  * field (field_meta), and a plain-tuple description for the Python side. */
 #include "ext.h"
@@ -14,7 +15,7 @@ static char numpy_kind(tsr_dtype d) {
 }
 
 static int load_fields(const tsr_component *c, int inputs, field_meta **out, int32_t *n_out) {
-    int32_t n = inputs ? tsr_n_inputs(c) : tsr_n_outputs(c);
+    int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     field_meta *fs = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *fs);
     if (!fs) {
         PyErr_NoMemory();
@@ -23,7 +24,7 @@ static int load_fields(const tsr_component *c, int inputs, field_meta **out, int
     *out = fs;
     *n_out = n;
     for (int32_t i = 0; i < n; i++) {
-        const tsr_field *f = inputs ? tsr_input_field(c, i) : tsr_output_field(c, i);
+        const tsr_field *f = inputs ? tsr_component_input(c, i) : tsr_component_output(c, i);
         fs[i].cname = f->name;
         fs[i].name = PyUnicode_InternFromString(f->name);
         if (!fs[i].name) return -1;
@@ -71,11 +72,11 @@ static PyObject *describe_dims(const tsr_field *f) {
 }
 
 static PyObject *describe_fields(const tsr_component *c, int inputs) {
-    int32_t n = inputs ? tsr_n_inputs(c) : tsr_n_outputs(c);
+    int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     PyObject *list = PyTuple_New(n);
     if (!list) return NULL;
     for (int32_t i = 0; i < n; i++) {
-        const tsr_field *f = inputs ? tsr_input_field(c, i) : tsr_output_field(c, i);
+        const tsr_field *f = inputs ? tsr_component_input(c, i) : tsr_component_output(c, i);
         PyObject *dims = describe_dims(f);
         if (!dims) {
             Py_DECREF(list);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tessera from Python: load a component (a plugin ``.so``) in-process, in
 its own link-map namespace or in a worker process, and call it and its
 derivatives with NumPy, PyTorch or JAX arrays, without copying them.
@@ -42,8 +43,10 @@ from ._errors import (
 )
 from ._schema import Field, Schema, ShapeDtype
 
-__version__ = "0.1.0"
+# One version for the package and the library, written once in CMake's
+# project(tessera VERSION ...); pyproject.toml reads it from there too.
 LIBRARY_VERSION: str = _ext.LIBRARY_VERSION
+__version__ = LIBRARY_VERSION
 
 _ext._set_coerce(_coerce.coerce)
 # Components still open at exit are closed, so that no worker process or

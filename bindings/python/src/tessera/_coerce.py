@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How an object given for a field becomes an array the plugin can read.
 
 The C extension uses a NumPy array in place when it already has the field's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tessera.load and the Component: a plugin loaded in one of three modes and
 called with dicts of arrays, as Tesseract's endpoints are."""
 

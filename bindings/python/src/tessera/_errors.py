@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Exceptions: one class per library error code, all subclasses of TesseraError.
 
 Every failure of the C library arrives as the class of its ``TSR_E_*`` code,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A component's schema as Python objects: fields, their dims and dtypes."""
 
 from __future__ import annotations

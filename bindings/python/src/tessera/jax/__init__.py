@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tessera components as JAX primitives.
 
     import jax, tessera, tessera.jax

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What one ``tessera_call`` runs: the static parameter of the primitive.
 
 An Op names a component, an endpoint (apply, jvp or vjp), its

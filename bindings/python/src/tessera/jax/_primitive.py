@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ``tessera_call`` primitive: abstract evaluation, evaluation and
 lowering to the XLA FFI handler written in C (tessera._ext), so that a
 jitted program calls the plugin with no Python on the way."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Differentiation and batching rules of ``tessera_call``.
 
 * JVP of apply: apply, plus one jvp call for the inputs whose tangent is not

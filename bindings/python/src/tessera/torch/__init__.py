@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tessera components in PyTorch's autograd.
 
     import torch, tessera, tessera.torch

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* The backend interface: how one way of providing a component's endpoints
+ * plugs into core. A component is a schema plus a backend; core validates
+ * every call against the schema, sizes the results, and hands the call to
+ * its backend's invoke. The backends: a dlopen/dlmopen plugin
+ * (core/plugin), a libffi manifest (core/manifest) and the worker proxy
+ * (transport/worker); core names them in one table only (backends.c).
+ *
+ * A backend includes this header (with options.h and schema.h, which it
+ * pulls in) and the public headers, never core/internal.h: what it needs
+ * from a component or a call goes through the functions below. It keeps
+ * its own state (a worker pool, a manifest's call plans) behind
+ * backend_state, and per call behind call_backend_slot. */
+#ifndef TESSERA_CORE_BACKEND_H
+#define TESSERA_CORE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/schema.h"
+#include "tessera/tessera.h"
+
+typedef struct backend_ops {
+    const char *name;
+    /* 1 when this backend serves `path` opened with `opts`; where several
+     * would, the order of the table in backends.c decides. */
+    int (*claims)(const char *path, const struct tsr_options *opts);
+    /* Load the component: give it a schema (backend_set_descriptor) and
+     * keep what it made (backend_set_state). On failure err says why, and
+     * close runs all the same to release what was made. */
+    int (*open)(tsr_component *c, tsr_error *err);
+    /* Run a call that core has validated: call_args(call) holds its arrays,
+     * and the results the host could size have their buffers. 0, or the
+     * call's failure (call_fail). */
+    int (*invoke)(tsr_call *call);
+    /* Release everything open made, after a failed open too. */
+    void (*close)(tsr_component *c);
+    /* Optional (NULL: nothing to do). tsr_component_restart. */
+    int (*restart)(tsr_component *c);
+    /* Optional: release what invoke kept in *call_backend_slot(call). */
+    void (*call_free)(tsr_component *c, void *call_state);
+} backend_ops;
+
+/* backends.c: the backend that serves path with opts (never NULL). */
+const backend_ops *backend_for(const char *path, const struct tsr_options *opts);
+
+/* ---- a component, as a backend sees it --------------------------------- */
+
+const struct tsr_options *backend_options(const tsr_component *c);
+component_schema backend_schema(const tsr_component *c);
+void *backend_state(const tsr_component *c);
+void backend_set_state(tsr_component *c, void *state);
+/* Validate a descriptor and make it the component's schema and endpoints
+ * (descriptor.c); it must outlive the component. */
+int backend_set_descriptor(tsr_component *c, const tsr_plugin *d, tsr_error *err);
+/* What endpoints find in ctx->state (NULL until set). */
+void backend_set_endpoint_state(tsr_component *c, void *state);
+/* Run a plugin's init with a context of this component (configuration,
+ * logging, errors); *state is what it made. TSR_E_INIT with the plugin's
+ * message in err when it fails. */
+int backend_run_init(tsr_component *c, tsr_init_fn init, void **state, tsr_error *err);
+
+/* Where a component's buffers (results, staged inputs, tsr_component_alloc) come
+ * from when not from the heap: the worker's shared-memory arena. */
+typedef struct buffer_source {
+    void *(*alloc)(void *user, size_t bytes, char *why, size_t n);
+    void (*free)(void *user, void *p);
+    void *user;
+    int fail_code;                   /* a call's code when none is left (TSR_E_SHM) */
+} buffer_source;
+void backend_set_buffers(tsr_component *c, const buffer_source *src);
+/* How many calls the backend runs at once (a batch's lanes); 1 by default. */
+void backend_set_lanes(tsr_component *c, int32_t lanes);
+
+/* Counters of tsr_component_stats. */
+typedef enum backend_stat {
+    BACKEND_STAT_CALLS,
+    BACKEND_STAT_COPIED,             /* bytes copied to cross to the backend */
+    BACKEND_STAT_BY_REF,             /* bytes that crossed by reference */
+    BACKEND_STAT_STARTS,             /* worker processes started */
+    BACKEND_STAT_DEATHS,             /* worker processes that died */
+} backend_stat;
+void backend_count(tsr_component *c, backend_stat which, uint64_t n);
+
+/* errors.c, host_api.c */
+void error_set(tsr_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *comp_label(const tsr_component *c);
+void comp_log(const tsr_component *c, tsr_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- a call, as a backend sees it -------------------------------------- */
+
+tsr_component *call_component(const tsr_call *call);
+/* The validated arguments: inputs, differentiation targets, seeds and
+ * results in the endpoint's layout. A backend may write the results'
+ * headers (results) and then let core check them. */
+const tsr_args *call_args(const tsr_call *call);
+/* What the host set for result k before the call: its buffer (NULL when
+ * the plugin decides its shape) and its shape (-1 for unknown dims). */
+const tsr_array *call_expected(const tsr_call *call, int32_t k);
+/* Which of the backend's lanes the call would rather use (0, or the lane
+ * of a batch's sub-call): a worker pool starts looking there. */
+int32_t call_lane(const tsr_call *call);
+/* A place for the backend's per-call state, NULL at first; released
+ * with the call by the backend's call_free. */
+void **call_backend_slot(tsr_call *call);
+int call_fail(tsr_call *call, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* tsr_ctx_alloc on the host's side: the plugin set result k's shape
+ * (args->results[k]); check it and give it a buffer. NULL with *code and
+ * a cause in why when refused. */
+void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n);
+
+/* Result k's name in messages: "output 'y'", "result for input 'x'", ... */
+const char *call_result_name(const tsr_call *call, int32_t k, char *buf, size_t n);
+
+/* In-process endpoints (the plugin and manifest backends' invoke): the
+ * descriptor's function for the call's endpoint, serialised unless the
+ * component is thread-safe. */
+int invoke_in_process(tsr_call *call);
+
+/* ---- buffers (buffer.c) ------------------------------------------------ */
+
+/* A buffer owned by a call or a backend, TSR_ALIGNMENT-aligned, grown when
+ * too small and kept otherwise, from the component's buffer source. */
+typedef struct result_buf {
+    void *ptr;
+    size_t cap;
+} result_buf;
+void *result_reserve(tsr_component *c, result_buf *b, size_t bytes, char *why, size_t n);
+void result_release(tsr_component *c, result_buf *b);
+/* The code of a call that could not get a buffer: TSR_E_NOMEM, or the
+ * buffer source's (TSR_E_SHM). */
+int buffer_fail_code(const tsr_component *c);
+/* For an endpoint running under a call: a scratch buffer kept with the
+ * call (manifests stage arguments there). 0 with *out set (NULL when it
+ * could not be had, why says why); -1 outside a call (init, a worker's
+ * served call), where the endpoint uses memory of its own. */
+int ctx_scratch(tsr_ctx *ctx, size_t bytes, void **out, char *why, size_t n);
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* The registration table: the one place that names every backend. A
+ * component is served by the first backend that claims its path and
+ * options; the plugin backend claims whatever is left. */
+#include <stddef.h>
+
+#include "core/backend.h"
+
+extern const backend_ops worker_backend_ops;     /* transport/worker/backend.c */
+extern const backend_ops manifest_backend_ops;   /* core/manifest/manifest_open.c */
+extern const backend_ops plugin_backend_ops;     /* core/plugin/plugin.c */
+
+static const backend_ops *const backends[] = {
+    &worker_backend_ops,     /* mode "worker", whatever the path names */
+    &manifest_backend_ops,   /* a JSON manifest of a legacy routine */
+    &plugin_backend_ops,     /* a Tessera plugin (.so) */
+};
+
+const backend_ops *backend_for(const char *path, const struct tsr_options *opts) {
+    size_t n = sizeof backends / sizeof backends[0];
+    for (size_t i = 0; i + 1 < n; i++)
+        if (backends[i]->claims(path, opts)) return backends[i];
+    return backends[n - 1];
+}

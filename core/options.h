@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* What the user asked for when opening a component: the private copy of
+ * tsr_options that a component keeps (options.c fills it). Part of the
+ * backend interface: backends read the options that concern them. */
+#ifndef TESSERA_CORE_OPTIONS_H
+#define TESSERA_CORE_OPTIONS_H
+
+#include <stdint.h>
+
+#include "tessera/tessera.h"
+
+typedef struct config_entry {
+    char *key;
+    char *value;
+} config_entry;
+
+struct tsr_options {
+    tsr_mode mode;
+    tsr_log_level log_level;
+    int log_off;
+    tsr_log_fn log_fn;
+    void *log_user;
+    config_entry *config;            /* for the plugin's init */
+    int32_t n_config;
+    /* worker mode */
+    int32_t workers;
+    int use_fork;
+    char *worker_exe;
+    char *cwd;
+    int clear_env;
+    int timeout_ms;
+    int start_timeout_ms;
+    int auto_restart;
+    int64_t spin_ns;                 /* -1: the default */
+    config_entry *env;               /* NAME, VALUE for the worker */
+    int32_t n_env;
+    tsr_output_fn output_fn;
+    void *output_user;
+    /* limits (limits.c); 0 = none */
+    uint64_t max_array_bytes;
+    uint64_t max_call_bytes;
+    uint64_t max_arena_bytes;
+    uint64_t max_payload_bytes;
+    /* the worker's resource limits; 0 = inherited */
+    uint64_t rlimit_as, rlimit_cpu, rlimit_nofile;
+    /* how worker calls move arrays */
+    int transport;                   /* TSR_TRANSPORT_* */
+    char *spool_dir;                 /* files: the spool's parent; NULL: $TMPDIR or /tmp */
+    int file_io;                     /* files: a tsr_file_io */
+};
+
+/* Option "transport": shared memory, falling back to files where it
+ * cannot be used (auto); shared memory only; files only. */
+enum { TSR_TRANSPORT_AUTO = 0, TSR_TRANSPORT_SHM = 1, TSR_TRANSPORT_FILES = 2 };
+
+/* Defaults of the limits: far above what a call on one machine needs, far
+ * below what a hostile shape claims (2^62 elements). */
+#define TSR_DEFAULT_MAX_ARRAY_BYTES ((uint64_t)64 << 30)
+#define TSR_DEFAULT_MAX_CALL_BYTES ((uint64_t)64 << 30)
+#define TSR_DEFAULT_MAX_ARENA_BYTES ((uint64_t)64 << 30)
+#define TSR_DEFAULT_MAX_PAYLOAD_BYTES ((uint64_t)1 << 30)
+
+/* Default spin before sleeping, from bench_worker's sweep on a 2-core VM:
+ * 200 us kept back-to-back calls at 0.4-0.7 us in every run, and covers
+ * host work of up to ~100 us between calls; shorter spins (10-50 us) fell
+ * into a mode where host and worker share a CPU and each spin delays the
+ * other. The price is up to 200 us of CPU after each call. */
+#define TSR_DEFAULT_SPIN_NS 200000
+
+/* options.c */
+int options_copy(struct tsr_options *dst, const struct tsr_options *src);
+void options_clear(struct tsr_options *o);
+void options_defaults(struct tsr_options *o);
+
+#endif

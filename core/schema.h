@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* A component's schema as the host resolved it at load (descriptor.c):
+ * fields with their dims classified and symbols numbered, and the shape
+ * checks made from it. Part of the backend interface: backends that build
+ * on a schema (manifests) read it; only descriptor.c writes it. */
+#ifndef TESSERA_CORE_SCHEMA_H
+#define TESSERA_CORE_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/tessera.h"
+
+/* Sanity bounds on a descriptor, to refuse garbage rather than walk it. */
+#define TSR_MAX_FIELDS 4096
+#define TSR_MAX_NAME 256
+#define TSR_MAX_SYMBOLS 1024   /* distinct symbolic dims (ids are int16) */
+
+/* Kind of one declared dimension, resolved once at load. */
+enum dim_kind { DIM_FIXED, DIM_ANY, DIM_SYMBOL };
+
+/* The host's validated copy of one schema field. The public part (field)
+ * points at `dims`; strings still point into the plugin's static data,
+ * which lives as long as the plugin stays loaded. */
+typedef struct field_info {
+    tsr_field field;
+    tsr_dim dims[TSR_MAX_FIELD_RANK];
+    uint8_t kind[TSR_MAX_FIELD_RANK];  /* enum dim_kind */
+    int16_t sym[TSR_MAX_FIELD_RANK];   /* symbol id for DIM_SYMBOL, else -1 */
+    /* Outputs only: every dimension is fixed or a symbol that some input
+     * binds, so the host can compute the shape before the call. */
+    uint8_t shape_static;
+} field_info;
+
+/* A view of one component's resolved schema (backend_schema). */
+typedef struct component_schema {
+    int32_t n_in, n_out;
+    const field_info *in, *out;
+    int32_t n_sym;
+    const char *const *sym_names;    /* n_sym symbol names, in id order */
+} component_schema;
+
+/* shape.c: checks shared by validation of inputs, seeds and results.
+ * shape_count and shape_bytes are tsr_shape_count and tsr_shape_bytes
+ * (transport/payload/array_buffer.h) for an array. */
+int64_t shape_count(const int64_t *shape, int32_t rank);   /* -1 on overflow */
+int shape_bytes(const tsr_array *a, size_t *bytes);          /* -1 on overflow */
+const char *shape_str(const int64_t *shape, int32_t rank, char *buf, size_t n);
+const char *field_shape_str(const field_info *f, char *buf, size_t n);
+/* Check an array's dims against a field's declared dims, binding symbols in
+ * symval (and noting in sym_from which field bound each). On mismatch
+ * writes a cause into why and returns -1. */
+int shape_match(const field_info *f, const int64_t *shape, int32_t rank, int64_t *symval,
+                const char **sym_from, const char *const *sym_names, char *why, size_t n);
+/* Shape of a field from bound symbols; 0 if every dim is known, else -1. */
+int shape_from_symbols(const field_info *f, const int64_t *symval, int64_t *shape);
+
+/* component.c: the index of the field called name, or -1. */
+int32_t find_field(const field_info *fs, int32_t n, const char *name);
+
+#endif
