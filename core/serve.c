@@ -82,15 +82,23 @@ static int check_seeds(served *s, const tsr_args *args, char *why, size_t n) {
 
 /* A result the host sized: the output's dims, then the input's shape.
  * Results left to the plugin (data NULL) get their shape from it and are
- * checked by the host. */
+ * checked by the host; but only those whose shape depends on values may
+ * be left to it, as in-process (results_prepare): a plugin relies on the
+ * host to size the others. */
 static int check_result(served *s, const tsr_args *args, int32_t k, char *why, size_t n) {
     const tsr_component *c = s->c;
     const tsr_array *r = &args->results[k];
-    if (!r->data) return 0;
     result_layout l;
     result_layout_of(c, args->endpoint, args->wrt_in, args->n_wrt_in, args->wrt_out, k, &l);
     char label[TSR_MAX_NAME + 32];
     snprintf(label, sizeof label, "result %d", (int)k);
+    if (!r->data) {
+        if (l.out >= 0 && !c->out[l.out].shape_static) return 0;
+        snprintf(why, n, "%s: sent without a buffer, but its shape follows from the inputs and "
+                         "the host sizes it",
+                 label);
+        return TSR_E_PAYLOAD;
+    }
     int rc = l.out >= 0 ? match(s, &c->out[l.out], r, label, why, n) : 0;
     int32_t at = l.out >= 0 ? c->out[l.out].field.rank : 0;
     if (!rc && l.in >= 0 &&

@@ -8,6 +8,9 @@
 # added to tests/fuzz/regressions/NAME/.
 #   scripts/fuzz.sh                  every target, FUZZ_SECONDS (60) each
 #   scripts/fuzz.sh payload          one target
+#   FUZZ_RUNS=N scripts/fuzz.sh      N inputs per target from a fixed seed
+#                                    (FUZZ_SEED, 1): the same tree always
+#                                    gets the same verdict (what CI runs)
 # Without clang it says so and exits 0 (the corpora are still replayed by
 # ctest, with any compiler). TESSERA_WERROR=ON (scripts/test.sh) makes
 # warnings errors.
@@ -16,6 +19,16 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
+runs="${FUZZ_RUNS:-}"
+seed="${FUZZ_SEED:-1}"
+# A fixed seed and a number of inputs, or a time limit and a random seed.
+if [[ -n "$runs" ]]; then
+  budget=(-seed="$seed" -runs="$runs")
+  budget_text="$runs inputs from seed $seed"
+else
+  budget=(-max_total_time="$seconds")
+  budget_text="${seconds}s"
+fi
 
 if ! command -v clang >/dev/null 2>&1; then
   echo "fuzz: clang not found; fuzzing skipped (scripts/setup.sh installs it)"
@@ -49,9 +62,9 @@ for name in "${targets[@]}"; do
   scratch="$(mktemp -d)"
   seeds=("$root/tests/fuzz/corpus/$name")
   [[ -d "$root/tests/fuzz/regressions/$name" ]] && seeds+=("$root/tests/fuzz/regressions/$name")
-  echo "== fuzz $name (${seconds}s)"
+  echo "== fuzz $name ($budget_text)"
   # Inputs up to 64 KiB; one input may take 10 s; 2 GiB of memory at most.
-  "$build_dir/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  "$build_dir/fuzz/fuzz_$name" "${budget[@]}" -max_len=65536 -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$name-" \
       "$scratch" "${seeds[@]}" >"$build_dir/fuzz-$name.log" 2>&1
   status=$?
@@ -70,4 +83,4 @@ if ((${#failed[@]})); then
   echo "fuzz: FAILED (${failed[*]})"
   exit 1
 fi
-echo "fuzz: ${#targets[@]} targets ran ${seconds}s each without a crash"
+echo "fuzz: ${#targets[@]} targets ran ($budget_text each) without a crash"
