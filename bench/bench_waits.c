@@ -61,7 +61,6 @@ static const char *plugin = TSR_BENCH_NOOP_PLUGIN;
 static char why[TSR_ERRMSG_MAX];
 static arena *A;
 static chan_end H;
-static char chan_name_buf[ARENA_NAME_MAX + 16];
 static int efd = -1;
 static _Atomic int64_t *stamp; /* shared with forked peers: when they acted */
 
@@ -206,7 +205,7 @@ static void discard(void *user, const char *line) {
 
 static int start_worker(worker_proc *w) {
     worker_spawn_opts o = {.worker_exe = worker_exe, .plugin_path = plugin,
-                           .arena_prefix = arena_prefix(A), .spin_ns = 20000,
+                           .arena = A, .spin_ns = 20000,
                            .start_timeout_ms = 20000, .output = discard};
     char *schema = NULL;
     if (worker_start(w, &o, &schema, why, sizeof why) != 0) return fail("worker_start");
@@ -362,10 +361,8 @@ int main(int argc, char **argv) {
         fail("arena_create");
         return 1;
     }
-    /* a name orphan removal recognises; worker_start counts its own from 0 */
-    snprintf(chan_name_buf, sizeof chan_name_buf, "%s-c999", arena_prefix(A));
     int fd;
-    if (chan_create(&H, &fd, chan_name_buf, why, sizeof why) != 0) {
+    if (chan_create(&H, &fd, why, sizeof why) != 0) {
         fail("chan_create");
         arena_destroy(A);
         return 1;
@@ -373,7 +370,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (int k = 0; k < n_rows && rc == 0; k++)
         for (int i = 0; i < rows[k].samples && rc == 0; i++) rc = sample[k](&rows[k], i);
-    chan_close(&H, chan_name_buf);
+    chan_close(&H);
     arena_destroy(A);
     close(efd);
     if (rc != 0) return 1;

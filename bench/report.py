@@ -710,12 +710,20 @@ def plot(report: Report, sizes: list[int], out: Path, machine: dict[str, str]) -
 
 
 def own_shm_left() -> list[str]:
-    """/dev/shm/tessera-* entries of this process (their names start with the
-    host's pid)."""
+    """Shared memory this process still holds once every component is closed:
+    the library's memfds (arena segments, channels) among its open fds."""
+    left = []
     try:
-        return [e for e in os.listdir("/dev/shm") if e.startswith(f"tessera-{os.getpid()}-")]
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("/memfd:tessera-"):
+                left.append(f"fd {fd} ({target})")
     except OSError:
-        return []
+        pass
+    return left
 
 
 def main() -> int:
@@ -789,7 +797,7 @@ def main() -> int:
         report.notes.append(note)
     left = own_shm_left()
     if left:
-        report.notes.append(f"left in /dev/shm: {', '.join(left)}")
+        report.notes.append(f"shared memory still held: {', '.join(left)}")
     tee = Tee()
     print_report(report, sizes, machine, tee, args.quick)
     write_csvs(report, out, machine)

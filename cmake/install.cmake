@@ -2,7 +2,8 @@
 # Installation: headers, libtessera (shared and static), the `tessera`
 # command line, and the two ways for other projects to find them: a CMake
 # package (find_package(tessera) -> tessera::tessera, tessera::tessera_static,
-# tessera::plugin) and a pkg-config file (tessera.pc). Bundled plugins install
+# tessera::plugin) and pkg-config files (tessera.pc; tessera-plugin.pc for
+# plugins). Bundled plugins install
 # themselves (plugins/CMakeLists.txt) into <libdir>/tessera/plugins.
 include(CMakePackageConfigHelpers)
 
@@ -74,3 +75,6 @@ endforeach()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/tessera.pc.in
   ${CMAKE_CURRENT_BINARY_DIR}/tessera.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tessera.pc DESTINATION ${TESSERA_PC_DIR})
+configure_file(${CMAKE_CURRENT_LIST_DIR}/tessera-plugin.pc.in
+  ${CMAKE_CURRENT_BINARY_DIR}/tessera-plugin.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tessera-plugin.pc DESTINATION ${TESSERA_PC_DIR})

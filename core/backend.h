@@ -45,6 +45,12 @@ typedef struct backend_ops {
 /* backends.c: the backend that serves path with opts (never NULL). */
 const backend_ops *backend_for(const char *path, const struct tsr_options *opts);
 
+/* elf_check.c: whether the shared object at path can be given to dlopen
+ * without the loader faulting on it (an ELF shared object for this host,
+ * its program headers and loadable segments inside the file). 0, or -1
+ * with the cause in why. */
+int backend_check_elf(const char *path, char *why, size_t n);
+
 /* ---- a component, as a backend sees it --------------------------------- */
 
 const struct tsr_options *backend_options(const tsr_component *c);
@@ -89,6 +95,17 @@ void error_set(tsr_error *err, int code, const char *fmt, ...)
 const char *comp_label(const tsr_component *c);
 void comp_log(const tsr_component *c, tsr_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* stderr_sink.c: the library's lines on the host's stderr ("prefix: line",
+ * or the line alone with prefix NULL; the default for log messages and for
+ * what a worker prints). Never blocks: what fd 2 does not take now waits
+ * in a bounded buffer (1 MiB) that later lines and stderr_flush write;
+ * when it is full, lines are dropped until it has drained, and a note in
+ * the stream then says how many. 1 when this line was dropped, else 0.
+ * stderr_flush writes what waits; with wait_ms > 0 it also waits for fd 2
+ * while it keeps taking bytes, each wait at most wait_ms. */
+int stderr_line(const char *prefix, const char *line);
+void stderr_flush(int wait_ms);
 
 /* ---- a call, as a backend sees it -------------------------------------- */
 

@@ -46,7 +46,10 @@ static void default_log(const struct tsr_options *o, tsr_log_level level, const 
         return;
     }
     int l = (level >= TSR_LOG_DEBUG && level <= TSR_LOG_ERROR) ? (int)level : TSR_LOG_ERROR;
-    fprintf(stderr, "tessera[%s] %s: %s\n", component, level_names[l], message);
+    /* Through the sink: a host whose stderr is not read is not blocked. */
+    char prefix[4200];
+    snprintf(prefix, sizeof prefix, "tessera[%s] %s", component, level_names[l]);
+    stderr_line(prefix, message);
 }
 
 static void api_log(tsr_ctx *ctx, tsr_log_level level, const char *message) {

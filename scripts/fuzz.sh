@@ -10,7 +10,8 @@
 #   scripts/fuzz.sh payload          one target
 #   FUZZ_RUNS=N scripts/fuzz.sh      N inputs per target from a fixed seed
 #                                    (FUZZ_SEED, 1): the same tree always
-#                                    gets the same verdict (what CI runs)
+#                                    gets the same verdict (what CI runs);
+#                                    FUZZ_RUNS_<target>=N sets one target's
 # Without clang it says so and exits 0 (the corpora are still replayed by
 # ctest, with any compiler). TESSERA_WERROR=ON (scripts/test.sh) makes
 # warnings errors.
@@ -19,16 +20,20 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
-runs="${FUZZ_RUNS:-}"
 seed="${FUZZ_SEED:-1}"
+
 # A fixed seed and a number of inputs, or a time limit and a random seed.
-if [[ -n "$runs" ]]; then
-  budget=(-seed="$seed" -runs="$runs")
-  budget_text="$runs inputs from seed $seed"
-else
-  budget=(-max_total_time="$seconds")
-  budget_text="${seconds}s"
-fi
+budget_of() {
+  local per_target="FUZZ_RUNS_$1"
+  local runs="${!per_target:-${FUZZ_RUNS:-}}"
+  if [[ -n "$runs" ]]; then
+    budget=(-seed="$seed" -runs="$runs")
+    budget_text="$runs inputs from seed $seed"
+  else
+    budget=(-max_total_time="$seconds")
+    budget_text="${seconds}s"
+  fi
+}
 
 if ! command -v clang >/dev/null 2>&1; then
   echo "fuzz: clang not found; fuzzing skipped (scripts/setup.sh installs it)"
@@ -62,6 +67,7 @@ for name in "${targets[@]}"; do
   scratch="$(mktemp -d)"
   seeds=("$root/tests/fuzz/corpus/$name")
   [[ -d "$root/tests/fuzz/regressions/$name" ]] && seeds+=("$root/tests/fuzz/regressions/$name")
+  budget_of "$name"
   echo "== fuzz $name ($budget_text)"
   # Inputs up to 64 KiB; one input may take 10 s; 2 GiB of memory at most.
   "$build_dir/fuzz/fuzz_$name" "${budget[@]}" -max_len=65536 -timeout=10 \
@@ -83,4 +89,4 @@ if ((${#failed[@]})); then
   echo "fuzz: FAILED (${failed[*]})"
   exit 1
 fi
-echo "fuzz: ${#targets[@]} targets ran ($budget_text each) without a crash"
+echo "fuzz: ${#targets[@]} targets ran without a crash"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The shared-memory arena: allocator, segments, the worker's view, names
- * and orphan removal. Internal functions: linked against the objects. */
+/* The shared-memory arena: allocator, memfd segments (no names, sealed,
+ * owner only), handing them to a view over a socket, the worker's view,
+ * running out of memory, process tags. Internal functions: linked against
+ * the objects. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* unshare, CLONE_NEWNS (private_tmpfs.h) */
+#define _GNU_SOURCE   /* F_GET_SEALS */
 #endif
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -17,11 +19,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "transport/shm/arena.h"
+#include <sys/socket.h>
+
+#include "transport/shm/arena_internal.h"
 #include "tessera/tessera.h"
 
+#include "child_verdict.h"
 #include "dir_entries.h"
-#include "private_tmpfs.h"
+#include "memcg_util.h"
 
 #define MIB ((size_t)1 << 20)
 
@@ -35,9 +40,29 @@ static arena *make(size_t first) {
     return a;
 }
 
-/* Every test leaves no segment of this process behind. */
+/* Every test leaves no segment of this process behind: no fd, no
+ * mapping, and nothing in /dev/shm. */
 static void no_leftovers(void) {
-    cr_expect_eq(shm_entries_of(getpid()), 0, "segments of this process remain in /dev/shm");
+    cr_expect_eq(memfds_held(getpid()), 0, "segments of this process are still open or mapped");
+    cr_expect_eq(shm_entries_of(getpid()), 0, "entries of this process in /dev/shm");
+}
+
+/* A socket pair: [0] for the host's arena_send_segments, [1] for a view. */
+static void pair(int sv[2]) {
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0, "%s",
+                 strerror(errno));
+}
+
+/* A view of a's segments as a worker gets them: sent over a socket. */
+static arena_view *view_of(arena *a, int *host_end, uint32_t *sent) {
+    int sv[2];
+    pair(sv);
+    *sent = 0;
+    cr_assert_eq(arena_send_segments(a, sv[0], sent, why, sizeof why), 0, "%s", why);
+    arena_view *v = NULL;
+    cr_assert_eq(arena_view_open(&v, sv[1], why, sizeof why), 0, "%s", why);
+    *host_end = sv[0];
+    return v;
 }
 
 TestSuite(arena, .fini = no_leftovers);
@@ -248,14 +273,20 @@ Test(arena, forked_child_sees_and_writes_the_same_pages) {
     cr_assert_eq(arena_locate(a, p, 1000, &r1), 0);
     cr_assert_eq(arena_locate(a, big, 2 * MIB, &r2), 0);
     cr_assert_eq(r2.seg, 1);
+    int sv[2];
+    pair(sv);
+    uint32_t sent = 0;
+    cr_assert_eq(arena_send_segments(a, sv[0], &sent, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(sent, 2);
 
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0) {
-        /* The child maps by name only, as a worker does. */
+        /* The child maps only what it received, as a worker does. */
         arena_view *v;
         char w[256];
-        if (arena_view_open(&v, arena_prefix(a), w, sizeof w) != 0) _exit(10);
+        close(sv[0]);
+        if (arena_view_open(&v, sv[1], w, sizeof w) != 0) _exit(10);
         unsigned char *q = arena_view_resolve(v, &r1, w, sizeof w);
         unsigned char *b = arena_view_resolve(v, &r2, w, sizeof w);
         if (q == NULL || b == NULL) _exit(11);
@@ -268,6 +299,8 @@ Test(arena, forked_child_sees_and_writes_the_same_pages) {
         arena_view_close(v);
         _exit(0);
     }
+    close(sv[1]);
+    close(sv[0]);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed with status %d",
@@ -277,13 +310,56 @@ Test(arena, forked_child_sees_and_writes_the_same_pages) {
     arena_destroy(a);
 }
 
+Test(arena, segments_reach_a_view_once_each_and_later_ones_when_sent) {
+    arena *a = make(MIB);
+    void *first = arena_alloc(a, 64, why, sizeof why);
+    int host_end;
+    uint32_t sent;
+    arena_view *v = view_of(a, &host_end, &sent);
+    cr_expect_eq(sent, 1);
+    cr_expect_eq(arena_segments(a), 1);
+    /* Nothing new: nothing is sent. */
+    cr_expect_eq(arena_send_segments(a, host_end, &sent, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(sent, 1);
+    binref r0;
+    cr_assert_eq(arena_locate(a, first, 64, &r0), 0);
+    unsigned char *q0 = arena_view_resolve(v, &r0, why, sizeof why);
+    cr_assert_not_null(q0, "%s", why);
+    /* The arena grows: the view knows nothing of segment 1 until it is
+     * sent, and then maps it at first use. */
+    unsigned char *big = arena_alloc(a, 2 * MIB, why, sizeof why);
+    cr_assert_not_null(big, "%s", why);
+    big[5] = 42;
+    binref r1;
+    cr_assert_eq(arena_locate(a, big, 2 * MIB, &r1), 0);
+    cr_assert_eq(r1.seg, 1);
+    cr_expect_null(arena_view_resolve(v, &r1, why, sizeof why));
+    cr_expect(strstr(why, "no such segment 1") != NULL, "%s", why);
+    cr_expect_eq(arena_send_segments(a, host_end, &sent, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(sent, 2);
+    unsigned char *q1 = arena_view_resolve(v, &r1, why, sizeof why);
+    cr_assert_not_null(q1, "%s", why);
+    cr_expect_eq(q1[5], 42);
+    cr_expect_eq(arena_view_resolve(v, &r1, why, sizeof why), q1, "mapped once");
+    /* A peer gone is EPIPE, never a SIGPIPE. */
+    arena_view_close(v);
+    cr_assert_not_null(arena_alloc(a, 8 * MIB, why, sizeof why));
+    errno = 0;
+    cr_expect_eq(arena_send_segments(a, host_end, &sent, why, sizeof why), -1);
+    cr_expect(errno == EPIPE || errno == ECONNRESET, "errno %d", errno);
+    cr_expect_eq(sent, 2);
+    close(host_end);
+    arena_destroy(a);
+}
+
 Test(arena, hostile_binrefs_end_in_errors) {
     arena *a = make(MIB);
     void *p = arena_alloc(a, 128, why, sizeof why);
     binref good;
     cr_assert_eq(arena_locate(a, p, 128, &good), 0);
-    arena_view *v;
-    cr_assert_eq(arena_view_open(&v, arena_prefix(a), why, sizeof why), 0, "%s", why);
+    int host_end;
+    uint32_t sent;
+    arena_view *v = view_of(a, &host_end, &sent);
 
     binref r = good;
     r.seg = ARENA_MAX_SEGMENTS;
@@ -320,45 +396,74 @@ Test(arena, hostile_binrefs_end_in_errors) {
     arena_view_close(v);
     arena_view_close(NULL);
 
-    /* A view of an arena that does not exist fails at first use. */
-    cr_assert_eq(arena_view_open(&v, "/tessera-1-1-0000000000000000", why, sizeof why), 0);
+    close(host_end);
+
+    /* A view that was sent nothing fails at first use, also once the host
+     * has closed its end; junk on the socket is refused. */
+    int sv[2];
+    pair(sv);
+    cr_assert_eq(arena_view_open(&v, sv[1], why, sizeof why), 0);
+    cr_expect_null(arena_view_resolve(v, &good, why, sizeof why));
+    cr_expect(strstr(why, "no such segment") != NULL, "%s", why);
+    cr_assert_eq(write(sv[0], "junk", 4), 4);
+    cr_expect_null(arena_view_resolve(v, &good, why, sizeof why));
+    cr_expect(strstr(why, "malformed") != NULL, "%s", why);
+    close(sv[0]);
     cr_expect_null(arena_view_resolve(v, &good, why, sizeof why));
     arena_view_close(v);
-    cr_expect_eq(arena_view_open(&v, "no-slash", why, sizeof why), TSR_E_ARGUMENT);
-    cr_expect_eq(arena_view_open(&v, "/a/b", why, sizeof why), TSR_E_ARGUMENT);
-    cr_expect_eq(arena_view_open(&v, "", why, sizeof why), TSR_E_ARGUMENT);
-    cr_expect_eq(arena_view_open(&v, NULL, why, sizeof why), TSR_E_ARGUMENT);
+    cr_expect_eq(arena_view_open(&v, -1, why, sizeof why), TSR_E_ARGUMENT);
+    cr_expect_eq(arena_view_open(NULL, -1, why, sizeof why), TSR_E_ARGUMENT);
     arena_destroy(a);
 }
 
-/* ---- names, permissions, cleanup ----------------------------------------- */
+/* ---- no names, permissions, seals, release ------------------------------ */
 
-static int is_hex(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
-    return 1;
+/* The fds of this process that are arena segments, up to max. */
+static int segment_fds(int *out, int max) {
+    DIR *d = opendir("/proc/self/fd");
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < max) {
+        char path[300], target[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len <= 0) continue;
+        target[len] = '\0';
+        if (strncmp(target, MEMFD_STEM "arena", strlen(MEMFD_STEM "arena")) == 0)
+            out[n++] = atoi(e->d_name);
+    }
+    closedir(d);
+    return n;
 }
 
-Test(arena, names_are_private_tagged_and_unguessable) {
-    mode_t old = umask(0277);   /* would strip the owner's write bit */
+Test(arena, segments_have_no_name_are_private_and_cannot_be_shrunk) {
+    mode_t old = umask(0);   /* a permissive umask must not widen them */
     arena *a = make(MIB);
-    arena *b = make(MIB);
     umask(old);
-    char expect[64];
-    snprintf(expect, sizeof expect, "/tessera-%s-", arena_process_tag());
-    const char *pa = arena_prefix(a), *pb = arena_prefix(b);
-    cr_assert_eq(strncmp(pa, expect, strlen(expect)), 0, "%s", pa);
-    cr_assert_eq(strlen(pa), strlen(expect) + 16, "%s", pa);
-    cr_expect(is_hex(pa + strlen(expect), 16), "%s", pa);
-    cr_expect_str_neq(pa, pb);
-    char path[128];
-    snprintf(path, sizeof path, "/dev/shm%s-0", pa);
+    cr_expect_eq(shm_entries_of(getpid()), 0, "a segment has a name in /dev/shm");
+    int fds[4];
+    cr_assert_eq(segment_fds(fds, 4), 1, "one segment, one memfd");
+    cr_expect_eq(memfd_maps_of(getpid(), "arena"), 1, "mapped once");
     struct stat st;
-    cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fstat(fds[0], &st), 0);
     cr_expect_eq(st.st_mode & 0777, 0600, "mode %o", st.st_mode & 0777);
     cr_expect_eq(st.st_uid, geteuid());
+    cr_expect_eq(st.st_nlink, 0, "a memfd has no link in any directory");
+    cr_expect_eq((size_t)st.st_size, MIB);
+    int seals = fcntl(fds[0], F_GET_SEALS);
+    cr_expect_eq(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+                 F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, "seals %#x", seals);
+    cr_expect_eq(fcntl(fds[0], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC, "inherited by exec");
+    /* What a worker holding the segment could try against the host. */
+    cr_expect_eq(ftruncate(fds[0], 4096), -1);
+    cr_expect_eq(errno, EPERM);
+    cr_expect_eq(ftruncate(fds[0], 2 * MIB), -1);
+    cr_expect_eq(fcntl(fds[0], F_ADD_SEALS, F_SEAL_WRITE), -1, "the seals are sealed");
+    void *p = arena_alloc(a, MIB, why, sizeof why);
+    cr_assert_not_null(p, "%s", why);
+    memset(p, 1, MIB);   /* all of it still there */
     arena_destroy(a);
-    arena_destroy(b);
 }
 
 Test(arena, process_tag_is_pid_and_start_time_and_follows_fork) {
@@ -388,26 +493,28 @@ Test(arena, process_tag_is_pid_and_start_time_and_follows_fork) {
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child kept its parent's tag");
 }
 
-Test(arena, destroy_removes_every_segment) {
+Test(arena, destroy_releases_every_segment) {
     arena *a = make(MIB);
     cr_assert_not_null(arena_alloc(a, MIB, why, sizeof why));
     cr_assert_not_null(arena_alloc(a, 2 * MIB, why, sizeof why));
     cr_assert_not_null(arena_alloc(a, 3 * MIB, why, sizeof why));
-    char stem[ARENA_NAME_MAX];
-    snprintf(stem, sizeof stem, "%s-", arena_prefix(a) + 1);
-    cr_expect_eq(dir_entries("/dev/shm", stem), 3);
+    cr_expect_eq(arena_segments(a), 3);
+    cr_expect_eq(memfd_fds_of(getpid(), "arena"), 3);
+    cr_expect_eq(memfd_maps_of(getpid(), "arena"), 3);
     arena_destroy(a);
-    cr_expect_eq(dir_entries("/dev/shm", stem), 0);
+    cr_expect_eq(memfds_held(getpid()), 0);
 }
 
 Test(arena, failed_creation_leaves_nothing) {
     arena *a = NULL;
-    /* Far more than any /dev/shm holds. */
+    /* Far more than any machine holds: refused before anything is
+     * reserved (fallocate would not fail, it would call the OOM killer). */
     int rc = arena_create(&a, (size_t)1 << 60, why, sizeof why);
     cr_expect_eq(rc, TSR_E_SHM);
     cr_expect_null(a);
-    cr_expect(strstr(why, "/dev/shm is full") != NULL, "%s", why);
+    cr_expect(strstr(why, "not enough memory for arena segment 0") != NULL, "%s", why);
     cr_expect(strstr(why, "1152921504606846976") != NULL, "%s", why);
+    cr_expect_eq(memfds_held(getpid()), 0, "the failed arena left a segment");
     cr_expect_eq(arena_create(NULL, MIB, why, sizeof why), TSR_E_ARGUMENT);
     cr_expect_null(arena_alloc(NULL, 1, why, sizeof why));
     /* A request too large to round stays an error, not a wrap-around. */
@@ -418,84 +525,43 @@ Test(arena, failed_creation_leaves_nothing) {
     arena_destroy(a);
 }
 
-/* In a child with a private mount namespace and a 2 MiB tmpfs on
- * /dev/shm: what does not fit is refused, saying so, and leaves nothing. */
-static const char *full_shm_child(void) {
-    const char *v = private_tmpfs("/dev/shm", 0, "size=2m,mode=1777");
-    if (v) return v;
+/* In a child moved into a memory cgroup of its own, limited to what it
+ * uses plus 6 MiB: what does not fit is refused before anything is
+ * reserved, saying so (and the child is not OOM-killed, which is what
+ * fallocate of a memfd past a cgroup's limit would bring), and leaves
+ * nothing. */
+static memcg cg;
+
+static const char *limited_child(void) {
+    CHECK(memcg_enter(&cg) == 0, "cannot enter the cgroup: %s", strerror(errno));
+    long long used = memcg_usage(&cg);
+    CHECK(used >= 0, "cannot read the cgroup's usage");
+    CHECK(memcg_set_limit(&cg, (uint64_t)used + 6 * MIB) == 0, "cannot set the limit");
     char w[512] = "";
     arena *a = NULL;
-    int rc = arena_create(&a, 4 * MIB, w, sizeof w);
-    CHECK(rc == TSR_E_SHM && a == NULL, "a 4 MiB arena in 2 MiB: %d %s", rc, w);
-    CHECK(strstr(w, "/dev/shm is full") && strstr(w, "4194304"), "message: %s", w);
-    CHECK(dir_entries("/dev/shm", "") == 0, "the failed arena left entries");
+    int rc = arena_create(&a, 16 * MIB, w, sizeof w);
+    CHECK(rc == TSR_E_SHM && a == NULL, "a 16 MiB arena under a 6 MiB limit: %d %s", rc, w);
+    CHECK(strstr(w, "not enough memory for arena segment 0 (16777216 bytes): memory cgroup"),
+          "message: %s", w);
+    CHECK(memfds_held(getpid()) == 0, "the failed arena left a segment");
     CHECK(arena_create(&a, MIB, w, sizeof w) == 0, "a 1 MiB arena: %s", w);
     CHECK(arena_alloc(a, MIB, w, sizeof w) != NULL, "the first MiB: %s", w);
-    /* Doubling (2 MiB) does not fit; the request alone (one page) does. */
     CHECK(arena_alloc(a, 100, w, sizeof w) != NULL, "a page beyond: %s", w);
-    CHECK(arena_alloc(a, 2 * MIB, w, sizeof w) == NULL, "2 MiB more fit in a 2 MiB tmpfs");
-    CHECK(strstr(w, "/dev/shm is full") && strstr(w, "2097152"), "message: %s", w);
-    CHECK(dir_entries("/dev/shm", "tessera-") == 2, "the failed segment is not gone");
+    size_t cap = arena_capacity(a);
+    CHECK(arena_alloc(a, 8 * MIB, w, sizeof w) == NULL, "8 MiB more fit under the limit");
+    CHECK(strstr(w, "not enough memory for arena segment") && strstr(w, "memory cgroup"),
+          "message: %s", w);
+    CHECK(arena_capacity(a) == cap, "the arena grew");
+    CHECK(memfd_fds_of(getpid(), "arena") == 2, "the failed segment is not gone");
+    CHECK(arena_alloc(a, MIB, w, sizeof w) != NULL, "a smaller allocation after it: %s", w);
     arena_destroy(a);
-    CHECK(dir_entries("/dev/shm", "tessera-") == 0, "arena_destroy left segments");
+    CHECK(memfds_held(getpid()) == 0, "arena_destroy left segments");
     return "ok";
 }
 
-Test(arena, full_dev_shm_is_a_clear_error) {
-    run_in_child(full_shm_child, "no privilege to mount a small tmpfs");
+Test(arena, a_memory_limit_is_a_clear_error_at_allocation) {
+    if (memcg_create(&cg, "arena") != 0) cr_skip_test("no memory cgroup of our own can be made");
+    run_in_child(limited_child, NULL);
+    memcg_remove(&cg);
 }
 
-/* ---- orphans ----------------------------------------------------------------- */
-
-static void make_entry(const char *name) {
-    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    cr_assert(fd >= 0, "%s: %s", name, strerror(errno));
-    close(fd);
-}
-
-static int exists(const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "/dev/shm%s", name);
-    return access(path, F_OK) == 0;
-}
-
-Test(arena, orphans_of_dead_processes_are_removed_and_live_ones_kept) {
-    pid_t dead = fork();
-    cr_assert_neq(dead, -1);
-    if (dead == 0) _exit(0);
-    cr_assert_eq(waitpid(dead, NULL, 0), dead);
-
-    arena *live = make(MIB);
-    unsigned long long start;
-    const char *tag = arena_process_tag();
-    cr_assert_eq(sscanf(strchr(tag, '-') + 1, "%llu", &start), 1);
-    long me = (long)getpid();
-
-    char orphan[4][96], keep[6][96];
-    snprintf(orphan[0], 96, "/tessera-%ld-12345-0123456789abcdef-0", (long)dead);
-    snprintf(orphan[1], 96, "/tessera-%ld-12345-0123456789abcdef-c3", (long)dead);
-    snprintf(orphan[2], 96, "/tessera-%ld-0-0123456789abcdef-1", (long)dead);
-    /* Our pid, another start time: the pid was reused. */
-    snprintf(orphan[3], 96, "/tessera-%ld-%llu-0123456789abcdef-0", me, start + 1);
-    snprintf(keep[0], 96, "/tessera-%ld-%llu-fedcba9876543210-0", me, start);
-    snprintf(keep[1], 96, "/tessera-%ld-12345-0123456789abcdeX-0", (long)dead);
-    snprintf(keep[2], 96, "/tessera-%ld-12345-0123456789abcdef", (long)dead);
-    snprintf(keep[3], 96, "/tessera-%ld-12345-0123456789abcdef-0x", (long)dead);
-    snprintf(keep[4], 96, "/tesserae-%ld-12345-0123456789abcdef-0", (long)dead);
-    snprintf(keep[5], 96, "/tessera-%ld-12345-0123456789ABCDEF-0", (long)dead);
-    for (int i = 0; i < 4; i++) make_entry(orphan[i]);
-    for (int i = 0; i < 6; i++) make_entry(keep[i]);
-
-    int removed = arena_remove_orphans();
-    cr_expect_geq(removed, 0);
-    for (int i = 0; i < 4; i++) cr_expect(!exists(orphan[i]), "%s was kept", orphan[i]);
-    for (int i = 0; i < 6; i++) cr_expect(exists(keep[i]), "%s was removed", keep[i]);
-    char seg0[ARENA_NAME_MAX + 8];
-    snprintf(seg0, sizeof seg0, "%s-0", arena_prefix(live));
-    cr_expect(exists(seg0), "the live arena's segment was removed");
-    void *p = arena_alloc(live, 64, why, sizeof why);
-    cr_expect_not_null(p, "%s", why);
-
-    for (int i = 0; i < 6; i++) shm_unlink(keep[i]);
-    arena_destroy(live);
-}

@@ -394,6 +394,26 @@ Test(binref_payload, truncated_files_and_offsets_past_the_end) {
     free(t);
 }
 
+/* A signed number where a byte count belongs is an invalid offset or
+ * size, not a part of the file's name. */
+Test(binref_payload, a_negative_offset_or_size_is_invalid) {
+    double x[2] = {1, 2};
+    put_file(dir, "x.bin", x, sizeof x);
+    tsr_input_options in = inputs_from(dir, 0);
+    char *t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:-8\",\"encoding\":\"binref\"}");
+    decode_fails(t, &in, TSR_E_PAYLOAD, "binref offset in \"x.bin:-8\" is invalid: it must be a whole number of bytes, 0 or more");
+    free(t);
+    t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:-8:8\",\"encoding\":\"binref\"}");
+    decode_fails(t, &in, TSR_E_PAYLOAD, "binref offset in \"x.bin:-8:8\" is invalid");
+    free(t);
+    t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:+8\",\"encoding\":\"binref\"}");
+    decode_fails(t, &in, TSR_E_PAYLOAD, "binref offset in \"x.bin:+8\" is invalid");
+    free(t);
+    t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:0:-8\",\"encoding\":\"binref\"}");
+    decode_fails(t, &in, TSR_E_PAYLOAD, "binref size in \"x.bin:0:-8\" is invalid");
+    free(t);
+}
+
 /* Every error of a request names the field whose array it is. */
 Test(binref_payload, errors_in_requests_name_the_field) {
     double x[2] = {1, 2};

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,7 +23,6 @@
 #include "dir_entries.h"
 
 static char why[512];
-static char name[128];
 
 static double now_ms(void) {
     struct timespec ts;
@@ -30,24 +30,15 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* A name orphan removal recognises, so that a crashed test leaves nothing
- * that a later start cannot clear. */
-static const char *chan_name(void) {
-    static unsigned serial;
-    snprintf(name, sizeof name, "/tessera-%s-0123456789abcdef-c%u", arena_process_tag(),
-             serial++);
-    return name;
-}
-
 static void no_leftovers(void) {
-    cr_expect_eq(shm_entries_of(getpid()), 0,
-                 "channel segments of this process remain in /dev/shm");
+    cr_expect_eq(memfds_held(getpid()), 0, "channel segments of this process are still held");
+    cr_expect_eq(shm_entries_of(getpid()), 0, "entries of this process in /dev/shm");
 }
 
 TestSuite(channel, .fini = no_leftovers);
 
 static void create(chan_end *host, int *fd) {
-    int rc = chan_create(host, fd, chan_name(), why, sizeof why);
+    int rc = chan_create(host, fd, why, sizeof why);
     cr_assert_eq(rc, 0, "chan_create: %s", why);
 }
 
@@ -94,7 +85,7 @@ Test(channel, layout_places_parts_in_order_inside_the_data_area) {
     cr_expect_eq(chan_request_layout(b, &v), -1);
     b->n_results = INT32_MAX;
     cr_expect_eq(chan_request_layout(b, &v), -1);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
 Test(channel, data_capacity_ignores_a_corrupted_size_field) {
@@ -105,7 +96,7 @@ Test(channel, data_capacity_ignores_a_corrupted_size_field) {
     h.blk->size = UINT64_MAX;
     cr_expect_eq(chan_data_capacity(h.blk), cap);
     cr_expect_lt(cap, CHAN_SEGMENT_BYTES);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
 Test(channel, reserve_allocates_beyond_the_first_pages_and_refuses_too_much) {
@@ -116,17 +107,28 @@ Test(channel, reserve_allocates_beyond_the_first_pages_and_refuses_too_much) {
     cr_expect_eq(chan_reserve(&h, 4u << 20, why, sizeof why), 0, "%s", why);
     memset(chan_data(h.blk), 1, 4u << 20); /* allocated: no SIGBUS */
     cr_expect_eq(chan_reserve(&h, CHAN_SEGMENT_BYTES, why, sizeof why), TSR_E_ARGUMENT);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
-Test(channel, create_refuses_an_existing_name) {
-    chan_end h, h2;
-    int fd, fd2;
+Test(channel, the_segment_has_no_name_is_private_and_cannot_be_resized) {
+    mode_t old = umask(0);
+    chan_end h;
+    int fd;
     create(&h, &fd);
-    cr_expect_eq(chan_create(&h2, &fd2, name, why, sizeof why), TSR_E_SHM);
-    cr_expect(strstr(why, "cannot create the channel segment") != NULL, "%s", why);
-    cr_expect_eq(fd2, -1);
-    chan_close(&h, name);
+    umask(old);
+    cr_expect_eq(shm_entries_of(getpid()), 0, "the channel has a name in /dev/shm");
+    cr_expect_eq(memfd_fds_of(getpid(), "chan"), 1);
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0600, "mode %o", st.st_mode & 0777);
+    cr_expect_eq(st.st_nlink, 0);
+    cr_expect_eq((uint64_t)st.st_size, CHAN_SEGMENT_BYTES);
+    /* what a worker, which holds it too, could try against the host */
+    cr_expect_eq(ftruncate(fd, 4096), -1);
+    cr_expect_eq(errno, EPERM);
+    cr_expect_eq(ftruncate(fd, 2 * CHAN_SEGMENT_BYTES), -1);
+    cr_expect_eq(chan_reserve(&h, 8u << 20, why, sizeof why), 0, "%s", why);
+    chan_close(&h);
 }
 
 Test(channel, attach_refuses_what_is_not_a_channel) {
@@ -143,17 +145,18 @@ Test(channel, attach_refuses_what_is_not_a_channel) {
     h.blk->magic = 0;
     cr_expect_eq(chan_attach(&w, fd, -1, -1, why, sizeof why), TSR_E_WORKER);
     cr_expect(strstr(why, "not a version") != NULL, "%s", why);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
-Test(channel, close_unlinks_the_segment) {
+Test(channel, close_releases_the_segment) {
     chan_end h;
     int fd;
     create(&h, &fd);
-    cr_expect_eq(shm_entries_of(getpid()), 1);
-    chan_close(&h, name);
-    cr_expect_eq(shm_entries_of(getpid()), 0);
-    chan_close(&h, NULL); /* twice: harmless */
+    cr_expect_eq(memfd_fds_of(getpid(), "chan"), 1);
+    cr_expect_eq(memfd_maps_of(getpid(), "chan"), 1);
+    chan_close(&h);
+    cr_expect_eq(memfds_held(getpid()), 0);
+    chan_close(&h); /* twice: harmless */
 }
 
 /* ---- ping-pong across processes ------------------------------------------- */
@@ -205,7 +208,7 @@ static int ping_pong(uint64_t host_spin, uint64_t peer_spin, int n, uint64_t jit
         if (s != CHAN_DONE) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
-            chan_close(&h, name);
+            chan_close(&h);
             cr_assert_fail("round trip %d: chan_wait returned %d", i, s);
         }
         cr_assert_eq(h.blk->status, (i & 0xffff) + 1, "round trip %d", i);
@@ -214,7 +217,7 @@ static int ping_pong(uint64_t host_spin, uint64_t peer_spin, int n, uint64_t jit
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "peer status %#x", status);
-    chan_close(&h, name);
+    chan_close(&h);
     return slept;
 }
 
@@ -265,7 +268,7 @@ Test(channel, sleeping_waiter_uses_no_spin) {
     cr_expect_eq(s, CHAN_DONE, "the post did not wake the waiter (%d)", s);
     cr_expect_eq(h.slept, 1, "the waiter did not sleep");
     cr_expect_eq(atomic_load(&h.blk->host_sleeping), 0, "the flag is cleared after waking");
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
 /* ---- timeouts and extra fds ------------------------------------------------- */
@@ -286,7 +289,7 @@ Test(channel, wait_times_out, .timeout = 60) {
     cr_expect_geq(took, 100.0, "gave up after %.1f ms of 100", took);
     /* timeout 0 only looks (a wait that blocked would hit the test's timeout) */
     cr_expect_eq(chan_wait(&h, CHAN_BIT(CHAN_DONE), NULL, 0, 0, NULL), CHAN_WAIT_TIMEOUT);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
 Test(channel, state_already_reached_returns_at_once) {
@@ -296,7 +299,7 @@ Test(channel, state_already_reached_returns_at_once) {
     atomic_store(&h.blk->state, CHAN_DONE);
     cr_expect_eq(chan_wait(&h, CHAN_BIT(CHAN_DONE) | CHAN_BIT(CHAN_ALLOC), NULL, 0, 0, NULL),
                  CHAN_DONE);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
 /* A peer's death, seen through its pidfd among the extra fds, ends the
@@ -322,7 +325,7 @@ Test(channel, dead_peer_pidfd_wakes_the_waiter) {
     cr_expect(extra[1].revents & POLLIN);
     cr_expect_eq(waitpid(pid, NULL, 0), pid);
     close(pidfd);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
 Test(channel, reached_state_wins_over_a_readable_fd) {
@@ -342,7 +345,7 @@ Test(channel, reached_state_wins_over_a_readable_fd) {
     cr_expect_eq(ready, 0);
     close(p[0]);
     close(p[1]);
-    chan_close(&h, name);
+    chan_close(&h);
 }
 
 Test(channel, post_rings_only_a_sleeping_peer) {
@@ -357,5 +360,5 @@ Test(channel, post_rings_only_a_sleeping_peer) {
     chan_post(&h, CHAN_REQUEST);
     cr_expect_eq(read(h.peer_bell, &v, sizeof v), (ssize_t)sizeof v);
     cr_expect_eq(v, 1);
-    chan_close(&h, name);
+    chan_close(&h);
 }

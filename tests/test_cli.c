@@ -67,13 +67,31 @@ Test(cli_help, main_help_documents_commands_and_exit_statuses) {
                                                             "abstract-eval PLUGIN", NULL};
              *cmd; cmd++)
             assert_contains(r.out, *cmd);
-        assert_contains(r.out, "Exit status:");
+        assert_contains(r.out, "Exit status (every command):");
         assert_contains(r.out, "  2  usage error");
         assert_contains(r.out, "  3  the plugin could not be loaded");
         assert_contains(r.out, "  4  the payload could not be read");
         assert_contains(r.out, "  5  the results could not be encoded or written");
         run_free(&r);
     }
+}
+
+/* One table of exit statuses: every command's help prints the main help's
+ * table, word for word. */
+Test(cli_help, every_command_prints_the_same_exit_status_table) {
+    cli_run main_help = run_cli(NULL, "--help");
+    assert_ok(&main_help);
+    const char *table = strstr(main_help.out, "Exit status (every command):");
+    cr_assert_not_null(table, "no exit status table in: %s", main_help.out);
+    const char *cmds[] = {"schema", "apply", "jvp", "vjp", "jacobian", "abstract-eval",
+                          "check-gradients", "info"};
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        cli_run r = run_cli(NULL, cmds[k], "--help");
+        assert_ok(&r);
+        assert_contains(r.out, table);
+        run_free(&r);
+    }
+    run_free(&main_help);
 }
 
 Test(cli_help, every_subcommand_has_help) {
@@ -371,6 +389,12 @@ Test(cli_errors, payload_errors_exit_4) {
                         "{\"inputs\": {\"x\": [1, 2], \"a\": 1, \"b\": 1}, \"jac_inputs\": [\"y\"],"
                         " \"jac_outputs\": [\"value\"]}");
     assert_fails(&r, EXIT_PAYLOAD, "endpoint 'jacobian', field 'jac_inputs[0]': \"y\" is not an input field");
+    run_free(&r);
+    /* What tsr_call_set_wrt refuses, the command refuses too. */
+    r = run_cli(NULL, "vjp", BUNDLED_PLUGIN("noop"),
+                "{\"inputs\": {\"x\": [1, 2]}, \"vjp_inputs\": [\"x\", \"x\"],"
+                " \"vjp_outputs\": [\"y\"], \"cotangent_vector\": {\"y\": [1, 2]}}");
+    assert_fails(&r, EXIT_PAYLOAD, "field 'vjp_inputs[1]': \"x\" is named twice in \"vjp_inputs\"");
     run_free(&r);
 }
 

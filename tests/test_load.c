@@ -41,6 +41,49 @@ Test(load, not_a_shared_object) {
     assert_contains(err.message, path);
 }
 
+/* A truncated shared object is refused before the dynamic loader maps it
+ * (the loader would fault with SIGBUS and end the host), in every mode,
+ * naming what is cut off. */
+Test(load, truncated_shared_object_is_refused_not_fatal) {
+    char path[256];
+    temp_path(path, sizeof path);
+    FILE *in = fopen(TSR_PLUGIN_DIR "/noop.so", "rb");
+    cr_assert_not_null(in);
+    char head[3000];
+    size_t got = fread(head, 1, sizeof head, in);
+    fclose(in);
+    cr_assert_eq(got, sizeof head);
+    FILE *out = fopen(path, "wb");
+    cr_assert_not_null(out);
+    cr_assert_eq(fwrite(head, 1, got, out), got);
+    fclose(out);
+    const char *modes[] = {"inproc", "isolated", "worker"};
+    for (int m = 0; m < 3; m++) {
+        tsr_options *o = tsr_options_new();
+        cr_assert_eq(tsr_options_set(o, "mode", modes[m], NULL), 0);
+        tsr_error err = open_fails(path, o);
+        tsr_options_free(o);
+        assert_code(err.code, TSR_E_LOAD, err.message);
+        assert_contains(err.message, path);
+        assert_contains(err.message, "truncated");
+    }
+    unlink(path);
+}
+
+/* A plugin linked without a library it uses (exp without -lm) borrows the
+ * host's in-process; isolated it cannot load, and the message names the
+ * symbol and the library that has it in this process. */
+Test(load, an_unlinked_libm_is_named) {
+    tsr_options *o = tsr_options_new();
+    cr_assert_eq(tsr_options_set(o, "mode", "isolated", NULL), 0);
+    tsr_error err = open_fails(TSR_TEST_PLUGIN_DIR "/needs_libm.so", o);
+    tsr_options_free(o);
+    assert_code(err.code, TSR_E_LOAD, err.message);
+    assert_contains(err.message, "undefined symbol: exp");
+    assert_contains(err.message, "libm.so");
+    assert_contains(err.message, "-z,defs");
+}
+
 /* A directory is refused too. */
 Test(load, directory) {
     tsr_error err = open_fails(TSR_TEST_PLUGIN_DIR, NULL);

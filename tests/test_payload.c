@@ -655,6 +655,21 @@ Test(payload_requests, jacobian_response_nests_outputs_then_inputs) {
     tsr_close(c);
 }
 
+/* A field named twice in a differentiation list is refused, as
+ * tsr_call_set_wrt and Tesseract refuse it, naming the field and the list. */
+Test(payload_requests, a_field_named_twice_in_a_wrt_list_is_refused) {
+    tsr_component *c = open_ok(TEST_PLUGIN("payload_fields"), NULL);
+    parse_fails(c, TSR_EP_VJP,
+                "{\"inputs\": {\"mesh\": {\"nodes\": [[1, 2]], \"cells\": [[0, 1, 2]]},"
+                " \"flags\": [true], \"scale\": 2, \"z\": {\"object_type\": \"array\","
+                " \"shape\": [0], \"dtype\": \"complex128\", \"data\": {\"buffer\": \"\","
+                " \"encoding\": \"base64\"}}},"
+                " \"vjp_inputs\": [\"scale\", \"scale\"], \"vjp_outputs\": [\"total\"],"
+                " \"cotangent_vector\": {\"total\": 1}}",
+                TSR_E_PAYLOAD, "\"scale\" is named twice in \"vjp_inputs\"");
+    tsr_close(c);
+}
+
 Test(payload_requests, jvp_and_vjp_key_results_by_dotted_names) {
     tsr_component *c = open_ok(TEST_PLUGIN("payload_fields"), NULL);
     const char *base = "{\"inputs\": {\"mesh\": {\"nodes\": [[1, 2]], \"cells\": [[0, 1, 2]]},"
@@ -662,12 +677,12 @@ Test(payload_requests, jvp_and_vjp_key_results_by_dotted_names) {
                        " \"shape\": [0], \"dtype\": \"complex128\", \"data\": {\"buffer\": \"\","
                        " \"encoding\": \"base64\"}}},";
     char *req = NULL;
-    cr_assert(asprintf(&req, "%s \"jvp_inputs\": [\"mesh.nodes\", \"scale\", \"scale\"],"
+    cr_assert(asprintf(&req, "%s \"jvp_inputs\": [\"mesh.nodes\", \"scale\"],"
                              " \"jvp_outputs\": [\"total\", \"moved.nodes\"],"
                              " \"tangent_vector\": {\"scale\": 1, \"mesh.nodes\": [[1, 0]]}}",
                        base) > 0);
     tsr_payload *p = parse_ok(c, TSR_EP_JVP, req);
-    cr_assert_eq(tsr_payload_n_wrt_inputs(p), 2, "duplicates are dropped, as from a set");
+    cr_assert_eq(tsr_payload_n_wrt_inputs(p), 2);
     cr_assert_str_eq(tsr_payload_wrt_input(p, 0), "mesh.nodes");
     cr_assert_str_eq(tsr_payload_wrt_output(p, 1), "moved.nodes");
     cr_assert_eq(tsr_payload_seed(p, "scale")->dtype, TSR_FLOAT32, "a tangent takes its input's dtype");

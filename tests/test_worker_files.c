@@ -2,19 +2,20 @@
 /*
  * The files transport of worker mode: arrays cross through binref files in
  * a private spool directory instead of shared memory, when asked
- * (transport=files) or when /dev/shm cannot be used (transport=auto, the
- * default). Every bundled plugin gives the same bits and the same failures
+ * (transport=files) or when shared memory cannot be had (transport=auto,
+ * the default: memfd_create refused, or too little memory for the arena). Every bundled plugin gives the same bits and the same failures
  * as over shared memory; the spool is private, empty after every call,
  * after a worker's crash and after a timeout, and gone after close; both
  * file paths (io_uring and pread/pwrite) carry the same bytes; orphaned
  * spools of dead hosts are removed.
  */
-#define _GNU_SOURCE /* unshare, CLONE_NEWNS */
+#define _GNU_SOURCE
 #include <sys/stat.h>
 
 #include <tessera/payload.h>
 
-#include "private_tmpfs.h"
+#include "memcg_util.h"
+#include "seccomp_util.h"
 #include "temp_dir.h"
 #include "worker_util.h"
 
@@ -563,14 +564,23 @@ static void keep_log(void *user, tsr_log_level level, const char *component, con
     }
 }
 
-/* In a mount namespace of this (child) process: /dev/shm replaced by a
- * tmpfs of 512 KiB (no room for an arena) or a read-only one. */
-static const char *unusable_dev_shm(int read_only) {
-    return private_tmpfs("/dev/shm", read_only ? MS_RDONLY : 0, "size=512k,mode=1777");
+/* In this (child) process: shared memory made unusable, as a container's
+ * seccomp policy may (memfd_create refused), or too little memory for the
+ * arena (a memory cgroup of the test's own, limited to what the child uses
+ * plus 512 KiB). "skip" without the privilege. */
+static memcg cg;
+
+static const char *shm_unusable(int no_memory) {
+    if (!no_memory) return forbid_syscall(SYS_memfd_create) == 0 ? NULL : "skip";
+    long long used;
+    if (memcg_enter(&cg) != 0 || (used = memcg_usage(&cg)) < 0 ||
+        memcg_set_limit(&cg, (uint64_t)used + (512 << 10)) != 0)
+        return "skip";
+    return NULL;
 }
 
-static const char *fallback_in(int read_only) {
-    const char *why = unusable_dev_shm(read_only);
+static const char *fallback_in(int no_memory) {
+    const char *why = shm_unusable(no_memory);
     if (why) return why;
     tsr_options *o = tsr_options_new();
     tsr_error err;
@@ -581,10 +591,11 @@ static const char *fallback_in(int read_only) {
     tsr_options_set_log(o, keep_log, NULL);
     tsr_component *c = NULL;
     int rc = tsr_open(BUNDLED_PLUGIN("vectoradd"), o, &c, &err);
-    CHECK(rc == 0, "tsr_open with /dev/shm unusable: %s", err.message);
+    CHECK(rc == 0, "tsr_open with shared memory unusable: %s", err.message);
     CHECK(strstr(logged, "shared memory is unusable") && strstr(logged, "through files in"),
           "nothing logged at INFO about the fallback: '%.1000s'", logged);
-    CHECK(strstr(logged, read_only ? "Read-only" : "/dev/shm is full"),
+    CHECK(strstr(logged, no_memory ? "not enough memory for arena segment 0"
+                                   : "memfd_create): Operation not permitted"),
           "the cause is not logged: '%.1000s'", logged);
     double a[3] = {1, 2, 3}, b[3] = {10, 20, 30}, s = 2;
     tsr_call *call = tsr_call_new(c, TSR_EP_APPLY);
@@ -600,7 +611,7 @@ static const char *fallback_in(int read_only) {
     tsr_call_free(call);
     tsr_close(c);
     CHECK(dir_entries(parent, "") == 0, "the spool outlived tsr_close");
-    CHECK(dir_entries("/dev/shm", "") == 0, "entries left in the small /dev/shm");
+    CHECK(memfds_held(getpid()) == 0, "shared memory is held");
     /* shared memory only: refused */
     CHECK(tsr_options_set(o, "transport", "shm", &err) == 0, "option");
     rc = tsr_open(BUNDLED_PLUGIN("vectoradd"), o, &c, &err);
@@ -609,15 +620,16 @@ static const char *fallback_in(int read_only) {
     return "ok";
 }
 
-static const char *fallback_when_full(void) { return fallback_in(0); }
-static const char *fallback_when_read_only(void) { return fallback_in(1); }
+static const char *fallback_when_memfd_is_refused(void) { return fallback_in(0); }
+static const char *fallback_when_memory_is_short(void) { return fallback_in(1); }
 
-static void in_child(const char *(*fn)(void)) {
-    run_in_child(fn, "no privilege to mount a tmpfs on /dev/shm");
+Test(files, memfd_refused_by_policy_makes_workers_fall_back_to_files) {
+    run_in_child(fallback_when_memfd_is_refused, "no seccomp filter for this architecture");
 }
 
-Test(files, a_full_dev_shm_makes_workers_fall_back_to_files) { in_child(fallback_when_full); }
-
-Test(files, a_read_only_dev_shm_makes_workers_fall_back_to_files) {
-    in_child(fallback_when_read_only);
+Test(files, too_little_memory_for_the_arena_makes_workers_fall_back_to_files) {
+    if (!MEMCG_TIGHT_LIMITS_WORK) cr_skip_test("AddressSanitizer needs more than 512 KiB of room");
+    if (memcg_create(&cg, "files") != 0) cr_skip_test("no memory cgroup of our own can be made");
+    run_in_child(fallback_when_memory_is_short, "cannot limit the child's memory");
+    memcg_remove(&cg);
 }

@@ -76,7 +76,7 @@ static worker_spawn_opts opts_for(const char *plugin, const char *config_json) {
     return (worker_spawn_opts){
         .worker_exe = WORKER_EXE,
         .plugin_path = plugin,
-        .arena_prefix = arena_prefix(A),
+        .arena = A,
         .config_json = config_json,
         .spin_ns = 20000,
         .start_timeout_ms = 20000,
@@ -547,6 +547,7 @@ Test(worker, host_fds_left_inheritable_do_not_reach_the_worker) {
     show_lines();
     cr_expect_geq(find_line("fd 3"), 0, "the channel is at fd 3");
     cr_expect_geq(find_line("fd 5"), 0, "the host's doorbell is at fd 5");
+    cr_expect_geq(find_line("fd 6"), 0, "the socket the arena's segments arrive on is at fd 6");
     cr_expect_lt(find_line("fd 100"), 0, "the host's fd 100 was closed in the worker");
 }
 
@@ -670,7 +671,7 @@ Test(worker, worker_exits_when_its_host_dies) {
         char *schema = NULL;
         if (arena_create(&a, 0, why, sizeof why) != 0) _exit(2);
         worker_spawn_opts o = {.worker_exe = WORKER_EXE, .plugin_path = BUNDLED_PLUGIN("noop"),
-                               .arena_prefix = arena_prefix(a), .spin_ns = 20000,
+                               .arena = a, .spin_ns = 20000,
                                .start_timeout_ms = 20000};
         if (worker_start(&w, &o, &schema, why, sizeof why) != 0) _exit(3);
         pid_t worker = w.pid;
@@ -690,9 +691,7 @@ Test(worker, worker_exits_when_its_host_dies) {
     int left = wait_gone(worker, 10000);
     cr_expect(left, "the worker (pid %ld) outlived its host", (long)worker);
     if (!left) kill(worker, SIGKILL);
-    /* The dead host's segments are orphans now; the next start clears
-     * them: this one, or that of a test running beside this one. */
-    arena_remove_orphans();
+    /* Its segments had no names: nothing is left to clear. */
     int segments = shm_entries_of(host);
     cr_expect_eq(segments, 0, "%d segments of the dead host remain", segments);
 }

@@ -185,6 +185,32 @@ Test(zero_copy, results_are_views_of_shared_memory_the_worker_wrote) {
     tsr_close(c);
 }
 
+/* A result taken over stays in shared memory, untouched by later runs
+ * (which get another buffer), until the host frees it. */
+Test(zero_copy, a_taken_result_stays_in_shared_memory_past_later_runs) {
+    tsr_component *c = open_worker_cfg(BUNDLED_PLUGIN("noop"), NULL, NULL, NULL, NULL);
+    double x[300];
+    for (int i = 0; i < 300; i++) x[i] = i;
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    bind_ok(call, "x", f64_vec(x, 300));
+    run_ok(call);
+    double *kept = tsr_call_take_result(call, 0);
+    cr_assert_not_null(kept);
+    cr_expect(in_own_shared_memory(kept, sizeof x));
+    for (int k = 1; k <= 3; k++) {
+        x[0] = -k;
+        run_ok(call);
+        const tsr_array *y = tsr_call_output(call, "y");
+        cr_assert_neq(y->data, kept);
+        cr_expect_eq(((const double *)y->data)[0], -k);
+        cr_expect_eq(kept[0], 0.0, "run %d wrote into the taken result", k);
+        cr_expect_eq(kept[299], 299.0);
+    }
+    tsr_call_free(call);
+    tsr_component_free_buffer(c, kept);
+    tsr_close(c);
+}
+
 Test(zero_copy, plugin_allocated_results_are_in_shared_memory_too) {
     tsr_component *c = open_worker_cfg(BUNDLED_PLUGIN("linear"), "matrix", LINEAR_MATRIX_FILE,
                                        NULL, NULL);

@@ -160,21 +160,22 @@ static inline pid_t only_worker(void) {
 
 /* ---- shared memory ----------------------------------------------------- */
 
-/* Teardown of every worker test: whatever a test opened, it closed, and
- * nothing of this process is left in /dev/shm. */
+/* Teardown of every worker test: whatever a test opened, it closed: this
+ * process holds no segment (fd or mapping), and has nothing in /dev/shm. */
 static inline void expect_no_own_segments(void) {
-    int n = shm_entries_of(getpid());
-    cr_expect_eq(n, 0, "%d /dev/shm/tessera-%ld-* entries of this process remain", n,
-                 (long)getpid());
+    int n = memfds_held(getpid());
+    cr_expect_eq(n, 0, "%d memfd segments of this process are still open or mapped", n);
+    n = shm_entries_of(getpid());
+    cr_expect_eq(n, 0, "%d /dev/shm/tessera-%ld-* entries of this process", n, (long)getpid());
 }
 
-/* 1 if [p, p + bytes) lies in a mapping of one of this process's
- * /dev/shm/tessera-* segments (read from /proc/self/maps). */
+/* 1 if [p, p + bytes) lies in a mapping of one of this process's arena
+ * segments (memfds, read from /proc/self/maps). */
 static inline int in_own_shared_memory(const void *p, size_t bytes) {
     FILE *f = fopen("/proc/self/maps", "r");
     cr_assert_not_null(f);
-    char line[1024], stem[64];
-    snprintf(stem, sizeof stem, "/dev/shm/tessera-%ld-", (long)getpid());
+    char line[1024];
+    const char *stem = MEMFD_STEM "arena";
     uintptr_t a = (uintptr_t)p;
     int found = 0;
     while (!found && fgets(line, sizeof line, f)) {

@@ -20,7 +20,8 @@
 #include <tessera/payload.h>
 #include <tessera/tessera.h>
 
-/* Exit statuses, documented in `tessera --help`. */
+/* Exit statuses, the same for every command: cli_print_exit_statuses
+ * prints them in every help text, and the README has the same table. */
 enum cli_exit {
     CLI_OK = 0,
     CLI_CALL_FAILED = 1,   /* the endpoint failed or refused its arguments */
@@ -72,6 +73,7 @@ int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((fo
 const char *cli_plugin_path(const char *arg, char *buf, size_t size);
 
 void cli_print_main_help(void);
+void cli_print_exit_statuses(void);   /* the one table, for every help text */
 void cli_print_schema_help(void);
 void cli_print_call_help(const char *command, tsr_endpoint ep);
 void cli_print_version(void);

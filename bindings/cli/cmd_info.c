@@ -1,29 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /* `tessera info`: what this build and this machine offer: version, plugin
  * ABI, the file I/O that binref files use (and why not io_uring when it is
- * not), whether POSIX shared memory works, the kernel. */
+ * not), whether worker mode's shared memory (memfd) works, the kernel. */
+#define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-/* Worker mode needs a segment it can create, size and map; try one page. */
+/* MemAvailable of /proc/meminfo in bytes, or -1. */
+static double mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (f == NULL) return -1;
+    char line[128];
+    double kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+    fclose(f);
+    return kib < 0 ? -1 : kib * 1024;
+}
+
+/* Worker mode needs a memfd it can create, reserve and map; try one page. */
 static void shm_status(char *buf, size_t size) {
-    char name[64];
-    snprintf(name, sizeof name, "/tessera-info-%ld", (long)getpid());
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    int fd = memfd_create("tessera-info", MFD_CLOEXEC);
     if (fd < 0) {
-        snprintf(buf, size, "not usable: shm_open: %s", strerror(errno));
+        snprintf(buf, size, "not usable: memfd_create: %s", strerror(errno));
         return;
     }
-    shm_unlink(name);
     const char *failed = NULL;
     int err = 0;
     void *p = MAP_FAILED;
@@ -39,12 +48,12 @@ static void shm_status(char *buf, size_t size) {
         snprintf(buf, size, "not usable: %s: %s", failed, strerror(err));
         return;
     }
-    struct statvfs vfs;
-    if (statvfs("/dev/shm", &vfs) == 0)
-        snprintf(buf, size, "usable (%.1f GiB free)",
-                 (double)vfs.f_bavail * (double)vfs.f_frsize / (1024.0 * 1024 * 1024));
+    double avail = mem_available();
+    if (avail >= 0)
+        snprintf(buf, size, "usable (memfd; %.1f GiB of memory available)",
+                 avail / (1024.0 * 1024 * 1024));
     else
-        snprintf(buf, size, "usable");
+        snprintf(buf, size, "usable (memfd)");
 }
 
 static int print_info(const cli_options *o) {
@@ -65,7 +74,7 @@ static int print_info(const cli_options *o) {
     fprintf(f, "plugin ABI: %u\n", TSR_PLUGIN_ABI_VERSION);
     if (why_not != NULL) fprintf(f, "file I/O: %s (io_uring unavailable: %s)\n", backend, why_not);
     else fprintf(f, "file I/O: %s\n", backend);
-    fprintf(f, "/dev/shm: %s\n", shm);
+    fprintf(f, "shm: %s\n", shm);
     if (have_uname) fprintf(f, "kernel: %s %s %s", u.sysname, u.release, u.machine);
     else fprintf(f, "kernel: unknown");
     if (fclose(f) != 0 || text == NULL) {

@@ -29,7 +29,7 @@ void cli_print_main_help(void) {
         "                                compare jvp, vjp and jacobian with finite\n"
         "                                differences of apply at {\"inputs\": {...}}\n"
         "  info                          version, plugin ABI, the file I/O of binref\n"
-        "                                files (io_uring or pread/pwrite), /dev/shm,\n"
+        "                                files (io_uring or pread/pwrite), shared memory,\n"
         "                                kernel\n"
         "  (jacobian-vector-product, vector-jacobian-product and abstract_eval are\n"
         "  accepted too.) 'tessera COMMAND --help' describes each command.\n"
@@ -41,18 +41,27 @@ void cli_print_main_help(void) {
         "Options:\n"
         "  -h, --help       show this help\n"
         "  -V, --version    show the version\n"
-        "\n"
-        "Exit status:\n"
-        "  0  success\n"
-        "  1  the call failed: the endpoint is missing, refused its arguments\n"
-        "     (shapes, dtypes) or reported an error; for check-gradients, also:\n"
-        "     a derivative disagrees with the reference\n"
-        "  2  usage error: unknown command or option, missing or extra arguments\n"
-        "  3  the plugin could not be loaded or initialised\n"
-        "  4  the payload could not be read or decoded (malformed JSON, bad array,\n"
-        "     unknown or missing field)\n"
-        "  5  the results could not be encoded or written\n",
+        "\n",
         stdout);
+    cli_print_exit_statuses();
+}
+
+/* The one table of exit statuses: every command follows it (cli.h,
+ * enum cli_exit) and every help text prints it. */
+void cli_print_exit_statuses(void) {
+    fputs("Exit status (every command):\n"
+          "  0  success; check-gradients: every check passed\n"
+          "  1  the call failed: the plugin lacks the endpoint called, refused its\n"
+          "     arguments (shapes, dtypes) or reported an error; check-gradients: a\n"
+          "     derivative disagrees with the reference\n"
+          "  2  usage error: unknown command or option, missing or extra arguments,\n"
+          "     an option naming an unknown or non-differentiable field or an\n"
+          "     endpoint the plugin lacks\n"
+          "  3  the plugin could not be loaded or initialised\n"
+          "  4  the payload could not be read or decoded: malformed JSON, a bad\n"
+          "     array, a field unknown, missing, named twice or not differentiable\n"
+          "  5  the results could not be encoded or written\n",
+          stdout);
 }
 
 static void print_common_options(int with_format) {
@@ -93,6 +102,8 @@ void cli_print_schema_help(void) {
           "\n",
           stdout);
     print_common_options(0);
+    fputs("\n", stdout);
+    cli_print_exit_statuses();
 }
 
 static const char *payload_form(tsr_endpoint ep) {
@@ -131,9 +142,8 @@ void cli_print_call_help(const char *command, tsr_endpoint ep) {
     fputs(payload_form(ep), stdout);
     fputs("\n", stdout);
     print_common_options(1);
-    fputs("\nExit status: 0 ok, 1 call failed, 2 usage, 3 load failed, 4 payload,\n"
-          "5 output (see 'tessera --help').\n",
-          stdout);
+    fputs("\n", stdout);
+    cli_print_exit_statuses();
 }
 
 void cli_print_info_help(void) {
@@ -145,9 +155,12 @@ void cli_print_info_help(void) {
           "  file I/O    how binref files are written and read: io_uring, or\n"
           "              pread/pwrite with the reason io_uring is unavailable\n"
           "              (kernel switch, seccomp, memlock limit, old kernel)\n"
-          "  /dev/shm    whether worker mode's shared memory works, and its free space\n"
-          "  kernel      the kernel's name, release and machine\n",
+          "  shm         whether worker mode's shared memory (memfd) works, and the\n"
+          "              memory available\n"
+          "  kernel      the kernel's name, release and machine\n"
+          "\n",
           stdout);
+    cli_print_exit_statuses();
 }
 
 void cli_print_gradcheck_help(void) {
@@ -199,9 +212,7 @@ void cli_print_gradcheck_help(void) {
           "then each failure: endpoint, derivative d OUT[j] / d IN[i], the endpoint's\n"
           "value and the reference. A progress bar is drawn on stderr when it is a\n"
           "terminal.\n"
-          "\n"
-          "Exit status: 0 every check passed, 1 a check failed (or a call failed),\n"
-          "2 usage (bad option, unknown or non-differentiable field, endpoint the\n"
-          "plugin lacks), 3 load failed, 4 payload, 5 output.\n",
+          "\n",
           stdout);
+    cli_print_exit_statuses();
 }

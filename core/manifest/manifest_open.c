@@ -206,6 +206,11 @@ static int load_library(mf_parse *p) {
     const char *lib = json_string_value(json_object_get(p->m->root, "library"));
     int rc = resolve_library(p, lib);
     if (rc) return rc;
+    /* A truncated library would make the loader fault inside dlopen. */
+    char why_not[256];
+    if (strchr(m->library, '/') && access(m->library, F_OK) == 0 &&
+        backend_check_elf(m->library, why_not, sizeof why_not) != 0)
+        return mf_fail(p, TSR_E_LOAD, "library", "cannot load '%s': %s", m->library, why_not);
     dlerror();
     if (backend_options(p->c)->mode == TSR_MODE_ISOLATED)
         m->dl = dlmopen(LM_ID_NEWLM, m->library, RTLD_NOW | RTLD_LOCAL);

@@ -17,6 +17,31 @@ typedef struct plugin_backend {
     int initialized;                 /* init ran and succeeded: fini is due */
 } plugin_backend;
 
+/* "undefined symbol: exp": the plugin was linked without a library it
+ * uses, and found it in the host only while it shared the host's
+ * namespace. Name the library where this process has the symbol. */
+static int undefined_symbol_hint(const char *why, char *hint, size_t n) {
+    const char *at = strstr(why, "undefined symbol: ");
+    if (!at) return 0;
+    char name[256];
+    at += strlen("undefined symbol: ");
+    size_t len = strcspn(at, " ,()\t\n");
+    if (len == 0 || len >= sizeof name) return 0;
+    memcpy(name, at, len);
+    name[len] = '\0';
+    Dl_info info;
+    void *sym = dlsym(RTLD_DEFAULT, name);
+    const char *lib = sym && dladdr(sym, &info) && info.dli_fname ? info.dli_fname : NULL;
+    if (lib && strrchr(lib, '/')) lib = strrchr(lib, '/') + 1;
+    snprintf(hint, n,
+             " (the plugin uses '%s' but was not linked with the library that defines it%s%s%s; "
+             "link it, and link plugins with -Wl,-z,defs, as the tessera::plugin CMake target "
+             "and `pkg-config --libs tessera-plugin` do, so that this fails when the plugin is "
+             "built)",
+             name, lib ? ": " : "", lib ? lib : "", lib ? " in this process" : "");
+    return 1;
+}
+
 /* A readable message when the file itself is the problem; dlerror's own
  * text is kept for everything else. */
 static int load_library(const char *path, tsr_mode mode, void **dl, tsr_error *err) {
@@ -30,6 +55,12 @@ static int load_library(const char *path, tsr_mode mode, void **dl, tsr_error *e
             error_set(err, TSR_E_LOAD, "cannot load '%s': it is a directory", path);
             return TSR_E_LOAD;
         }
+        /* A truncated file would make the loader fault inside dlopen. */
+        char why[256];
+        if (backend_check_elf(path, why, sizeof why) != 0) {
+            error_set(err, TSR_E_LOAD, "cannot load '%s': %s", path, why);
+            return TSR_E_LOAD;
+        }
     }
     dlerror();
     if (mode == TSR_MODE_ISOLATED)
@@ -37,20 +68,25 @@ static int load_library(const char *path, tsr_mode mode, void **dl, tsr_error *e
     else
         *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!*dl) {
-        const char *why = dlerror();
+        /* A copy: the hints below call into libdl, which reuses dlerror's text. */
+        char reason[512];
+        const char *error = dlerror();
+        snprintf(reason, sizeof reason, "%s", error ? error : "dlopen failed");
+        const char *why = reason;
         /* glibc has 16 link-map namespaces (DL_NNS), one of them the
          * program's own, and a small static TLS reserve that each new
          * namespace's libc takes a share of: usually the first to run out. */
         const char *hint = "";
-        if (mode == TSR_MODE_ISOLATED && why && strstr(why, "static TLS"))
+        if (mode == TSR_MODE_ISOLATED && strstr(why, "static TLS"))
             hint = " (isolated mode: each namespace's libc takes static TLS, of which glibc "
                    "reserves room for about 11; raise it with GLIBC_TUNABLES="
                    "glibc.rtld.optional_static_tls=65536, or use worker mode)";
-        else if (mode == TSR_MODE_ISOLATED && why && strstr(why, "namespace"))
+        else if (mode == TSR_MODE_ISOLATED && strstr(why, "namespace"))
             hint = " (isolated mode: glibc allows at most 15 isolated namespaces per process; "
                    "use worker mode beyond that)";
-        error_set(err, TSR_E_LOAD, "cannot load '%s': %s%s", path, why ? why : "dlopen failed",
-                  hint);
+        char missing[1024];
+        if (undefined_symbol_hint(why, missing, sizeof missing)) hint = missing;
+        error_set(err, TSR_E_LOAD, "cannot load '%s': %s%s", path, why, hint);
         return TSR_E_LOAD;
     }
     return 0;

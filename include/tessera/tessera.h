@@ -130,8 +130,10 @@ void tsr_options_free(tsr_options *opts);
  *   "spawn"       "exec" (default: posix_spawn of tessera-worker) or "fork"
  *                 (plain fork, faster to start; refused at tsr_open when the
  *                 host has more than one thread)
- *   "worker_exe"  path of tessera-worker (default: found beside the library,
- *                 or $TESSERA_WORKER)
+ *   "worker_exe"  path of tessera-worker (default: $TESSERA_WORKER, else
+ *                 found relative to libtessera.so, or to the executable of
+ *                 a host linked with libtessera.a installed in the prefix's
+ *                 bin/, else under the prefix configured at build time)
  *   "cwd"         the worker's working directory
  *   "clear_env"   "1": the worker starts with an empty environment (plus
  *                 what tsr_options_set_env adds)
@@ -139,8 +141,13 @@ void tsr_options_free(tsr_options *opts);
  *                 TSR_E_TIMEOUT and its worker is killed (default 0: none)
  *   "start_timeout_ms"  limit for a worker to load the plugin (default 30000)
  *   "restart"     "auto": a worker that died is started again at the next
- *                 call; "never" (default): calls fail with TSR_E_WORKER
- *                 until tsr_component_restart
+ *                 call that needs it; "never" (default): a dead worker is
+ *                 skipped, the others of the pool serve, and once none is
+ *                 left calls fail with TSR_E_WORKER until
+ *                 tsr_component_restart. Either way each death is counted
+ *                 (worker_deaths) and logged once (WARN); a call that was
+ *                 running in the worker fails, a request the worker never
+ *                 took goes to another.
  *   "spin_ns"     how long a waiting side spins before it sleeps (default
  *                 chosen by bench_worker; 0 sleeps at once)
  *   "rlimit_as", "rlimit_cpu", "rlimit_nofile"
@@ -150,8 +157,9 @@ void tsr_options_free(tsr_options *opts);
  *                 past them is killed by SIGXCPU: TSR_E_WORKER naming the
  *                 signal) and open files (default 0: inherited)
  *   "transport"   how arrays cross between host and worker: "auto" (default:
- *                 shared memory, or files when /dev/shm is missing, full or
- *                 refused at tsr_open, which is logged at INFO), "shm"
+ *                 shared memory, or files when it cannot be had at
+ *                 tsr_open: memfd_create refused, or too little memory for
+ *                 the arena; logged at INFO), "shm"
  *                 (shared memory or TSR_E_SHM) or "files" (binref files in a
  *                 spool directory, no shared memory at all: the worker reads
  *                 inputs into its own memory and writes results back, one
@@ -190,11 +198,16 @@ void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user);
  * LD_LIBRARY_PATH), added to or replacing the inherited one. */
 int tsr_options_set_env(tsr_options *opts, const char *name, const char *value);
 /* Worker mode: where the lines a plugin prints on stdout or stderr go.
- * Default: the host's stderr, as "component: line". fn is called by the
+ * Default: the host's stderr, as "component: line", written without ever
+ * blocking a call: what stderr does not take at once waits in a bounded
+ * buffer (1 MiB), and beyond it lines are dropped, counted in a WARN log
+ * message and noted in the stream once stderr takes lines again (the
+ * default log function writes to stderr the same way). fn is called by the
  * host thread that is waiting on the worker that printed: the thread
  * running a call there, or the one opening, restarting or closing the
  * component; never by a thread of the library's own. A worker's lines
- * arrive in order, each whole and without its newline. */
+ * arrive in order, each whole and without its newline. fn must not block:
+ * the call waits for it, past its timeout_ms. */
 typedef void (*tsr_output_fn)(void *user, const char *component, const char *line);
 void tsr_options_set_output(tsr_options *opts, tsr_output_fn fn, void *user);
 
@@ -240,9 +253,10 @@ int tsr_component_has_native_endpoint(const tsr_component *c, tsr_endpoint ep);
  * when there is none). */
 tsr_fd_method tsr_component_fd_method(const tsr_component *c);
 
-/* Worker mode: start again every worker that died (and, with no worker
- * dead, do nothing). Returns 0 or the code of the first start that failed.
- * Not concurrent with calls of the same component. */
+/* Worker mode: start again every worker that died, also an idle one whose
+ * death no call has seen yet (and, with no worker dead, do nothing).
+ * Returns 0 or the code of the first start that failed. Not concurrent
+ * with calls of the same component. */
 int tsr_component_restart(tsr_component *c);
 
 /* ---- memory for zero-copy inputs ---------------------------------------- */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: a binref buffer string, "<path>[:<offset>[:<size>]]", as a
- * payload gives it: parsed (tsr_binref_ref_parse), then resolved against an
- * input directory with escaping refused (tsr_binref_resolve). Every input
- * ends in an error with a message or in a file inside the input directory:
- * never a crash, and never a way out (by '..', an absolute path or a
- * symlink that points outside, all of which the directory holds).
+ * payload gives it: parsed (tsr_binref_ref_parse), then resolved beneath an
+ * input directory and opened, escaping refused (tsr_binref_open). Every
+ * input ends in an error with a message or in a descriptor of one of the
+ * directory's two regular files: never a crash, and never a way out (by
+ * '..', an absolute path or a symlink that points outside, all of which
+ * the directory holds).
  *
  * Input: the buffer string (made NUL-terminated).
  */
@@ -20,7 +21,8 @@
 #include "transport/payload/binref_path.h"
 
 static char dir[64];
-static char *base_real;
+static tsr_binref_dir base = {.fd = -1};
+static struct stat inside_files[2];
 
 static void cleanup(void) {
     char path[128];
@@ -32,7 +34,7 @@ static void cleanup(void) {
     snprintf(path, sizeof path, "%s/sub", dir);
     rmdir(path);
     rmdir(dir);
-    free(base_real);
+    tsr_binref_dir_close(&base);
 }
 
 /* dir/a.bin, dir/sub/b.bin, dir/link -> /etc/hostname, dir/sub/up -> .. */
@@ -47,16 +49,17 @@ static void setup(void) {
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         FILE *f = fopen(path, "wb");
         if (!f || fwrite("0123456789abcdef", 1, 16, f) != 16 || fclose(f) != 0) abort();
+        if (stat(path, &inside_files[i]) != 0) abort();
     }
     snprintf(path, sizeof path, "%s/link", dir);
     if (symlink("/etc/hostname", path) != 0) abort();
     snprintf(path, sizeof path, "%s/sub/up", dir);
     if (symlink("..", path) != 0) abort();
-    if (tsr_binref_base(dir, &base_real, why, sizeof why) != 0) abort();
+    if (tsr_binref_dir_open(dir, &base, why, sizeof why) != 0) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!base_real) setup();
+    if (base.fd < 0) setup();
     char *text = malloc(size + 1);
     if (!text) return 0;
     memcpy(text, data, size);
@@ -66,17 +69,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (tsr_binref_ref_parse(text, &ref, why, sizeof why) != 0) {
         if (why[0] == '\0') __builtin_trap();
     } else {
-        char *file = NULL;
+        int fd = -1;
+        uint64_t file_size = 0;
+        struct stat st;
         why[0] = '\0';
-        if (tsr_binref_resolve(base_real, ref.path, false, &file, why, sizeof why) == 0) {
-            size_t n = strlen(base_real);
-            /* inside the input directory, whatever the path said */
-            if (!file || strncmp(file, base_real, n) != 0 || (file[n] != '/' && file[n] != '\0'))
+        if (tsr_binref_open(&base, ref.path, false, &fd, &file_size, why, sizeof why) == 0) {
+            /* one of the files inside, whatever the path said */
+            if (fd < 0 || fstat(fd, &st) != 0 || file_size != 16 ||
+                !((st.st_dev == inside_files[0].st_dev && st.st_ino == inside_files[0].st_ino) ||
+                  (st.st_dev == inside_files[1].st_dev && st.st_ino == inside_files[1].st_ino)))
                 __builtin_trap();
-        } else if (why[0] == '\0') {
+            close(fd);
+        } else if (why[0] == '\0' || fd != -1) {
             __builtin_trap();
         }
-        free(file);
     }
     free(ref.path);
     free(text);

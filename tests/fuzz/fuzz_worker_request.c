@@ -2,8 +2,9 @@
 /*
  * Fuzz target: a request as the worker finds it in shared memory. The
  * worker's own code (serve_request) runs in this process on a fake
- * worker_state: a real arena (created here, seen through a real arena
- * view), the contract test plugin loaded in-process, and a private control
+ * worker_state: a real arena (created here, its segment handed over a
+ * socket pair to a real arena view), the contract test plugin loaded
+ * in-process, and a private control
  * block standing in for the channel's segment. A corrupted or hostile
  * request must end in an answer with an error status, never in a fault of
  * the worker, and never reach the plugin with arguments it could not get
@@ -19,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "fuzz_target.h"
 #include "fuzz_worker.h"
@@ -28,7 +31,7 @@ static worker_state ws;
 static arena *host_arena;
 static size_t last_len;         /* bytes of the data area the last input wrote */
 
-/* The segment goes when the run ends, so that no /dev/shm entry outlives it. */
+/* What the run made goes when it ends (memfds: nothing could outlive it). */
 static void teardown(void) {
     served_free(ws.srv);
     tsr_close(ws.comp);
@@ -40,12 +43,17 @@ static void setup(void) {
     tsr_error err;
     void *blk = mmap(NULL, CHAN_SEGMENT_BYTES, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    int pair[2] = {-1, -1};
+    uint32_t sent = 0;
     if (blk == MAP_FAILED || arena_create(&host_arena, FUZZ_ARENA_BYTES, why, sizeof why) != 0 ||
-        arena_view_open(&ws.view, arena_prefix(host_arena), why, sizeof why) != 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0 ||
+        arena_send_segments(host_arena, pair[0], &sent, why, sizeof why) != 0 ||
+        arena_view_open(&ws.view, pair[1], why, sizeof why) != 0 ||
         tsr_open(FUZZ_PLUGIN, NULL, &ws.comp, &err) != 0 || !(ws.srv = served_new(ws.comp))) {
         fprintf(stderr, "fuzz_worker_request: setup failed\n");
         abort();
     }
+    close(pair[0]);   /* the segment is in the view's queue already */
     atexit(teardown);
     /* The arena holds whatever a host left there: a pattern. */
     void *all = arena_alloc(host_arena, FUZZ_ARENA_BYTES, why, sizeof why);

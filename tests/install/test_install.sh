@@ -66,7 +66,7 @@ libdir="$(dirname "${libso:-$prefix/lib/none}")"
 for f in include/tessera/tessera.h include/tessera/plugin.h include/tessera/version.h bin/tessera; do
   run "installed $f" test -e "$prefix/$f"
 done
-for f in libtessera.so libtessera.a pkgconfig/tessera.pc cmake/tessera/tesseraConfig.cmake \
+for f in libtessera.so libtessera.a pkgconfig/tessera.pc pkgconfig/tessera-plugin.pc cmake/tessera/tesseraConfig.cmake \
          cmake/tessera/tesseraConfigVersion.cmake cmake/tessera/tesseraTargets.cmake \
          tessera/plugins/noop.so tessera/plugins/rdstep.json tessera/plugins/librdstep.so \
          tessera/plugins/dgesv.json tessera/plugins/dgemv.json; do
@@ -172,5 +172,46 @@ printf '%s\n' 0.1 0.6 >"$work/dgesv.expected"
 expect "tessera apply <libdir>/tessera/plugins/dgesv.json" "$work/dgesv.expected" bash -c \
   "'$tessera' apply '$libdir/tessera/plugins/dgesv.json' \
      '{\"inputs\": {\"a\": [[4, 1], [2, 3]], \"b\": [1, 2]}}' | buffer_values"
+
+# ---- installed with another --prefix than configured ---------------------------
+# `cmake --install --prefix ELSEWHERE` of the same build, with the configured
+# prefix hidden meanwhile: tessera-worker is found relative to libtessera.so
+# (the command line, a shared host) or to the executable of a static host in
+# ELSEWHERE/bin, also when that host is started by a bare name through PATH
+# from a directory holding another "tessera-worker" (never looked for there);
+# a static host outside any prefix fails with an error that names
+# TESSERA_WORKER and worker_exe, and works with TESSERA_WORKER set.
+other="$work/elsewhere"
+run "install --prefix <elsewhere>" cmake --install "$work/build" --prefix "$other"
+mv "$prefix" "$prefix.hidden"
+other_so="$(find "$other" -name 'libtessera.so' | head -n 1)"
+other_libdir="$(dirname "${other_so:-$other/lib/none}")"
+other_worker="$(find "$other" -type f -name 'tessera-worker' | head -n 1)"
+other_libs="$(PKG_CONFIG_PATH="$other_libdir/pkgconfig" pkg-config --static --libs tessera |
+  sed 's/-ltessera\b//')"
+printf '%s\n' 4 -1 0.5 >"$work/noop.expected"
+expect "elsewhere: tessera apply --mode worker" "$work/noop.expected" bash -c \
+  "'$other/bin/tessera' apply --mode worker '$other_libdir/tessera/plugins/noop.so' \
+     '{\"inputs\": {\"x\": [4, -1, 0.5]}}' | buffer_values"
+run "elsewhere: shared host" bash -c "cc -std=c11 '$root/tests/install/host_clash.c' \
+  -o '$work/host_clash_elsewhere' -I'$other/include' -L'$other_libdir' -ltessera \
+  -Wl,-rpath,'$other_libdir'"
+expect "elsewhere: shared host, worker" "$work/clash_worker.expected" \
+  "$work/host_clash_elsewhere" "$pc/scale.so" worker
+run "elsewhere: static host in <elsewhere>/bin" bash -c "cc -std=c11 \
+  '$root/tests/install/host_clash.c' -o '$other/bin/host_clash_static' -I'$other/include' \
+  '$other_libdir/libtessera.a' $other_libs"
+mkdir -p "$work/plant"
+printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$work/plant/ran" >"$work/plant/tessera-worker"
+chmod +x "$work/plant/tessera-worker"
+expect "elsewhere: static host, by name through PATH, worker" "$work/clash_worker.expected" \
+  bash -c "cd '$work/plant' && PATH='$other/bin':\"\$PATH\" host_clash_static '$pc/scale.so' worker"
+run "elsewhere: no tessera-worker of the working directory was run" test ! -e "$work/plant/ran"
+run "static host outside any prefix: the error names TESSERA_WORKER and worker_exe" bash -c \
+  "! '$pc/host_clash_static' '$pc/scale.so' worker 2>'$work/noworker.err' &&
+   grep -F TESSERA_WORKER '$work/noworker.err' && grep -F worker_exe '$work/noworker.err'"
+expect "static host outside any prefix, TESSERA_WORKER set" "$work/clash_worker.expected" \
+  env TESSERA_WORKER="$other_worker" "$pc/host_clash_static" "$pc/scale.so" worker
+mv "$prefix.hidden" "$prefix"
 
 summary

@@ -9,6 +9,8 @@
  *   a warning through tsr_ctx_log: "a warning from talk"
  *   with config "long" = N: one line of N 'x' characters on stdout
  *   with config "partial" = TEXT: TEXT on stdout without a newline
+ *   with config "flood" = 1: "flood K" lines on stdout without end (a
+ *   plugin that never stops printing; only a timeout ends the call)
  *   with config "list_fds" = 1: "fd N" on stdout for every open fd above 2
  *   with config "list_env" = 1: "environ NAME=VALUE" on stdout for every
  *   variable of the environment, then "environ end"
@@ -63,6 +65,8 @@ static int apply(tsr_ctx *ctx, const tsr_args *args) {
         printf("environ end\n");
     }
     if (partial) printf("%s", partial);
+    if (tsr_ctx_config(ctx, "flood"))
+        for (unsigned long k = 1;; k++) printf("flood %lu\n", k);
     return minimal_apply(ctx, args);
 }
 

@@ -54,8 +54,26 @@ def open_plugin(name: str, mode: str = "inproc", **kwargs) -> tessera.Component:
 
 
 def own_segments() -> list[str]:
-    """This process's shared-memory segments."""
-    return glob.glob(f"/dev/shm/tessera-{os.getpid()}-*")
+    """This process's shared-memory segments: the library's memfds it holds
+    open or maps ("/memfd:tessera-arena (deleted)", "/memfd:tessera-chan
+    ..."), one entry per fd and per mapped segment, and anything of it in
+    /dev/shm (where the library makes nothing: memfds have no name)."""
+    held = glob.glob(f"/dev/shm/tessera-{os.getpid()}-*")
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("/memfd:tessera-"):
+            held.append(f"fd {fd}: {target}")
+    with open("/proc/self/maps") as maps:
+        inodes = {}
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            if len(fields) == 6 and fields[5].startswith("/memfd:tessera-"):
+                inodes[fields[4]] = fields[5].strip()
+    held += [f"mapped inode {inode}: {name}" for inode, name in inodes.items()]
+    return held
 
 
 @pytest.fixture
@@ -76,8 +94,8 @@ def load() -> Iterator:
 
 @pytest.fixture(scope="session", autouse=True)
 def no_shared_memory_left() -> Iterator[None]:
-    """After every test has run and its arrays are gone, no segment of this
-    process may remain in /dev/shm."""
+    """After every test has run and its arrays are gone, this process may
+    hold no segment (no memfd open or mapped, nothing in /dev/shm)."""
     yield
     gc.collect()
     left = own_segments()

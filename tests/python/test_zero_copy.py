@@ -23,14 +23,14 @@ def address(a: np.ndarray) -> int:
 
 def in_own_shared_memory(a: np.ndarray) -> bool:
     """Whether the array's bytes lie in a mapping of one of this process's
-    /dev/shm/tessera-* segments."""
+    arena segments (memfds: "/memfd:tessera-arena (deleted)" in its maps)."""
     lo_a, hi_a = address(a), address(a) + a.nbytes
-    stem = f"/dev/shm/tessera-{os.getpid()}-"
+    stem = "/memfd:tessera-arena"
     with open("/proc/self/maps") as maps:
         for line in maps:
-            span, *rest = line.split()
+            span, *rest = line.split(maxsplit=5)
             lo, hi = (int(v, 16) for v in span.split("-"))
-            if rest and rest[-1].startswith(stem) and lo <= lo_a and hi_a <= hi:
+            if len(rest) == 5 and rest[-1].startswith(stem) and lo <= lo_a and hi_a <= hi:
                 return True
     return False
 

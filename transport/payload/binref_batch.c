@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <lz4frame.h>
 
@@ -20,7 +20,7 @@ typedef struct entry {
     char path[TSR_PATH_MAX];  /* the array's, for messages */
     char label[TSR_PATH_MAX + 16];
     char *written;            /* the file as the payload names it */
-    char *file;               /* the file to open */
+    int file;                 /* its index in the batch's files */
     uint64_t offset;
     uint64_t stored;          /* bytes in the file */
     size_t bytes;             /* bytes of the array */
@@ -29,13 +29,25 @@ typedef struct entry {
     void *staging;            /* the lz4 frame, when compressed */
 } entry;
 
+/* A file the payload names, opened once however many arrays it holds. */
+typedef struct bfile {
+    const char *written;      /* the first entry's */
+    int fd;
+    uint64_t size;
+} bfile;
+
 struct tsr_binref_batch {
     char *base_dir;
-    char *base_real; /* found at the first array */
+    tsr_binref_dir dir;       /* opened at the first array */
+    bool dir_open;
     bool allow_escape;
     binref_io io;
     entry *e;
     int n, cap;
+    bfile *f;
+    int n_files, cap_files;
+    int *slots;               /* file index + 1 by hash of the name; 0: free */
+    size_t n_slots;           /* a power of two, at least twice n_files */
 };
 
 tsr_binref_batch *tsr_binref_batch_new(const char *base_dir, bool allow_escape, binref_io io) {
@@ -45,6 +57,7 @@ tsr_binref_batch *tsr_binref_batch_new(const char *base_dir, bool allow_escape, 
         free(b);
         return NULL;
     }
+    b->dir.fd = -1;
     b->allow_escape = allow_escape;
     b->io = io;
     return b;
@@ -54,13 +67,71 @@ void tsr_binref_batch_free(tsr_binref_batch *b) {
     if (b == NULL) return;
     for (int k = 0; k < b->n; k++) {
         free(b->e[k].written);
-        free(b->e[k].file);
         free(b->e[k].staging);
     }
+    for (int k = 0; k < b->n_files; k++) close(b->f[k].fd);
     free(b->e);
+    free(b->f);
+    free(b->slots);
     free(b->base_dir);
-    free(b->base_real);
+    tsr_binref_dir_close(&b->dir);
     free(b);
+}
+
+static size_t name_hash(const char *s) {
+    size_t h = 1469598103934665603u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot of name: its file's, or the free one where it would go. */
+static size_t slot_of(const tsr_binref_batch *b, const char *name) {
+    size_t mask = b->n_slots - 1, i = name_hash(name) & mask;
+    while (b->slots[i] != 0 && strcmp(b->f[b->slots[i] - 1].written, name) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Room for one more file in the table and the array. */
+static int reserve_file(tsr_binref_batch *b) {
+    if (b->n_files == b->cap_files) {
+        int cap = b->cap_files ? b->cap_files * 2 : 4;
+        bfile *f = realloc(b->f, (size_t)cap * sizeof *f);
+        if (f == NULL) return -1;
+        b->f = f;
+        b->cap_files = cap;
+    }
+    if ((size_t)(b->n_files + 1) * 2 > b->n_slots) {
+        size_t n = b->n_slots ? b->n_slots * 2 : 16;
+        int *slots = calloc(n, sizeof *slots);
+        if (slots == NULL) return -1;
+        free(b->slots);
+        b->slots = slots;
+        b->n_slots = n;
+        for (int k = 0; k < b->n_files; k++) b->slots[slot_of(b, b->f[k].written)] = k + 1;
+    }
+    return 0;
+}
+
+/* The file written as the payload names it, opened (resolved and checked
+ * in the same step) the first time it is named. Returns 0 with *index, or
+ * a failure with a message. */
+static int file_of(tsr_binref_batch *b, const char *written, int *index,
+                   const tsr_payload_ctx *ctx, const char *path) {
+    if (reserve_file(b) != 0) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+    size_t slot = slot_of(b, written);
+    if (b->slots[slot] != 0) {
+        *index = b->slots[slot] - 1;
+        return 0;
+    }
+    char why[768];
+    bfile *f = &b->f[b->n_files];
+    int rc = tsr_binref_open(&b->dir, written, b->allow_escape, &f->fd, &f->size, why, sizeof why);
+    if (rc != 0) return tsr_payload_fail(ctx, rc, path, "%s", why);
+    f->written = written;
+    *index = b->n_files++;
+    b->slots[slot] = *index + 1;
+    return 0;
 }
 
 /* The byte counts of the reference against shape x dtype. */
@@ -99,8 +170,11 @@ int tsr_binref_batch_add(tsr_binref_batch *b, const char *text, const tsr_stored
                          const char *path) {
     char why[512];
     int rc;
-    if (b->base_real == NULL && (rc = tsr_binref_base(b->base_dir, &b->base_real, why, sizeof why)) != 0)
-        return tsr_payload_fail(ctx, rc, path, "%s", why);
+    if (!b->dir_open) {
+        if ((rc = tsr_binref_dir_open(b->base_dir, &b->dir, why, sizeof why)) != 0)
+            return tsr_payload_fail(ctx, rc, path, "%s", why);
+        b->dir_open = true;
+    }
     if (b->n == b->cap) {
         int cap = b->cap ? b->cap * 2 : 8;
         entry *e = realloc(b->e, (size_t)cap * sizeof *e);
@@ -120,39 +194,34 @@ int tsr_binref_batch_add(tsr_binref_batch *b, const char *text, const tsr_stored
     rc = tsr_binref_ref_parse(text, &ref, why, sizeof why);
     if (rc == 0) rc = check_sizes(&ref, st, e, ctx, path);
     else rc = tsr_payload_fail(ctx, rc, path, "%s", why);
-    if (rc == 0) {
-        rc = tsr_binref_resolve(b->base_real, ref.path, b->allow_escape, &e->file, why, sizeof why);
-        if (rc != 0) rc = tsr_payload_fail(ctx, rc, path, "%s", why);
-    }
+    /* The entry owns the name from here: a new file borrows it. */
+    e->written = ref.path;
+    if (rc == 0) rc = file_of(b, ref.path, &e->file, ctx, path);
     if (rc != 0) {
         free(ref.path);
-        free(e->file);
+        e->written = NULL;
         return rc;
     }
-    e->written = ref.path;
     e->offset = ref.offset;
     out->pending = true;
     b->n++;
     return 0;
 }
 
-/* Sizes against the files, before anything is allocated. */
+/* Sizes against the files (fstat of the descriptors that are read), before
+ * anything is allocated. */
 static int check_files(tsr_binref_batch *b, const tsr_payload_ctx *ctx) {
-    uint64_t size = 0;
+    char why[512];
+    for (int k = 0; k < b->n_files; k++) {
+        bfile *f = &b->f[k];
+        if (binref_fd_regular(f->fd, f->written, NULL, &f->size, why, sizeof why) != 0)
+            for (int i = 0; i < b->n; i++)
+                if (b->e[i].file == k) return tsr_payload_fail(ctx, TSR_E_IO, b->e[i].path, "%s", why);
+    }
     for (int k = 0; k < b->n; k++) {
         entry *e = &b->e[k];
-        if (k == 0 || strcmp(e->file, b->e[k - 1].file) != 0) {
-            struct stat st;
-            if (stat(e->file, &st) != 0)
-                return tsr_payload_fail(ctx, TSR_E_IO, e->path, "cannot open binref file '%s': %s",
-                                        e->written, strerror(errno));
-            if (!S_ISREG(st.st_mode))
-                return tsr_payload_fail(ctx, TSR_E_IO, e->path,
-                                        "binref file '%s' is not a regular file", e->written);
-            size = (uint64_t)st.st_size;
-        }
-        char why[512];
-        if (binref_check_range(e->written, size, e->offset, e->stored, NULL, why, sizeof why) != 0)
+        if (binref_check_range(e->written, b->f[e->file].size, e->offset, e->stored, NULL, why,
+                               sizeof why) != 0)
             return tsr_payload_fail(ctx, TSR_E_IO, e->path, "%s", why);
     }
     return 0;
@@ -172,17 +241,19 @@ static int allocate(tsr_binref_batch *b, binref_read *reads, const tsr_payload_c
                 return tsr_payload_fail(ctx, TSR_E_NOMEM, e->path,
                                         "out of memory for %" PRIu64 " bytes", e->stored);
         }
-        reads[k] = (binref_read){.path = e->file, .offset = e->offset, .bytes = e->stored,
-                                 .dst = dst, .what = e->label[0] ? e->label : NULL};
+        reads[k] = (binref_read){.path = e->written, .offset = e->offset, .bytes = e->stored,
+                                 .dst = dst, .what = e->label[0] ? e->label : NULL,
+                                 .fd = b->f[e->file].fd, .has_fd = true};
     }
     return 0;
 }
 
 int tsr_binref_batch_run(tsr_binref_batch *b, const tsr_payload_ctx *ctx) {
     if (b == NULL || b->n <= 0) return 0;
+    size_t n = (size_t)b->n; /* before calls that gcc cannot see leave b->n alone */
     int rc = check_files(b, ctx);
     if (rc != 0) return rc;
-    binref_read *reads = calloc((size_t)b->n, sizeof *reads);
+    binref_read *reads = calloc(n, sizeof *reads);
     if (reads == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, NULL, "out of memory");
     rc = allocate(b, reads, ctx);
     char why[768];

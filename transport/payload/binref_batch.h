@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Binref arrays of one payload: queued while the payload is decoded (each
- * path checked against the input directory at once), then read together
- * in one batch, decompressed, verified and converted.
+ * file resolved beneath the input directory and opened in one step, at
+ * once, once per name: binref_path.h), then read together in one batch
+ * through those descriptors, decompressed, verified and converted.
  */
 #ifndef TESSERA_TRANSPORT_BINREF_BATCH_H
 #define TESSERA_TRANSPORT_BINREF_BATCH_H

@@ -9,13 +9,16 @@
  * A writer appends the arrays of one result to "<dir>/<prefix>-<k>.bin",
  * starting file k+1 when the next array would take file k past
  * max_file_bytes (an array larger than that gets a file of its own).
- * Files are created O_EXCL with mode 0600 unless told otherwise.
+ * Files are created O_EXCL|O_NOFOLLOW beneath a descriptor of dir, with
+ * mode 0600 unless told otherwise: a name planted in advance (a file, a
+ * symlink, a FIFO) is never written through.
  *
  * Thread safety: a writer is used by one thread; reads are independent.
  */
 #ifndef TESSERA_TRANSPORT_BINREF_FILE_H
 #define TESSERA_TRANSPORT_BINREF_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,18 +61,35 @@ int binref_writer_flush(binref_writer *w, char *why, size_t n);
 /* Close the files; with unlink_files, remove every file this writer made. */
 void binref_writer_close(binref_writer *w, int unlink_files);
 
-/* One read of `bytes` at `offset` of the file at `path` into dst. */
+/*
+ * One read of `bytes` at `offset` into dst, from the open file fd (with
+ * has_fd: path then only names it in messages; the caller opened it, with
+ * tsr_binref_open or binref_open_entry, and closes it), or from the file
+ * at `path`, a path the caller trusts (opened here, symlinks followed,
+ * without blocking on a FIFO; anything but a regular file refused).
+ */
 typedef struct binref_read {
     const char *path;
     uint64_t offset;
     size_t bytes;
     void *dst;
     const char *what;   /* named first in messages (e.g. the array's field); may be NULL */
+    int fd;             /* with has_fd */
+    bool has_fd;
 } binref_read;
 
-/* Perform the reads (batched with io_uring; files opened once each). A
- * missing file, a short file ("truncated: 100 of 800 bytes at offset
+/* Perform the reads (batched with io_uring; files opened once each, each
+ * descriptor checked once with fstat). A missing file, anything but a
+ * regular file, a short file ("truncated: 100 of 800 bytes at offset
  * ...") or an offset past the end is an error naming the path. */
 int binref_read_all(binref_read *reads, int n_reads, binref_io io, char *why, size_t n);
+
+/* Open `name`, an entry of the directory dirfd (no '/'), for reading in
+ * one step: a symlink there is not followed, a FIFO cannot block the
+ * open, and only a regular file is accepted (fstat of *fd, the descriptor
+ * to read; *size its size). For the spool, whose files are always plain
+ * entries of one directory. Returns 0 or TSR_E_IO with why naming shown. */
+int binref_open_entry(int dirfd, const char *name, const char *shown, int *fd, uint64_t *size,
+                      char *why, size_t n);
 
 #endif

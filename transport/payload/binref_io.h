@@ -69,6 +69,15 @@ void binref_uring_tune(unsigned depth, size_t chunk);
 int binref_check_range(const char *path, uint64_t file_size, uint64_t offset, uint64_t bytes,
                        const char *what, char *why, size_t why_size);
 
+/* The checks of a descriptor opened for reading a binref file, made on
+ * the descriptor that is then read: fstat says a regular file ("binref
+ * file 'shown' is not a regular file": a FIFO, a directory, a device),
+ * *size its size; O_NONBLOCK, which the open took so that a FIFO could not
+ * block it, is cleared. Returns 0, or TSR_E_IO with why (what named first,
+ * may be NULL). */
+int binref_fd_regular(int fd, const char *shown, const char *what, uint64_t *size, char *why,
+                      size_t why_size);
+
 /* "what: " or "" for messages. */
 void binref_what_prefix(char *buf, size_t size, const char *what);
 

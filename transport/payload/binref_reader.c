@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Reading binref arrays: every file opened once, every range checked
- * against the file's size before any byte moves, then one batch. */
+/* Reading binref arrays: every file opened once (or given open), checked
+ * with fstat on the descriptor that is read, every range checked against
+ * the file's size before any byte moves, then one batch. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,16 +31,64 @@ int binref_check_range(const char *path, uint64_t file_size, uint64_t offset, ui
     return 0;
 }
 
+int binref_fd_regular(int fd, const char *shown, const char *what, uint64_t *size, char *why,
+                      size_t why_size) {
+    char w[160];
+    binref_what_prefix(w, sizeof w, what);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, why_size, "%scannot stat binref file '%s': %s", w, shown, strerror(errno));
+        return TSR_E_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, why_size, "%sbinref file '%s' is not a regular file", w, shown);
+        return TSR_E_IO;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0 && (flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        snprintf(why, why_size, "%scannot read binref file '%s': %s", w, shown, strerror(errno));
+        return TSR_E_IO;
+    }
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+int binref_open_entry(int dirfd, const char *name, const char *shown, int *fd, uint64_t *size,
+                      char *why, size_t n) {
+    *fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (*fd < 0) {
+        int e = errno;
+        if (e == ELOOP)
+            snprintf(why, n, "binref file '%s' is a symlink, which is not followed", shown);
+        else
+            snprintf(why, n, "cannot open binref file '%s': %s", shown, strerror(e));
+        return TSR_E_IO;
+    }
+    int rc = binref_fd_regular(*fd, shown, NULL, size, why, n);
+    if (rc != 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/* Reads of open descriptors first, by descriptor, then those by path. */
+static int by_file(const binref_read *x, const binref_read *y) {
+    if (x->has_fd != y->has_fd) return x->has_fd ? -1 : 1;
+    if (x->has_fd) return x->fd < y->fd ? -1 : x->fd > y->fd;
+    return strcmp(x->path, y->path);
+}
+
 static int by_place(const void *a, const void *b) {
     const binref_read *const *x = a, *const *y = b;
-    int c = strcmp((*x)->path, (*y)->path);
+    int c = by_file(*x, *y);
     if (c != 0) return c;
     /* Ascending offsets: the file is read front to back. */
     return (*x)->offset < (*y)->offset ? -1 : (*x)->offset > (*y)->offset;
 }
 
-/* Open the files (once each, in path order) and fill ops; fds[k] is the
- * descriptor of ops[k]. */
+/* Open the files (once each, in path order) and fill ops; fds[k] is a
+ * descriptor opened here, to close. */
 static int open_all(binref_read *reads, int n_reads, binref_read **sorted, binref_op *ops,
                     int *n_ops, int *fds, int *n_fds, char *why, size_t n) {
     for (int i = 0; i < n_reads; i++) sorted[i] = &reads[i];
@@ -48,25 +97,22 @@ static int open_all(binref_read *reads, int n_reads, binref_read **sorted, binre
     uint64_t size = 0;
     for (int i = 0; i < n_reads; i++) {
         binref_read *r = sorted[i];
-        char w[160];
-        binref_what_prefix(w, sizeof w, r->what);
-        if (i == 0 || strcmp(r->path, sorted[i - 1]->path) != 0) {
-            fd = open(r->path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) {
-                snprintf(why, n, "%scannot open binref file '%s': %s", w, r->path, strerror(errno));
-                return TSR_E_IO;
+        if (i == 0 || by_file(r, sorted[i - 1]) != 0) {
+            if (r->has_fd) {
+                fd = r->fd;
+            } else {
+                fd = open(r->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0) {
+                    char w[160];
+                    binref_what_prefix(w, sizeof w, r->what);
+                    snprintf(why, n, "%scannot open binref file '%s': %s", w, r->path,
+                             strerror(errno));
+                    return TSR_E_IO;
+                }
+                fds[(*n_fds)++] = fd;
             }
-            fds[(*n_fds)++] = fd;
-            struct stat st;
-            if (fstat(fd, &st) != 0) {
-                snprintf(why, n, "%scannot stat binref file '%s': %s", w, r->path, strerror(errno));
-                return TSR_E_IO;
-            }
-            if (!S_ISREG(st.st_mode)) {
-                snprintf(why, n, "%sbinref file '%s' is not a regular file", w, r->path);
-                return TSR_E_IO;
-            }
-            size = (uint64_t)st.st_size;
+            int rc = binref_fd_regular(fd, r->path, r->what, &size, why, n);
+            if (rc != 0) return rc;
         }
         int rc = binref_check_range(r->path, size, r->offset, r->bytes, r->what, why, n);
         if (rc != 0) return rc;

@@ -73,7 +73,9 @@ static int grow(void **p, int *cap, int need, size_t item) {
     return 0;
 }
 
-/* Create file k; O_EXCL so that an existing file is never overwritten. */
+/* Create file k beneath the directory's descriptor; O_EXCL so that an
+ * existing file is never overwritten, O_NOFOLLOW to say it outright: a
+ * symlink planted under the name is refused, never written through. */
 static int new_file(binref_writer *w, char *why, size_t n) {
     if (grow((void **)&w->files, &w->cap_files, w->n_files + 1, sizeof *w->files) != 0) {
         snprintf(why, n, "out of memory");
@@ -85,7 +87,8 @@ static int new_file(binref_writer *w, char *why, size_t n) {
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;
     }
-    f->fd = openat(w->dirfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, w->mode);
+    f->fd = openat(w->dirfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                   w->mode);
     if (f->fd < 0) {
         snprintf(why, n, "cannot create binref file '%s/%s': %s", w->dir, f->name, strerror(errno));
         free(f->name);

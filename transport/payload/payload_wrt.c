@@ -27,8 +27,8 @@ static bool listed(char **names, int32_t n, const char *name) {
     return false;
 }
 
-/* A list of differentiable field names, duplicates dropped (Tesseract
- * takes these lists as sets). */
+/* A list of differentiable field names, each named once (Tesseract
+ * refuses a list that names a field twice, as tsr_call_set_wrt does). */
 static int read_names(const tsr_component *c, json_t *list, const char *key, bool of_inputs,
                       char ***out, int32_t *n_out, const tsr_payload_ctx *ctx) {
     if (!json_is_array(list))
@@ -56,7 +56,9 @@ static int read_names(const tsr_component *c, json_t *list, const char *key, boo
         if (!(field->flags & TSR_FIELD_DIFFERENTIABLE))
             return tsr_payload_fail(ctx, TSR_E_NOT_DIFFERENTIABLE, path,
                                     "\"%s\" is not differentiable", name);
-        if (listed(names, *n_out, name)) continue;
+        if (listed(names, *n_out, name))
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"%s\" is named twice in \"%s\"",
+                                    name, key);
         names[*n_out] = strdup(name);
         if (names[*n_out] == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
         (*n_out)++;

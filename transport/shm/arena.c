@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The host's arena: a growing set of pre-faulted segments and the
+/* The host's arena: a growing set of pre-faulted memfd segments and the
  * allocator over them. */
 #include "arena_internal.h"
 
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tessera/tessera.h"
@@ -19,23 +20,19 @@
 typedef struct segment {
     char *base;
     size_t size;
+    int fd;              /* the memfd, kept to hand copies to workers */
     block_list blocks;   /* guarded by the arena's lock */
 } segment;
 
 struct arena {
     pthread_mutex_t lock;
-    pid_t owner;                /* a forked copy must not unlink the owner's segments */
-    char prefix[ARENA_NAME_MAX];
-    /* Segments are only appended: base and size of seg[i < n_seg] never
-     * change, so locate reads them without the lock. */
+    /* Segments are only appended: base, size and fd of seg[i < n_seg]
+     * never change, so locate and arena_send_segments read them without
+     * the lock. */
     _Atomic uint32_t n_seg;
     uint64_t limit;             /* arena_set_limit; 0 = none */
     segment seg[ARENA_MAX_SEGMENTS];
 };
-
-static void segment_name(const arena *a, uint32_t k, char name[ARENA_NAME_MAX + 16]) {
-    snprintf(name, ARENA_NAME_MAX + 16, "%s-%u", a->prefix, k);
-}
 
 /* x rounded up to a multiple of m (a power of two); 0 on overflow. */
 static size_t round_up(size_t x, size_t m) {
@@ -43,23 +40,23 @@ static size_t round_up(size_t x, size_t m) {
     return (x + m - 1) & ~(m - 1);
 }
 
-/* Map segment k of size bytes and make it allocatable. Called with the
+/* Make segment k of size bytes and make it allocatable. Called with the
  * lock held (or before the arena is shared). */
 static int add_segment(arena *a, uint32_t k, size_t size, char *why, size_t n) {
-    char name[ARENA_NAME_MAX + 16];
-    segment_name(a, k, name);
     void *base;
-    int rc = shm_segment_create(name, size, &base, why, n);
+    int fd;
+    int rc = shm_segment_create(k, size, &base, &fd, why, n);
     if (rc != 0) return rc;
     segment *s = &a->seg[k];
     if (blocks_init(&s->blocks, size) != 0) {
         munmap(base, size);
-        shm_unlink(name);
-        return arena_fail(why, n, TSR_E_NOMEM, "out of memory for the bookkeeping of segment %s",
-                          name);
+        close(fd);
+        return arena_fail(why, n, TSR_E_NOMEM, "out of memory for the bookkeeping of segment %u",
+                          k);
     }
     s->base = base;
     s->size = size;
+    s->fd = fd;
     atomic_store_explicit(&a->n_seg, k + 1, memory_order_release);
     return 0;
 }
@@ -78,23 +75,10 @@ int arena_create(arena **out, size_t first_bytes, char *why, size_t n) {
         free(a);
         return arena_fail(why, n, TSR_E_NOMEM, "cannot create the arena's lock: %s", strerror(rc));
     }
-    a->owner = getpid();
-    const char *tag = arena_process_tag();
-    /* 64 random bits make a clash all but impossible; O_EXCL catches it. */
-    for (int attempt = 0;; attempt++) {
-        char hex[SHM_RANDOM_HEX + 1];
-        if (shm_random_hex(hex) != 0) {
-            rc = arena_fail(why, n, TSR_E_SHM, "cannot get random bytes for a segment name: %s",
-                            strerror(errno));
-            break;
-        }
-        snprintf(a->prefix, sizeof a->prefix, "/" SHM_NAME_STEM "%s-%s", tag, hex);
-        rc = add_segment(a, 0, size, why, n);
-        if (rc == 0) {
-            *out = a;
-            return 0;
-        }
-        if (errno != EEXIST || attempt == 3) break;
+    rc = add_segment(a, 0, size, why, n);
+    if (rc == 0) {
+        *out = a;
+        return 0;
     }
     pthread_mutex_destroy(&a->lock);
     free(a);
@@ -104,24 +88,17 @@ int arena_create(arena **out, size_t first_bytes, char *why, size_t n) {
 void arena_destroy(arena *a) {
     if (a == NULL) return;
     uint32_t n_seg = atomic_load(&a->n_seg);
-    int owner = getpid() == a->owner;
     for (uint32_t k = 0; k < n_seg; k++) {
         segment *s = &a->seg[k];
-        /* Teardown: a failed munmap or unlink leaves nothing we could fix;
-         * arena_remove_orphans catches what an unlink missed. */
+        /* Teardown: a failed munmap or close leaves nothing we could fix;
+         * the segment has no name, so nothing outlives this process. */
         munmap(s->base, s->size);
-        if (owner) {
-            char name[ARENA_NAME_MAX + 16];
-            segment_name(a, k, name);
-            shm_unlink(name);
-        }
+        close(s->fd);
         blocks_fini(&s->blocks);
     }
     pthread_mutex_destroy(&a->lock);
     free(a);
 }
-
-const char *arena_prefix(const arena *a) { return a != NULL ? a->prefix : NULL; }
 
 void arena_set_limit(arena *a, uint64_t max_bytes) {
     if (a == NULL || pthread_mutex_lock(&a->lock) != 0) return;
@@ -166,8 +143,8 @@ void *arena_alloc(arena *a, size_t bytes, char *why, size_t n) {
     }
     if (p == NULL && n_seg == ARENA_MAX_SEGMENTS) {
         arena_fail(why, n, TSR_E_SHM,
-                   "arena %s is at its limit of %d segments (%zu bytes); cannot allocate %zu bytes",
-                   a->prefix, ARENA_MAX_SEGMENTS, arena_capacity(a), bytes);
+                   "the arena is at its limit of %d segments (%zu bytes); cannot allocate %zu bytes",
+                   ARENA_MAX_SEGMENTS, arena_capacity(a), bytes);
     } else if (p == NULL) {
         size_t size = growth_size(a, n_seg, need);
         size_t req = round_up(need, shm_page_size());
@@ -181,8 +158,8 @@ void *arena_alloc(arena *a, size_t bytes, char *why, size_t n) {
                        bytes, arena_capacity(a), (unsigned long long)a->limit);
         } else {
             int rc = add_segment(a, n_seg, size, why, n);
-            /* Doubling may ask more than /dev/shm holds while the request
-             * itself would fit. */
+            /* Doubling may ask more than the memory there is while the
+             * request itself would fit. */
             if (rc == TSR_E_SHM && size > req) rc = add_segment(a, n_seg, req, why, n);
             if (rc == 0) {
                 int64_t off = blocks_take(&a->seg[n_seg].blocks, need);
@@ -241,4 +218,41 @@ size_t arena_capacity(arena *a) {
     size_t total = 0;
     for (uint32_t k = 0; k < n_seg; k++) total += a->seg[k].size;
     return total;
+}
+
+uint32_t arena_segments(arena *a) {
+    return a == NULL ? 0 : atomic_load_explicit(&a->n_seg, memory_order_acquire);
+}
+
+int arena_send_segments(arena *a, int sock, uint32_t *sent, char *why, size_t n) {
+    uint32_t count = arena_segments(a);
+    while (*sent < count) {
+        uint32_t k = *sent;
+        shm_seg_msg m = {.magic = SHM_SEG_MAGIC, .index = k, .bytes = a->seg[k].size};
+        struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+        union {
+            char buf[CMSG_SPACE(sizeof(int))];
+            struct cmsghdr align;
+        } ctl;
+        memset(&ctl, 0, sizeof ctl);
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                             .msg_controllen = sizeof ctl.buf};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &a->seg[k].fd, sizeof(int));
+        ssize_t r;
+        do r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+        while (r < 0 && errno == EINTR);
+        if (r != (ssize_t)sizeof m) {
+            int e = r < 0 ? errno : EIO;
+            arena_fail(why, n, TSR_E_SHM, "cannot hand arena segment %u to the worker: %s", k,
+                       strerror(e));
+            errno = e;
+            return -1;
+        }
+        *sent = k + 1;
+    }
+    return 0;
 }

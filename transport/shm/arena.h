@@ -1,22 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The shared-memory arena: POSIX shared-memory segments created by the host,
- * mapped once in the host and in its workers, pre-faulted and reused across
- * calls, with an allocator inside.
+ * The shared-memory arena: segments created by the host, mapped once in the
+ * host and in its workers, pre-faulted and reused across calls, with an
+ * allocator inside.
  *
- * Names: "/tessera-<hostpid>-<starttime>-<16 random hex>-<segment index>".
- * The pid and the process start time (field 22 of /proc/<pid>/stat) let a
- * later start prove a segment orphaned (arena_remove_orphans); the random
- * part makes names unguessable. Segments are created with O_CREAT|O_EXCL and
- * mode 0600, reserved with posix_fallocate (so that a full /dev/shm is a
- * clear error at allocation, never a SIGBUS at first touch), and mapped with
- * MAP_POPULATE|MADV_POPULATE_WRITE so that later writes do not fault.
+ * Segments are memfds: they have no name in any filesystem, so no other
+ * process can open, plant or block one, and the kernel frees each when the
+ * last process holding it (an fd or a mapping) is gone, however it ended:
+ * nothing is ever left behind and nothing needs cleaning up later. The
+ * host keeps each segment's fd and hands a copy to each worker over a Unix
+ * socket (SCM_RIGHTS), before the first request that may name it
+ * (arena_send_segments); a worker maps what it received when a binref
+ * first names it (arena_view_resolve).
+ *
+ * Each segment is reserved with fallocate when it is made, after checking
+ * that the memory is there (shm_memory_room: the machine's available
+ * memory, memory cgroup limits), so that running out is a clear TSR_E_SHM
+ * at allocation, never a SIGBUS or an OOM kill at some later first touch;
+ * it is sealed against shrinking and growing (a worker cannot truncate it
+ * under the host), and mapped with MADV_POPULATE_WRITE so that later
+ * writes do not fault.
  *
  * The allocator's bookkeeping lives in the host's private memory, never in
  * the segments, so a worker cannot corrupt it.
  *
  * Thread safety: an arena may be used from several threads; alloc, free
- * and locate take an internal mutex. A view is used by one thread.
+ * and locate take an internal mutex (locate and arena_segments read
+ * without it). A view is used by one thread.
  */
 #ifndef TESSERA_TRANSPORT_ARENA_H
 #define TESSERA_TRANSPORT_ARENA_H
@@ -27,7 +37,6 @@
 #include <tessera/plugin.h>   /* TSR_ALIGNMENT */
 
 #define ARENA_MAX_SEGMENTS 64
-#define ARENA_NAME_MAX 96
 
 /* Where bytes lie in an arena: what crosses the process boundary. */
 typedef struct binref {
@@ -41,22 +50,20 @@ typedef struct arena arena;
 
 /* Create an arena whose first segment holds at least first_bytes (rounded
  * up to pages; at least 1 MiB). Returns 0, or a negative TSR_E_* code with
- * a cause in why (e.g. "/dev/shm is full: cannot reserve 4194304 bytes for
- * segment /tessera-...: No space left on device"). */
+ * a cause in why (e.g. "not enough memory for arena segment 0 (4194304
+ * bytes): memory cgroup /a/b has room for 1048576"). */
 int arena_create(arena **out, size_t first_bytes, char *why, size_t n);
 /* Let the arena grow only while its capacity stays within max_bytes (0:
  * no limit); past it arena_alloc fails, naming max_arena_bytes. */
 void arena_set_limit(arena *a, uint64_t max_bytes);
-/* Unmap and unlink every segment. Accepts NULL. */
+/* Unmap and close every segment (the kernel frees each once no worker
+ * maps it either). Accepts NULL. */
 void arena_destroy(arena *a);
-/* The name prefix shared by the segments ("/tessera-<pid>-<start>-<hex>");
- * segment k is named "<prefix>-<k>". */
-const char *arena_prefix(const arena *a);
 
 /* 64-byte aligned block of at least `bytes` (0 allowed: a valid, unique
  * pointer). Grows the arena by adding a segment of max(2 x the last, the
  * request) when needed, up to ARENA_MAX_SEGMENTS. NULL with a cause in why
- * when /dev/shm is full or a limit is hit. */
+ * when memory is short or a limit is hit. */
 void *arena_alloc(arena *a, size_t bytes, char *why, size_t n);
 /* Return a block to the arena. p must come from arena_alloc of this arena
  * (NULL accepted). */
@@ -69,30 +76,33 @@ void *arena_address(arena *a, const binref *ref);
 /* Total bytes of all segments. */
 size_t arena_capacity(arena *a);
 
+/* ---- handing segments to a worker --------------------------------------- */
+
+/* Number of segments; it only grows, and segments [0, count) never change. */
+uint32_t arena_segments(arena *a);
+/* Send segments [*sent, arena_segments(a)) over sock (a Unix socket), one
+ * message each: its index and its fd (SCM_RIGHTS); *sent advances past
+ * each one sent. Returns 0, or -1 with errno (EPIPE or ECONNRESET: the
+ * peer is gone) and a cause in why. Never raises SIGPIPE. */
+int arena_send_segments(arena *a, int sock, uint32_t *sent, char *why, size_t n);
+
 /* ---- the worker's side -------------------------------------------------- */
 
-/* A worker's mapping of its host's arena: segments are opened by name and
- * mapped (MAP_SHARED|MAP_POPULATE) the first time a binref names them. */
+/* A worker's mapping of its host's arena: segments arrive as fds on a
+ * Unix socket and are mapped (MAP_SHARED|MAP_POPULATE) the first time a
+ * binref names them. */
 typedef struct arena_view arena_view;
 
-int arena_view_open(arena_view **out, const char *prefix, char *why, size_t n);
+/* sock: where the host sends segments (arena_send_segments); the view owns
+ * it from now on, also on failure. */
+int arena_view_open(arena_view **out, int sock, char *why, size_t n);
 void arena_view_close(arena_view *v);
-/* Address of the bytes a binref names, mapping its segment if needed.
- * Checks that the segment exists and that offset + bytes lies within it;
- * NULL with a cause in why otherwise (a corrupted or hostile request must
- * end in an error, never in a fault). */
+/* Address of the bytes a binref names. A segment not mapped yet is taken
+ * from what the host has sent (read without waiting: the host sends before
+ * it posts the request) and mapped. Checks that the segment exists and
+ * that offset + bytes lies within it; NULL with a cause in why otherwise (a
+ * corrupted or hostile request must end in an error, never in a fault).
+ * A request whose segments are mapped makes no system call. */
 void *arena_view_resolve(arena_view *v, const binref *ref, char *why, size_t n);
-
-/* ---- orphans ------------------------------------------------------------ */
-
-/* Remove /dev/shm entries named by any Tessera arena or channel
- * ("tessera-<pid>-<starttime>-...") whose creator is provably gone: no
- * process has that pid, or the process that has it started at another
- * time. Entries of live processes are never touched. Returns the number
- * removed (>= 0). Cheap; called at each tsr_open in worker mode. */
-int arena_remove_orphans(void);
-
-/* The "<pid>-<starttime>" part of names made by this process. */
-const char *arena_process_tag(void);
 
 #endif

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the arena, shared by its files: segment names and process
- * tags (shm_names.c), mapping segments (arena_segment.c) and the private
- * block lists of the allocator (arena_blocks.c).
+ * Internals of transport/shm, shared by its files: process tags and random
+ * parts for what still has a name (spool directories of the files
+ * transport: shm_names.c), making and mapping memfd segments
+ * (arena_segment.c), the message that hands one over a Unix socket (sent
+ * by arena.c, read by arena_view.c) and the private block lists of the
+ * allocator (arena_blocks.c).
  */
 #ifndef TESSERA_TRANSPORT_ARENA_INTERNAL_H
 #define TESSERA_TRANSPORT_ARENA_INTERNAL_H
@@ -13,15 +16,19 @@
 
 #include "arena.h"
 
-/* Names as they appear in /dev/shm start with this (shm_open adds '/'). */
-#define SHM_NAME_STEM "tessera-"
 #define SHM_RANDOM_HEX 16
+
+/* The labels of our memfds, as /proc/<pid>/maps and /proc/<pid>/fd show
+ * them ("/memfd:tessera-arena (deleted)"). A label, not a name: nothing
+ * can open a memfd by it. */
+#define SHM_ARENA_LABEL "tessera-arena"
+#define SHM_CHAN_LABEL "tessera-chan"
 
 /* printf into why (NULL or n == 0 accepted); returns code. */
 int arena_fail(char *why, size_t n, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- names (shm_names.c) ---------------------------------------------- */
+/* ---- tags and random parts (shm_names.c) ------------------------------ */
 
 /* Start time of pid (field 22 of /proc/<pid>/stat, clock ticks since
  * boot) in *start; -1 if it cannot be read (no such process, no /proc). */
@@ -29,23 +36,39 @@ int shm_proc_starttime(pid_t pid, unsigned long long *start);
 /* 16 random lowercase hex digits and a NUL into hex; -1 (errno set) if
  * the kernel has no randomness to give. */
 int shm_random_hex(char hex[SHM_RANDOM_HEX + 1]);
-
-/* What a /dev/shm entry named "tessera-<pid>-<start>-<16 hex>-<k>" or
- * "...-c<k>" says about its creator. */
-typedef struct shm_name_parts {
-    pid_t pid;
-    unsigned long long start;
-} shm_name_parts;
-/* 0 if name (a directory entry, no '/') has exactly that form. */
-int shm_parse_name(const char *name, shm_name_parts *parts);
+/* The "<pid>-<starttime>" part of names made by this process (spools). */
+const char *arena_process_tag(void);
 
 /* ---- segments (arena_segment.c) --------------------------------------- */
 
-/* Create, reserve, map and pre-fault a new segment of size bytes (a
- * multiple of the page size). Nothing is left behind on failure. */
-int shm_segment_create(const char *name, size_t size, void **base, char *why, size_t n);
-/* Map an existing segment read-write; its size from fstat. */
-int shm_segment_open(const char *name, void **base, size_t *size, char *why, size_t n);
+/* One segment handed over (arena_send_segments, read by the view): its
+ * index in the message's bytes, its fd in an SCM_RIGHTS control message. */
+#define SHM_SEG_MAGIC 0x53475354u   /* "TSGS" */
+typedef struct shm_seg_msg {
+    uint32_t magic;
+    uint32_t index;
+    uint64_t bytes;
+} shm_seg_msg;
+
+/* A new memfd (close-on-exec, sealable, not executable where the kernel
+ * knows MFD_NOEXEC_SEAL), mode 0600; -1 with errno. */
+int shm_memfd(const char *label);
+/* Bytes of memory a new segment may take without pushing this process's
+ * memory cgroup or the machine into the OOM killer: the least of the
+ * machine's available memory and swap (MemAvailable + SwapFree) and the
+ * room under each memory cgroup limit above this process (limit - usage +
+ * reclaimable page cache; cgroup v2 and v1). UINT64_MAX when nothing can
+ * be read. what (n bytes) says which limit is the least ("memory cgroup
+ * /a/b", "the machine's available memory and swap"). Advisory: another process may take the memory
+ * meanwhile. */
+uint64_t shm_memory_room(char *what, size_t n);
+/* Create, reserve (fallocate), seal against shrinking and growing, map and
+ * pre-fault a new memfd segment of size bytes (a multiple of the page
+ * size); *fd keeps it (the worker gets a copy). k names it in messages.
+ * Nothing is left behind on failure. */
+int shm_segment_create(uint32_t k, size_t size, void **base, int *fd, char *why, size_t n);
+/* Map a segment received as fd read-write; its size from fstat. */
+int shm_segment_map(uint32_t k, int fd, void **base, size_t *size, char *why, size_t n);
 size_t shm_page_size(void);
 
 /* ---- block lists (arena_blocks.c) ------------------------------------- */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arena_internal.h"
 #include "channel.h"
 
 /* The header and small requests live in the first pages; they are
@@ -94,20 +95,25 @@ static void set_end(chan_end *e, chan_block *b, int fd, int my_bell, int peer_be
 }
 
 /* Size, reserve the first pages of, map and initialise the control block
- * open as fd. On failure fd is closed and the segment shm_name (NULL for
- * a file without a name) unlinked. */
-static int chan_setup(chan_end *host, int *chan_fd, int fd, const char *label,
-                      const char *shm_name, char *why, size_t n) {
-    int code = shm_name ? TSR_E_SHM : TSR_E_IO;
+ * open as fd (a memfd, or for the files transport a file without a name,
+ * file = 1). On failure fd is closed. */
+static int chan_setup(chan_end *host, int *chan_fd, int fd, const char *label, int file,
+                      char *why, size_t n) {
+    int code = file ? TSR_E_IO : TSR_E_SHM;
     const char *step = NULL;
     int err = 0;
-    /* Sparse at full size; only the first pages are reserved, so that a
-     * full filesystem is an error here rather than a SIGBUS later. */
+    /* Sparse at full size; only the first pages are reserved, so that
+     * running out is an error here rather than a SIGBUS later. A memfd is
+     * then sealed at that size: the worker, which holds it too, cannot
+     * shrink it under the host. */
     if (ftruncate(fd, CHAN_SEGMENT_BYTES) != 0) {
         step = "size";
         err = errno;
     } else if ((err = posix_fallocate(fd, 0, CHAN_EAGER_BYTES)) != 0) {
         step = "reserve the first pages of";
+    } else if (!file && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        step = "seal";
+        err = errno;
     }
     void *p = MAP_FAILED;
     if (!step) {
@@ -127,18 +133,15 @@ static int chan_setup(chan_end *host, int *chan_fd, int fd, const char *label,
             if (bells[0] >= 0) close(bells[0]);
             munmap(p, CHAN_SEGMENT_BYTES);
             close(fd);
-            if (shm_name) shm_unlink(shm_name);
             return TSR_E_WORKER;
         }
     }
     if (step) {
         snprintf(why, n, "cannot %s the channel %s (%u bytes): %s%s", step, label,
                  CHAN_SEGMENT_BYTES, strerror(err),
-                 err == ENOSPC ? (shm_name ? " (is /dev/shm full?)" : " (is the disk full?)")
-                               : "");
+                 err == ENOSPC ? (file ? " (is the disk full?)" : " (out of memory?)") : "");
         if (p != MAP_FAILED) munmap(p, CHAN_SEGMENT_BYTES);
         close(fd);
-        if (shm_name) shm_unlink(shm_name);
         return code;
     }
     prefault(p, CHAN_EAGER_BYTES);
@@ -148,7 +151,7 @@ static int chan_setup(chan_end *host, int *chan_fd, int fd, const char *label,
     b->size = CHAN_SEGMENT_BYTES;
     atomic_store(&b->state, CHAN_IDLE);
     set_end(host, b, fd, bells[0], bells[1], 1);
-    host->in_file = shm_name == NULL;
+    host->in_file = file;
     *chan_fd = fd;
     return 0;
 }
@@ -159,16 +162,15 @@ static void reset_end(chan_end *host, int *chan_fd) {
     *chan_fd = -1;
 }
 
-int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_t n) {
+int chan_create(chan_end *host, int *chan_fd, char *why, size_t n) {
     reset_end(host, chan_fd);
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = shm_memfd(SHM_CHAN_LABEL);
     if (fd < 0) {
-        snprintf(why, n, "cannot create the channel segment %s: %s", name, strerror(errno));
+        snprintf(why, n, "cannot create the channel's shared memory (memfd_create): %s",
+                 strerror(errno));
         return TSR_E_SHM;
     }
-    char label[ARENA_NAME_MAX + 32];
-    snprintf(label, sizeof label, "segment %s", name);
-    return chan_setup(host, chan_fd, fd, label, name, why, n);
+    return chan_setup(host, chan_fd, fd, "segment", 0, why, n);
 }
 
 /* A file in dir that has no name: O_TMPFILE, or where the filesystem
@@ -195,7 +197,7 @@ int chan_create_file(chan_end *host, int *chan_fd, const char *dir, char *why, s
     }
     char label[4200];
     snprintf(label, sizeof label, "file in %s", dir);
-    return chan_setup(host, chan_fd, fd, label, NULL, why, n);
+    return chan_setup(host, chan_fd, fd, label, 1, why, n);
 }
 
 int chan_attach(chan_end *worker, int chan_fd, int my_bell, int peer_bell, char *why, size_t n) {
@@ -241,20 +243,21 @@ int chan_reserve(chan_end *e, size_t data_bytes, char *why, size_t n) {
     if (err) {
         snprintf(why, n, "cannot reserve %zu bytes of the channel %s: %s%s", want,
                  e->in_file ? "file" : "segment", strerror(err),
-                 err != ENOSPC ? "" : e->in_file ? " (is the disk full?)" : " (is /dev/shm full?)");
+                 err != ENOSPC && err != ENOMEM ? ""
+                 : e->in_file                   ? " (is the disk full?)"
+                                                : " (out of memory?)");
         return e->in_file ? TSR_E_IO : TSR_E_SHM;
     }
     e->reserved = want;
     return 0;
 }
 
-void chan_close(chan_end *e, const char *name) {
+void chan_close(chan_end *e) {
     if (!e) return;
     if (e->blk) munmap(e->blk, CHAN_SEGMENT_BYTES);
     if (e->fd >= 0) close(e->fd);
     if (e->my_bell >= 0) close(e->my_bell);
     if (e->peer_bell >= 0) close(e->peer_bell);
-    if (name && *name) shm_unlink(name); /* ENOENT: already gone, nothing to do */
     e->blk = NULL;
     e->fd = e->my_bell = e->peer_bell = -1;
     e->my_sleeping = e->peer_sleeping = NULL;

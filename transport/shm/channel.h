@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The host<->worker channel: one control block in a shared-memory segment
- * of its own, and two eventfd doorbells.
+ * of its own (a memfd the worker inherits), and two eventfd doorbells.
  *
  * One request is in flight at a time. Each side announces a new state by
  * storing it (sequentially consistent) and rings the peer's doorbell only
@@ -30,7 +30,7 @@
  *
  * The segment is sparse: only the first 64 KiB are allocated (and faulted
  * in) at creation. A writer that needs more of the data area calls
- * chan_reserve first, so that a full /dev/shm is an error, never a SIGBUS.
+ * chan_reserve first, so that running out is an error, never a SIGBUS.
  */
 #ifndef TESSERA_TRANSPORT_CHANNEL_H
 #define TESSERA_TRANSPORT_CHANNEL_H
@@ -46,7 +46,7 @@
 #define CHAN_MAGIC 0x54535243u   /* "TSRC" */
 #define CHAN_VERSION 1u
 /* The control segment is created sparse at this size; only the pages a
- * request touches are ever allocated by tmpfs. */
+ * request touches are ever allocated. */
 #define CHAN_SEGMENT_BYTES (16u << 20)
 
 enum chan_state {
@@ -149,17 +149,17 @@ typedef struct chan_end {
     int in_file;                    /* the host's block is a file (chan_create_file) */
 } chan_end;
 
-/* Host side: create the control segment (named "<arena prefix>-c<N>",
- * 0600, O_EXCL) and both eventfds; fds are close-on-exec. The worker
- * receives them by inheritance (see worker_proc.h): the segment
- * (*chan_fd, the same fd as host->fd), its doorbell host->peer_bell and
- * the host's doorbell host->my_bell. host->spin_ns starts at 0.
+/* Host side: create the control segment (a memfd: no name, sealed at its
+ * size) and both eventfds; fds are close-on-exec. The worker receives
+ * them by inheritance (see worker_proc.h): the segment (*chan_fd, the same
+ * fd as host->fd), its doorbell host->peer_bell and the host's doorbell
+ * host->my_bell. host->spin_ns starts at 0.
  * Returns 0, TSR_E_SHM or TSR_E_WORKER (no eventfd) with a cause in why. */
-int chan_create(chan_end *host, int *chan_fd, const char *name, char *why, size_t n);
+int chan_create(chan_end *host, int *chan_fd, char *why, size_t n);
 /* The same with the control block in a file of directory dir that has no
- * name (for the files transport, where /dev/shm may be unusable): a
- * MAP_SHARED file mapping, the same layout, nothing to unlink; chan_close
- * then takes name NULL. Returns 0, TSR_E_IO or TSR_E_WORKER. */
+ * name (for the files transport, where shared memory may be unusable): a
+ * MAP_SHARED file mapping, the same layout, nothing to unlink. Returns 0,
+ * TSR_E_IO or TSR_E_WORKER. */
 int chan_create_file(chan_end *host, int *chan_fd, const char *dir, char *why, size_t n);
 /* Worker side: map the control block from an inherited fd, which the end
  * then owns (as it owns the two eventfds). */
@@ -168,9 +168,9 @@ int chan_attach(chan_end *worker, int chan_fd, int my_bell, int peer_bell, char 
  * they are). Call before writing more than the first 64 KiB. Returns 0,
  * TSR_E_ARGUMENT when they exceed the data area, or TSR_E_SHM. */
 int chan_reserve(chan_end *e, size_t data_bytes, char *why, size_t n);
-/* Unmap and close the segment's fd and the eventfds; the host also unlinks
- * the segment by name (name may be NULL on the worker's side). */
-void chan_close(chan_end *e, const char *name);
+/* Unmap and close the segment's fd and the eventfds. Nothing has a name:
+ * the kernel frees the segment when neither side holds it any more. */
+void chan_close(chan_end *e);
 
 /* Store a new state and ring the peer if it sleeps. */
 void chan_post(chan_end *e, uint32_t state);

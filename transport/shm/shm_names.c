@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Segment names: the creator's tag (pid and start time), the random part,
- * and parsing names back for orphan detection. */
+/* What still has a name, the spool directories of the files transport
+ * (arena segments and channels are memfds, which have none): the
+ * creator's tag (pid and start time) and a random part. */
 #include "arena_internal.h"
 
 #include <errno.h>
@@ -121,43 +122,4 @@ const char *arena_process_tag(void) {
     }
     atomic_store(&tag_lock, 0);
     return tag_text;
-}
-
-/* Parse a run of decimal digits (no sign, no leading zero unless "0",
- * at most 20 digits) at *p; advance past it. */
-static int parse_decimal(const char **p, unsigned long long *v) {
-    const char *s = *p;
-    size_t n = 0;
-    unsigned long long x = 0;
-    while (s[n] >= '0' && s[n] <= '9') {
-        if (n == 20) return -1;
-        unsigned d = (unsigned)(s[n] - '0');
-        if (x > (~0ULL - d) / 10) return -1;
-        x = x * 10 + d;
-        n++;
-    }
-    if (n == 0 || (n > 1 && s[0] == '0')) return -1;
-    *p = s + n;
-    *v = x;
-    return 0;
-}
-
-int shm_parse_name(const char *name, shm_name_parts *parts) {
-    const char *p = name;
-    size_t stem = strlen(SHM_NAME_STEM);
-    if (strncmp(p, SHM_NAME_STEM, stem) != 0) return -1;
-    p += stem;
-    unsigned long long pid, start, index;
-    if (parse_decimal(&p, &pid) != 0 || pid == 0 || pid > (unsigned long long)INT32_MAX) return -1;
-    if (*p++ != '-') return -1;
-    if (parse_decimal(&p, &start) != 0) return -1;
-    if (*p++ != '-') return -1;
-    for (int i = 0; i < SHM_RANDOM_HEX; i++, p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return -1;
-    if (*p++ != '-') return -1;
-    if (*p == 'c') p++;   /* a channel's control segment */
-    if (parse_decimal(&p, &index) != 0 || *p != '\0') return -1;
-    parts->pid = (pid_t)pid;
-    parts->start = start;
-    return 0;
 }

@@ -17,10 +17,7 @@ static void arena_source_free(void *user, void *p) { arena_free(user, p); }
 /* The shared-memory transport: the arena, then the workers. */
 static int start_shm(tsr_component *c, worker_backend *wb, char **schema, tsr_error *err) {
     char why[TSR_ERRMSG_MAX - 64];
-    int removed = arena_remove_orphans();
-    if (removed > 0)
-        comp_log(c, TSR_LOG_INFO, "removed %d shared-memory segments left by dead processes",
-                 removed);
+    /* memfd segments: nothing of a host that died is left to remove. */
     int rc = arena_create(&wb->arena, 0, why, sizeof why);
     if (rc) {
         error_set(err, rc, "cannot load '%s' in a worker: %s", tsr_component_path(c), why);
@@ -41,7 +38,8 @@ static const char *worker_cause(const char *message) {
 }
 
 /* Start the workers over shared memory or files (transport "auto" falls
- * back to files when /dev/shm is missing, full or refuses us), and take
+ * back to files when shared memory cannot be had: memfd_create refused,
+ * or not enough memory for the arena), and take
  * the schema the first one sends. */
 static int worker_open(tsr_component *c, tsr_error *err) {
     const struct tsr_options *o = backend_options(c);

@@ -21,11 +21,21 @@ typedef struct pool_slot {
     char death[512];
 } pool_slot;
 
+/* Idle workers are looked at for a death at most this often, by a call
+ * that takes a worker (pool_acquire), and at tsr_component_restart. */
+#define POOL_SWEEP_MS 100
+/* How long tsr_close waits for a host's stderr that has stopped taking
+ * the workers' last lines. */
+#define POOL_CLOSE_FLUSH_MS 200
+
 typedef struct worker_pool {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;       /* busy, dead, death, last_death, swept_ms */
     pthread_cond_t freed;
     int n;
     pool_slot *slots;
+    int last_death;             /* the slot that died last */
+    uint64_t swept_ms;          /* when idle workers were last looked at */
+    _Atomic uint64_t dropped;   /* printed lines stderr did not take, not yet reported */
     char *exe;                  /* tessera-worker */
     char *config;               /* the plugin's configuration as JSON */
     char **env;                 /* "NAME=VALUE", NULL-terminated */
@@ -55,15 +65,26 @@ typedef struct proxy_call {
 /* Start opts.workers workers; the first one's schema JSON goes to *schema. */
 int pool_start(tsr_component *c, char **schema, tsr_error *err);
 void pool_stop(tsr_component *c);
-/* A free worker, preferably slot `prefer`; blocks while all are busy.
- * A dead worker is restarted (restart=auto) or reported. NULL on error. */
+/* A free live worker, preferably slot `prefer`; blocks while all live
+ * ones are busy. A dead worker is skipped; with restart=auto a dead one is
+ * started again when it is the preferred one or no live one is free. NULL
+ * with TSR_E_WORKER when no worker is left (restart=never: the message
+ * names the last death and tsr_component_restart), or with why a restart
+ * failed. At most every POOL_SWEEP_MS it first looks at the idle workers
+ * for deaths (counted and logged as any other). */
 pool_slot *pool_acquire(tsr_component *c, int prefer, int *code, char *why, size_t n);
 void pool_release(tsr_component *c, pool_slot *s);
-/* After a death or a kill during a call. */
+/* After a death or a kill, during a call or found between calls: the
+ * slot is skipped from now on, the death counted and logged once (WARN). */
 void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why);
 int pool_slot_index(const tsr_component *c, const pool_slot *s);
-/* tsr_component_restart: start again every worker that died. */
+/* tsr_component_restart: start again every worker that died, also those
+ * that died idle and unseen. */
 int pool_restart(tsr_component *c);
+/* Log (WARN) how many printed lines the host's stderr dropped since the
+ * last report, and write what waits for stderr (waiting up to wait_ms
+ * while it takes more). After each call, at restart and at close. */
+void pool_report_output(tsr_component *c, int wait_ms);
 
 /* proxy_call.c: run a validated call in a worker (the backend's invoke),
  * and release what a call kept. */

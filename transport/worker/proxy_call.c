@@ -192,7 +192,9 @@ int worker_answer_done(tsr_call *call, chan_block *b) {
 
 /* One request to the worker of slot s, answering its allocation requests.
  * Returns 0, a failure of the call, or WORKER_DIED_IDLE when the worker was
- * found dead before it took the request (it died between calls). */
+ * found dead before it took the request (it died between calls): the
+ * request never reached it, so it may go to another worker. A death after
+ * the worker took the request fails the call: it may have had effects. */
 #define WORKER_DIED_IDLE 1
 static int exchange(tsr_call *call, proxy_call *pc, pool_slot *s) {
     tsr_component *c = call_component(call);
@@ -208,7 +210,7 @@ static int exchange(tsr_call *call, proxy_call *pc, pool_slot *s) {
         if (st < 0) {
             int idle = st == TSR_E_WORKER && !atomic_load(&b->taken);
             pool_mark_dead(c, s, why);
-            rc = idle && o->auto_restart ? WORKER_DIED_IDLE : call_fail(call, st, "%s", why);
+            rc = idle ? WORKER_DIED_IDLE : call_fail(call, st, "%s", why);
         } else if (st == CHAN_ALLOC) {
             worker_answer_alloc(call, b);
             post = CHAN_ALLOC_DONE;
@@ -229,17 +231,27 @@ int worker_invoke(tsr_call *call) {
     if (!pc) return call_fail(call, TSR_E_NOMEM, "out of memory");
     char why[TSR_ERRMSG_MAX - 128];
     int code = 0, rc;
-    /* A worker that died between calls never saw this request: with
-     * restart=auto it goes to the restarted worker, once. */
+    /* A worker found dead between calls never saw this request: it goes to
+     * another live worker (or, restart=auto, to the restarted one); each
+     * try uses up a worker, so the tries are bounded by the pool. */
+    int tries = worker_backend_of(c)->pool->n + 1;
     for (int attempt = 0;; attempt++) {
         pool_slot *s = pool_acquire(c, pc->last_worker, &code, why, sizeof why);
-        if (!s) return call_fail(call, code, "%s", why);
+        if (!s) {
+            pool_report_output(c, 0);
+            return call_fail(call, code, "%s", why);
+        }
         pc->last_worker = pool_slot_index(c, s);
         rc = exchange(call, pc, s);
+        if (rc == WORKER_DIED_IDLE) snprintf(why, sizeof why, "%s", s->death);
         pool_release(c, s);
         if (rc != WORKER_DIED_IDLE) break;
-        if (attempt == 1) return call_fail(call, TSR_E_WORKER, "%s", s->death);
+        if (attempt + 1 == tries) {
+            pool_report_output(c, 0);
+            return call_fail(call, TSR_E_WORKER, "%s", why);
+        }
     }
+    pool_report_output(c, 0);
     backend_count(c, BACKEND_STAT_CALLS, 1);
     return rc;
 }

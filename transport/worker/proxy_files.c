@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tessera/payload.h"
 #include "pool.h"
@@ -88,9 +89,12 @@ int files_read_results(tsr_call *call, int slot, const chan_request_view *v) {
     const tsr_args *args = call_args(call);
     tsr_component *c = call_component(call);
     if (args->endpoint == TSR_EP_ABSTRACT_EVAL) return 0;
-    char tag[SPOOL_TAG_MAX], path[PATH_MAX], why[TSR_ERRMSG_MAX - 128], name[160];
+    const spool *sp = worker_backend_of(c)->spool;
+    char tag[SPOOL_TAG_MAX], path[PATH_MAX], entry[SPOOL_TAG_MAX + 16],
+        why[TSR_ERRMSG_MAX - 128], name[160];
     spool_tag(tag, slot);
-    if (spool_file(path, sizeof path, spool_path(worker_backend_of(c)->spool), tag, 1) != 0)
+    if (spool_file(path, sizeof path, spool_path(sp), tag, 1) != 0 ||
+        spool_entry(entry, sizeof entry, tag, 1) != 0)
         return call_fail(call, TSR_E_IO, "the spool's path is too long");
     enum { FEW = 8 };
     binref_read few[FEW];
@@ -116,9 +120,23 @@ int files_read_results(tsr_call *call, int slot, const chan_request_view *v) {
         reads[n_reads++] = (binref_read){.path = path, .offset = ref.offset, .bytes = bytes,
                                          .dst = r->data, .what = NULL};
     }
+    /* Opened beneath the spool's descriptor as a plain entry: whatever the
+     * worker left under the name (a symlink, a FIFO) is refused, never
+     * followed or waited on. */
+    int fd = -1;
+    uint64_t size;
+    if (!rc && n_reads > 0) {
+        if (binref_open_entry(spool_dirfd(sp), entry, path, &fd, &size, why, sizeof why) != 0)
+            rc = call_fail(call, TSR_E_IO, "cannot read the results of the worker: %s", why);
+        for (int k = 0; k < n_reads; k++) {
+            reads[k].fd = fd;
+            reads[k].has_fd = true;
+        }
+    }
     if (!rc && binref_read_all(reads, n_reads, (binref_io)backend_options(c)->file_io, why,
                                sizeof why) != 0)
         rc = call_fail(call, TSR_E_IO, "cannot read the results of the worker: %s", why);
+    if (fd >= 0) close(fd);
     if (reads != few) free(reads);
     return rc;
 }

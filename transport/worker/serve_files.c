@@ -2,10 +2,13 @@
 /* The files transport in the worker: a request's inputs and seeds are
  * read from the spool into private buffers, its results written back to
  * the spool. The host removes both files after the call. */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "transport/payload/binref_file.h"
 #include "spool.h"
@@ -21,8 +24,10 @@ typedef struct files_buf {
 
 struct worker_files {
     char dir[PATH_MAX];
+    int dirfd;                      /* the spool's: its files are opened beneath it */
     char tag[SPOOL_TAG_MAX];
-    char in_path[PATH_MAX];
+    char in_path[PATH_MAX];         /* for messages */
+    char in_entry[SPOOL_TAG_MAX + 16];
     char out_prefix[SPOOL_TAG_MAX + 8];
     binref_io io;
     files_buf *in, *out;            /* inputs then seeds; results */
@@ -44,10 +49,17 @@ int files_open(worker_state *ws, const char *dir, const char *tag, int file_io, 
     if ((size_t)snprintf(f->dir, sizeof f->dir, "%s", dir) >= sizeof f->dir ||
         (size_t)snprintf(f->tag, sizeof f->tag, "%s", tag) >= sizeof f->tag ||
         strchr(tag, '/') || spool_file(f->in_path, sizeof f->in_path, dir, tag, 0) != 0 ||
+        spool_entry(f->in_entry, sizeof f->in_entry, tag, 0) != 0 ||
         spool_prefix(f->out_prefix, sizeof f->out_prefix, tag, 1) != 0) {
         snprintf(why, n, "the spool '%s' or its tag '%s' is too long or malformed", dir, tag);
         free(f);
         return TSR_E_ARGUMENT;
+    }
+    f->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (f->dirfd < 0) {
+        snprintf(why, n, "cannot open the spool '%s': %s", dir, strerror(errno));
+        free(f);
+        return TSR_E_IO;
     }
     f->io = (binref_io)file_io;
     ws->files = f;
@@ -63,6 +75,7 @@ void files_close(worker_state *ws) {
     free(f->out);
     free(f->sized);
     free(f->reads);
+    close(f->dirfd);
     free(f);
     ws->files = NULL;
 }
@@ -147,7 +160,19 @@ void *files_result(worker_state *ws, int32_t k, uint64_t bytes, char *why, size_
 
 int files_read_inputs(worker_state *ws, char *why, size_t n) {
     worker_files *f = ws->files;
-    int rc = binref_read_all(f->reads, f->n_reads, f->io, why, n);
+    int rc = 0, fd = -1;
+    if (f->n_reads > 0) {
+        /* A plain entry of the spool, opened beneath its descriptor: not a
+         * symlink followed nor a FIFO waited on. */
+        uint64_t size;
+        rc = binref_open_entry(f->dirfd, f->in_entry, f->in_path, &fd, &size, why, n);
+        for (int k = 0; k < f->n_reads; k++) {
+            f->reads[k].fd = fd;
+            f->reads[k].has_fd = true;
+        }
+    }
+    if (rc == 0) rc = binref_read_all(f->reads, f->n_reads, f->io, why, n);
+    if (fd >= 0) close(fd);
     f->n_reads = 0;
     return rc;
 }

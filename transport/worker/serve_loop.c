@@ -205,7 +205,7 @@ int worker_serve(const worker_args *a) {
                (rc = files_open(&ws, a->spool_dir, a->spool_tag, a->file_io, why, sizeof why))) {
         ready_fail(&ws, rc, "%s", why);
         status = EXIT_NOT_LOADED;
-    } else if (!a->spool_dir && arena_view_open(&ws.view, a->arena_prefix, why, sizeof why) != 0) {
+    } else if (!a->spool_dir && arena_view_open(&ws.view, a->arena_fd, why, sizeof why) != 0) {
         ready_fail(&ws, TSR_E_SHM, "%s", why);
         status = EXIT_NOT_LOADED;
     } else if (load_plugin(&ws, a) != 0 || send_schema(&ws) != 0) {
@@ -225,7 +225,7 @@ int worker_serve(const worker_args *a) {
     arena_view_close(ws.view);
     files_close(&ws);
     atomic_store(&ws.finished, 1);
-    chan_close(&ws.end, NULL);
+    chan_close(&ws.end);
     /* The watchdog may still poll the pidfd: it is closed by the exit. */
     return status;
 }

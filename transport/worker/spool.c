@@ -44,10 +44,17 @@ int spool_file(char *buf, size_t n, const char *dir, const char *tag, int result
     return len < 0 || (size_t)len >= n ? -1 : 0;
 }
 
+int spool_entry(char *buf, size_t n, const char *tag, int results) {
+    int len = snprintf(buf, n, "%s-%s-0.bin", tag, results ? "out" : "in");
+    return len < 0 || (size_t)len >= n || strchr(tag, '/') ? -1 : 0;
+}
+
+int spool_dirfd(const spool *s) { return s->dirfd; }
+
 void spool_clean(const spool *s, const char *tag) {
     char name[SPOOL_TAG_MAX + 16];
     for (int results = 0; results < 2; results++) {
-        snprintf(name, sizeof name, "%s-%s-0.bin", tag, results ? "out" : "in");
+        if (spool_entry(name, sizeof name, tag, results) != 0) continue;
         (void)unlinkat(s->dirfd, name, 0); /* ENOENT: nothing was written */
     }
 }

@@ -43,6 +43,13 @@ int spool_prefix(char *buf, size_t n, const char *tag, int results);
 /* "<dir>/<tag>-in-0.bin" or "<dir>/<tag>-out-0.bin". 0, or -1 when it
  * does not fit. */
 int spool_file(char *buf, size_t n, const char *dir, const char *tag, int results);
+/* The same without the directory: "<tag>-in-0.bin" or "<tag>-out-0.bin",
+ * an entry of the spool to open beneath its descriptor. */
+int spool_entry(char *buf, size_t n, const char *tag, int results);
+/* The spool directory's descriptor (the spool keeps it). Its files are
+ * opened beneath it as plain entries (binref_open_entry: no symlink
+ * followed, no FIFO waited on), never by path. */
+int spool_dirfd(const spool *s);
 /* Remove both files of a slot (either may be missing). */
 void spool_clean(const spool *s, const char *tag);
 

@@ -12,7 +12,7 @@
 #include "worker_proc.h"
 
 static const char usage[] =
-    "usage: tessera-worker --plugin PATH (--arena PREFIX | --spool DIR --spool-tag TAG\n"
+    "usage: tessera-worker --plugin PATH (--arena-fd FD | --spool DIR --spool-tag TAG\n"
     "                      [--file-io 0|1|2]) --chan-fd FD --bell FD --host-bell FD\n"
     "                      --host-pid PID [--spin-ns NS] [--rlimit-as BYTES]\n"
     "                      [--rlimit-cpu SECONDS] [--rlimit-nofile N]\n"
@@ -41,7 +41,7 @@ static int parse_num(const char *s, long long lo, long long hi, long long *out) 
 }
 
 int main(int argc, char **argv) {
-    worker_args a = {.chan_fd = -1, .my_bell = -1, .peer_bell = -1, .host_pid = 0};
+    worker_args a = {.arena_fd = -1, .chan_fd = -1, .my_bell = -1, .peer_bell = -1, .host_pid = 0};
     long long v;
     for (int i = 1; i < argc; i += 2) {
         const char *opt = argv[i];
@@ -49,8 +49,10 @@ int main(int argc, char **argv) {
         const char *val = argv[i + 1];
         if (strcmp(opt, "--plugin") == 0) {
             a.plugin_path = val;
-        } else if (strcmp(opt, "--arena") == 0) {
-            a.arena_prefix = val;
+        } else if (strcmp(opt, "--arena-fd") == 0) {
+            if (parse_num(val, 0, INT_MAX, &v))
+                return bad("--arena-fd: '%s' is not a file descriptor", val);
+            a.arena_fd = (int)v;
         } else if (strcmp(opt, "--spool") == 0) {
             a.spool_dir = val;
         } else if (strcmp(opt, "--spool-tag") == 0) {
@@ -82,7 +84,7 @@ int main(int argc, char **argv) {
             *fd = (int)v;
         }
     }
-    if (!a.plugin_path || !a.arena_prefix == !a.spool_dir || (a.spool_dir && !a.spool_tag) ||
+    if (!a.plugin_path || (a.arena_fd < 0) == !a.spool_dir || (a.spool_dir && !a.spool_tag) ||
         a.chan_fd < 0 || a.my_bell < 0 || a.peer_bell < 0 ||
         a.host_pid <= 0)
         return bad("%s", "missing options");

@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/backend.h"
 #include "worker_spawn.h"
 
 #ifndef P_PIDFD
@@ -24,8 +26,12 @@
 /* How long an idle worker may take to leave after CHAN_EXIT. */
 #define WORKER_EXIT_GRACE_MS 200
 
-/* Unique control-segment names within this process ("<prefix>-c<N>"). */
-static _Atomic unsigned chan_serial;
+/* Bytes of output read at one go while waiting for the worker, before the
+ * wait (and its deadline) is looked at again: a plugin that prints without
+ * pause cannot keep a call past its timeout. After an answer, a death or
+ * a stop: what the pipe holds (64 KiB), with room to spare. */
+#define DRAIN_WHILE_WAITING ((size_t)64 << 10)
+#define DRAIN_AFTER ((size_t)1 << 20)
 
 static int sys_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
@@ -67,16 +73,22 @@ const char *worker_describe_exit(int code, int status, char *buf, size_t n) {
 
 static void emit_line(worker_proc *w) {
     w->line[w->line_len] = '\0';
-    if (w->output) w->output(w->output_user, w->line);
-    else fprintf(stderr, "tessera-worker[%ld]: %s\n", (long)w->pid, w->line);
+    if (w->output) {
+        w->output(w->output_user, w->line);
+    } else {
+        char prefix[48];
+        snprintf(prefix, sizeof prefix, "tessera-worker[%ld]", (long)w->pid);
+        stderr_line(prefix, w->line); /* never blocks */
+    }
     w->line_len = 0;
 }
 
-/* Forward every complete line waiting in the pipe; at EOF also the last,
- * unterminated one, and stop watching the pipe. Never blocks. */
-static void drain_output(worker_proc *w) {
+/* Forward the complete lines waiting in the pipe, up to about `budget`
+ * bytes; at EOF also the last, unterminated one, and stop watching the
+ * pipe. Never blocks (unless the output function does). */
+static void drain_output(worker_proc *w, size_t budget) {
     char buf[4096];
-    while (w->out_fd >= 0) {
+    for (size_t taken = 0; w->out_fd >= 0 && taken < budget;) {
         ssize_t got = read(w->out_fd, buf, sizeof buf);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0 && errno == EAGAIN) return;
@@ -86,6 +98,7 @@ static void drain_output(worker_proc *w) {
             w->out_fd = -1;
             return;
         }
+        taken += (size_t)got;
         for (ssize_t i = 0; i < got; i++) {
             if (buf[i] == '\n') {
                 emit_line(w);
@@ -147,23 +160,23 @@ static int wait_state(worker_proc *w, uint32_t mask, int timeout_ms, const char 
              * answer came within the spin: a read() would then cost as much
              * as the round trip itself, and the lines wait for a later
              * wait or for worker_stop. */
-            if (w->end.slept) drain_output(w);
+            if (w->end.slept) drain_output(w, DRAIN_AFTER);
             return s;
         }
         if (s == CHAN_WAIT_FD && ready == 1) {
-            drain_output(w);
+            drain_output(w, DRAIN_WHILE_WAITING);
             continue;
         }
         char desc[200];
         int saved = errno;
         if (s == CHAN_WAIT_FD) { /* ready == 0: the pidfd, so the worker is gone */
-            drain_output(w);
+            drain_output(w, DRAIN_AFTER);
             reap(w, desc, sizeof desc);
             snprintf(why, n, "the worker (pid %ld) died%s: %s", (long)w->pid, during, desc);
             return TSR_E_WORKER;
         }
         kill_and_reap(w, desc, sizeof desc);
-        drain_output(w);
+        drain_output(w, DRAIN_AFTER);
         if (s == CHAN_WAIT_TIMEOUT) {
             snprintf(why, n, "%s within %d ms; the worker (pid %ld) was killed", timeout_what,
                      timeout_ms, (long)w->pid);
@@ -175,14 +188,56 @@ static int wait_state(worker_proc *w, uint32_t mask, int timeout_ms, const char 
     }
 }
 
+/* Hand the worker the arena's segments it does not have yet, before the
+ * request (or the answer to CHAN_ALLOC) that may name them. Segments are
+ * only appended, so a count says which it has; when it has them all this
+ * is one atomic load. A worker found gone goes on to the wait, which
+ * reports its death; any other failure kills it (it could not serve). */
+static int send_segments(worker_proc *w, char *why, size_t n) {
+    if (!w->arena || arena_segments(w->arena) == w->segs_sent) return 0;
+    char cause[256];
+    if (arena_send_segments(w->arena, w->seg_sock, &w->segs_sent, cause, sizeof cause) == 0 ||
+        errno == EPIPE || errno == ECONNRESET)
+        return 0;
+    char desc[200];
+    kill_and_reap(w, desc, sizeof desc);
+    drain_output(w, DRAIN_AFTER);
+    snprintf(why, n, "%s; the worker (pid %ld) was killed", cause, (long)w->pid);
+    return TSR_E_WORKER;
+}
+
 int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n) {
     if (!w->alive) {
         snprintf(why, n, "the worker is not running");
         return TSR_E_WORKER;
     }
+    int rc = send_segments(w, why, n);
+    if (rc) return rc;
     chan_post(&w->end, state);
     return wait_state(w, CHAN_BIT(CHAN_DONE) | CHAN_BIT(CHAN_ALLOC),
                       timeout_ms > 0 ? timeout_ms : -1, "", "did not answer", why, n);
+}
+
+int worker_exited(const worker_proc *w) {
+    if (!w->alive) return 1;
+    struct pollfd fd = {.fd = w->pidfd, .events = POLLIN};
+    int r;
+    while ((r = poll(&fd, 1, 0)) < 0 && errno == EINTR) {
+    }
+    return r == 1;
+}
+
+int worker_check(worker_proc *w, char *why, size_t n) {
+    if (!w->alive) {
+        snprintf(why, n, "the worker is not running");
+        return TSR_E_WORKER;
+    }
+    if (!worker_exited(w)) return 0;
+    char desc[200];
+    drain_output(w, DRAIN_AFTER);
+    reap(w, desc, sizeof desc);
+    snprintf(why, n, "the worker (pid %ld) died between calls: %s", (long)w->pid, desc);
+    return TSR_E_WORKER;
 }
 
 /* ---- stop ---------------------------------------------------------------- */
@@ -200,7 +255,7 @@ static int await_exit(worker_proc *w, int ms) {
         if (r < 0) return 0;
         if (fds[0].revents) return 1;
         if (fds[1].revents) {
-            drain_output(w);
+            drain_output(w, DRAIN_WHILE_WAITING);
             continue;
         }
         if (r == 0) return 0;
@@ -218,12 +273,13 @@ void worker_stop(worker_proc *w) {
             reap(w, desc, sizeof desc);
         }
     }
-    drain_output(w);
+    drain_output(w, DRAIN_AFTER);
     if (w->line_len) emit_line(w);
-    chan_close(&w->end, w->chan_name[0] ? w->chan_name : NULL);
+    chan_close(&w->end);
     if (w->pidfd >= 0) close(w->pidfd);
     if (w->out_fd >= 0) close(w->out_fd);
-    w->pidfd = w->out_fd = w->chan_fd = -1;
+    if (w->seg_sock >= 0) close(w->seg_sock);
+    w->pidfd = w->out_fd = w->chan_fd = w->seg_sock = -1;
     w->alive = 0;
     w->open = 0;
 }
@@ -233,16 +289,17 @@ void worker_stop(worker_proc *w) {
 static void proc_reset(worker_proc *w, const worker_spawn_opts *o) {
     memset(w, 0, sizeof *w);
     w->pid = -1;
-    w->pidfd = w->out_fd = w->chan_fd = -1;
+    w->pidfd = w->out_fd = w->chan_fd = w->seg_sock = -1;
     w->end.fd = w->end.my_bell = w->end.peer_bell = -1;
+    w->arena = o->arena;
     w->output = o->output;
     w->output_user = o->output_user;
 }
 
 static int check_opts(const worker_spawn_opts *o, char *why, size_t n) {
-    if (!o->plugin_path || (!o->arena_prefix == !o->spool_dir) ||
+    if (!o->plugin_path || (!o->arena == !o->spool_dir) ||
         (o->spool_dir && !o->spool_tag) || (!o->use_fork && !o->worker_exe)) {
-        snprintf(why, n, "worker_start: plugin path, arena prefix or spool, and worker "
+        snprintf(why, n, "worker_start: plugin path, arena or spool, and worker "
                          "executable are required");
         return TSR_E_ARGUMENT;
     }
@@ -282,13 +339,15 @@ static int write_config(worker_proc *w, const worker_spawn_opts *o, char *why, s
 }
 
 /* Copies of the fds the child inherits, above the fixed numbers it gets
- * them at, so that placing one never overwrites another. */
-static int high_copies(const worker_proc *w, int out_w, spawn_fds *f, char *why, size_t n) {
-    int src[4] = {w->chan_fd, w->end.peer_bell, w->end.my_bell, out_w};
-    int *dst[4] = {&f->chan, &f->bell, &f->host_bell, &f->out};
-    for (int i = 0; i < 4; i++) *dst[i] = -1;
-    for (int i = 0; i < 4; i++)
-        if ((*dst[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0) {
+ * them at, so that placing one never overwrites another (segs_w may be -1:
+ * no arena). */
+static int high_copies(const worker_proc *w, int out_w, int segs_w, spawn_fds *f, char *why,
+                       size_t n) {
+    int src[5] = {w->chan_fd, w->end.peer_bell, w->end.my_bell, out_w, segs_w};
+    int *dst[5] = {&f->chan, &f->bell, &f->host_bell, &f->out, &f->segs};
+    for (int i = 0; i < 5; i++) *dst[i] = -1;
+    for (int i = 0; i < 5; i++)
+        if (src[i] >= 0 && (*dst[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0) {
             snprintf(why, n, "cannot pass fds to the worker: %s", strerror(errno));
             for (int j = 0; j < i; j++) close(*dst[j]);
             return TSR_E_WORKER;
@@ -308,15 +367,31 @@ static int launch(worker_proc *w, const worker_spawn_opts *o, char *why, size_t 
         close(out[1]);
         return TSR_E_WORKER;
     }
+    /* With shared memory, the socket on which the arena's segments go to
+     * the worker. The host only sends: a worker cannot push anything
+     * (fds, bytes) back into the host through it. */
+    int segs[2] = {-1, -1};
+    if (o->arena) {
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, segs) != 0) {
+            snprintf(why, n, "cannot create the socket for the worker's shared memory: %s",
+                     strerror(errno));
+            close(out[1]);
+            return TSR_E_WORKER;
+        }
+        w->seg_sock = segs[0];
+        (void)shutdown(segs[0], SHUT_RD); /* only a refusal of the worker's writes is lost */
+    }
     spawn_fds f;
-    int rc = high_copies(w, out[1], &f, why, n);
+    int rc = high_copies(w, out[1], segs[1], &f, why, n);
     close(out[1]);
+    if (segs[1] >= 0) close(segs[1]);
     if (rc) return rc;
     rc = worker_spawn(o, &f, &w->pid, why, n);
     close(f.chan);
     close(f.bell);
     close(f.host_bell);
     close(f.out);
+    if (f.segs >= 0) close(f.segs);
     if (rc) {
         w->pid = -1;
         return rc;
@@ -374,13 +449,7 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
     if (o->spool_dir) {
         rc = chan_create_file(&w->end, &w->chan_fd, o->spool_dir, why, n);
     } else {
-        unsigned serial = atomic_fetch_add(&chan_serial, 1);
-        if ((size_t)snprintf(w->chan_name, sizeof w->chan_name, "%s-c%u", o->arena_prefix,
-                             serial) >= sizeof w->chan_name) {
-            snprintf(why, n, "the arena prefix '%s' is too long", o->arena_prefix);
-            return TSR_E_ARGUMENT;
-        }
-        rc = chan_create(&w->end, &w->chan_fd, w->chan_name, why, n);
+        rc = chan_create(&w->end, &w->chan_fd, why, n);
     }
     if (rc) return rc;
     w->open = 1;

@@ -38,7 +38,7 @@ typedef struct worker_spawn_opts {
     const char *worker_exe;     /* tessera-worker, for exec mode */
     int use_fork;               /* plain fork without exec (single-threaded hosts only) */
     const char *plugin_path;
-    const char *arena_prefix;
+    arena *arena;               /* shared memory: its segments go to the worker; NULL with files */
     const char *config_json;    /* {"KEY": "VALUE", ...}; NULL for none */
     const char *const *env_set; /* "NAME=VALUE" entries added to (or replacing in) the environment; NULL-terminated or NULL */
     int clear_env;              /* start from an empty environment */
@@ -47,7 +47,7 @@ typedef struct worker_spawn_opts {
     worker_rlimits limits;      /* set by the worker on itself before loading the plugin */
     /* Files transport (spool.h): arrays move through files in spool_dir
      * named after spool_tag, read and written as file_io (a binref_io)
-     * says; the channel lives in a file there; arena_prefix is NULL. */
+     * says; the channel lives in a file there; arena is NULL. */
     const char *spool_dir;
     const char *spool_tag;
     int file_io;
@@ -61,7 +61,9 @@ typedef struct worker_proc {
     int pidfd;
     int out_fd;                 /* read end of the worker's stdout+stderr pipe */
     int chan_fd;
-    char chan_name[ARENA_NAME_MAX + 16];
+    int seg_sock;               /* the host's end of the socket arena segments go through, or -1 */
+    uint32_t segs_sent;         /* segments 0 .. segs_sent - 1 are the worker's already */
+    arena *arena;               /* whose segments (NULL with files) */
     chan_end end;               /* the host's end */
     worker_output_fn output;
     void *output_user;
@@ -75,10 +77,11 @@ typedef struct worker_proc {
 /*
  * Start a worker for the plugin and wait for CHAN_READY. w need not be
  * initialised (but must not hold a running worker); after a failure it
- * holds nothing (worker_stop is a no-op). The control segment is named
- * "<arena_prefix>-c<N>", N unique in this process (with spool_dir: a file
- * without a name in the spool). The child gets the
- * segment at fd 3, its doorbell at 4, the host's at 5, /dev/null as stdin,
+ * holds nothing (worker_stop is a no-op). The control segment is a memfd
+ * (with spool_dir: a file without a name in the spool). The child gets the
+ * segment at fd 3, its doorbell at 4, the host's at 5, with shared memory
+ * at 6 its end of a Unix socket (SOCK_SEQPACKET) on which the host hands
+ * it the arena's segments (arena_send_segments), /dev/null as stdin,
  * the output pipe as stdout and stderr, no other fd, default signal
  * dispositions, an empty signal mask and a process group of its own. On success the
  * component's schema (JSON text, malloc'd, caller frees) is in *schema_json.
@@ -94,8 +97,10 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
                  size_t n);
 
 /*
- * Post `state` (CHAN_REQUEST or CHAN_ALLOC_DONE) and wait for CHAN_DONE or
- * CHAN_ALLOC, forwarding output meanwhile (all of it before returning when
+ * Hand the worker the arena segments it does not have yet (none: one
+ * atomic load, no system call), post `state` (CHAN_REQUEST or
+ * CHAN_ALLOC_DONE) and wait for CHAN_DONE or CHAN_ALLOC, forwarding output
+ * meanwhile (all of it before returning when
  * the answer took longer than the spin; after a quicker answer, lines still
  * in the pipe wait for a later round trip or worker_stop, since reading
  * them would double the cost of a cheap call). Returns the state reached, or:
@@ -107,9 +112,18 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
  */
 int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n);
 
+/* Whether the worker has ended (its pidfd is readable), without waiting
+ * or reaping: a cheap probe of an idle worker (one poll). */
+int worker_exited(const worker_proc *w);
+/* 0 while the worker runs; once it has ended, forward its last output,
+ * reap it and return TSR_E_WORKER with the cause in why ("the worker (pid
+ * 42) died between calls: killed by signal 9 (Killed)"). For an idle
+ * worker; worker_stop still releases the channel. */
+int worker_check(worker_proc *w, char *why, size_t n);
+
 /* Ask the worker to exit, give it a moment, kill it if it lingers, reap
- * it, forward its last output, close everything and unlink the control
- * segment. Accepts a worker that is already dead. */
+ * it, forward its last output and close everything (nothing has a name to
+ * remove). Accepts a worker that is already dead. */
 void worker_stop(worker_proc *w);
 
 /* "exited with status 3", "killed by signal 9 (Killed)": describes a
@@ -124,12 +138,12 @@ int process_thread_count(void);
 /* What tessera-worker (or a forked child) is given. */
 typedef struct worker_args {
     const char *plugin_path;
-    const char *arena_prefix;
+    int arena_fd;               /* the socket arena segments arrive on; -1 with files */
     int chan_fd, my_bell, peer_bell;
     pid_t host_pid;
     uint64_t spin_ns;
     worker_rlimits limits;
-    const char *spool_dir;      /* files transport (arena_prefix NULL), as in worker_spawn_opts */
+    const char *spool_dir;      /* files transport (arena_fd -1), as in worker_spawn_opts */
     const char *spool_tag;
     int file_io;
 } worker_args;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Starting the worker process: posix_spawn of tessera-worker, or a plain
  * fork whose child serves directly. Either way the child gets the channel
- * at fd 3, its doorbell at 4, the host's at 5, the output pipe as stdout
+ * at fd 3, its doorbell at 4, the host's at 5, with shared memory the
+ * socket its arena segments arrive on at 6, the output pipe as stdout
  * and stderr, /dev/null as stdin, default signal handling and a process
  * group of its own (a Ctrl-C meant for the host's terminal must not kill
  * it behind the host's back; it exits with its host anyway). */
@@ -83,17 +84,18 @@ static char *copy_strings(const char *const *src, char **dst, int n) {
 
 static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid, char *why,
                       size_t n) {
-    char host_pid[24], spin[24], fd_chan[8], fd_bell[8], fd_host_bell[8];
+    char host_pid[24], spin[24], fd_chan[8], fd_bell[8], fd_host_bell[8], fd_segs[8];
     snprintf(host_pid, sizeof host_pid, "%ld", (long)getpid());
     snprintf(spin, sizeof spin, "%llu", (unsigned long long)o->spin_ns);
     snprintf(fd_chan, sizeof fd_chan, "%d", WORKER_FD_CHAN);
     snprintf(fd_bell, sizeof fd_bell, "%d", WORKER_FD_BELL);
     snprintf(fd_host_bell, sizeof fd_host_bell, "%d", WORKER_FD_HOST_BELL);
-    /* The files transport names its spool instead of an arena. */
+    snprintf(fd_segs, sizeof fd_segs, "%d", WORKER_FD_SEGS);
+    /* The files transport names its spool; shared memory, the socket on
+     * which the arena's segments arrive. */
     enum { COPY_EXE, COPY_PLUGIN, COPY_STORE, COPY_TAG, N_COPIES };
     const char *originals[N_COPIES] = {o->worker_exe, o->plugin_path,
-                                       o->spool_dir ? o->spool_dir : o->arena_prefix,
-                                       o->spool_tag};
+                                       o->spool_dir ? o->spool_dir : fd_segs, o->spool_tag};
     char *copy[N_COPIES];
     char *copies = copy_strings(originals, copy, N_COPIES);
     if (!copies) {
@@ -101,7 +103,7 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
         return TSR_E_NOMEM;
     }
     char *argv[26] = {copy[COPY_EXE], "--plugin", copy[COPY_PLUGIN],
-                      o->spool_dir ? "--spool" : "--arena", copy[COPY_STORE], "--chan-fd",
+                      o->spool_dir ? "--spool" : "--arena-fd", copy[COPY_STORE], "--chan-fd",
                       fd_chan, "--bell", fd_bell, "--host-bell", fd_host_bell, "--host-pid",
                       host_pid, "--spin-ns", spin};
     char limit_text[3][24];
@@ -131,6 +133,9 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
     }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
+#ifdef HAVE_ADDCLOSEFROM
+    int first_free = f->segs >= 0 ? WORKER_FD_SEGS + 1 : WORKER_FD_SEGS;
+#endif
     int err = posix_spawn_file_actions_init(&fa);
     if (err) {
         free(env);
@@ -154,12 +159,14 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
     if (!(err = posix_spawn_file_actions_adddup2(&fa, f->chan, WORKER_FD_CHAN)) &&
         !(err = posix_spawn_file_actions_adddup2(&fa, f->bell, WORKER_FD_BELL)) &&
         !(err = posix_spawn_file_actions_adddup2(&fa, f->host_bell, WORKER_FD_HOST_BELL)) &&
+        !(err = f->segs >= 0 ? posix_spawn_file_actions_adddup2(&fa, f->segs, WORKER_FD_SEGS)
+                             : 0) &&
         !(err = posix_spawn_file_actions_adddup2(&fa, f->out, STDOUT_FILENO)) &&
         !(err = posix_spawn_file_actions_adddup2(&fa, f->out, STDERR_FILENO)) &&
         !(err = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0)) &&
 #ifdef HAVE_ADDCLOSEFROM
         /* fds the host application left inheritable are not the worker's */
-        !(err = posix_spawn_file_actions_addclosefrom_np(&fa, WORKER_FD_HOST_BELL + 1)) &&
+        !(err = posix_spawn_file_actions_addclosefrom_np(&fa, first_free)) &&
 #endif
         !(err = o->cwd ? posix_spawn_file_actions_addchdir_np(&fa, o->cwd) : 0) &&
         !(err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
@@ -213,9 +220,12 @@ _Noreturn static void child_serve(const worker_spawn_opts *o, const spawn_fds *f
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, STDIN_FILENO) < 0) child_fail("/dev/null");
     if (dup2(f->chan, WORKER_FD_CHAN) < 0 || dup2(f->bell, WORKER_FD_BELL) < 0 ||
-        dup2(f->host_bell, WORKER_FD_HOST_BELL) < 0)
+        dup2(f->host_bell, WORKER_FD_HOST_BELL) < 0 ||
+        (f->segs >= 0 && dup2(f->segs, WORKER_FD_SEGS) < 0))
         child_fail("dup2");
-    close_from(WORKER_FD_HOST_BELL + 1);
+    /* The host's other fds, its arenas' segments among them, are not the
+     * worker's. */
+    close_from(f->segs >= 0 ? WORKER_FD_SEGS + 1 : WORKER_FD_SEGS);
     if (o->cwd && chdir(o->cwd) != 0) child_fail(o->cwd);
     if (o->clear_env && clearenv() != 0) child_fail("clearenv");
     for (const char *const *s = o->env_set; s && *s; s++) {
@@ -224,7 +234,7 @@ _Noreturn static void child_serve(const worker_spawn_opts *o, const spawn_fds *f
     }
     worker_args a = {
         .plugin_path = o->plugin_path,
-        .arena_prefix = o->arena_prefix,
+        .arena_fd = f->segs >= 0 ? WORKER_FD_SEGS : -1,
         .chan_fd = WORKER_FD_CHAN,
         .my_bell = WORKER_FD_BELL,
         .peer_bell = WORKER_FD_HOST_BELL,

@@ -13,11 +13,13 @@
 #define WORKER_FD_CHAN 3
 #define WORKER_FD_BELL 4
 #define WORKER_FD_HOST_BELL 5
+#define WORKER_FD_SEGS 6   /* shared memory only: where arena segments arrive */
 
-/* The host's fds that become the child's 3, 4, 5 and 1+2. Each must be
- * above 5 so that placing one never overwrites another. */
+/* The host's fds that become the child's 3, 4, 5, 6 and 1+2 (segs is -1
+ * with files: the child then has no fd 6). Each must be above 6 so that
+ * placing one never overwrites another. */
 typedef struct spawn_fds {
-    int chan, bell, host_bell, out;
+    int chan, bell, host_bell, segs, out;
 } spawn_fds;
 
 /* Start the child; 0 and *pid, or TSR_E_WORKER / TSR_E_NOMEM with a cause. */
