@@ -439,6 +439,19 @@ TSR_API const tsr_array *tsr_call_result(const tsr_call *call, int32_t k) {
     return &call->results[k];
 }
 
+TSR_API void *tsr_call_take_result(tsr_call *call, int32_t k) {
+    if (!call || !call->results_valid || call->parent || call->ep == TSR_EP_ABSTRACT_EVAL ||
+        k < 0 || k >= call->n_results)
+        return NULL;
+    void *p = call->results[k].data;
+    if (!p || p != call->bufs[k].ptr) return NULL;   /* taken already */
+    call->bufs[k] = (result_buf){0};
+    /* The cached arguments name the buffer: the next run sizes and
+     * allocates its results again. */
+    call->validated = 0;
+    return p;
+}
+
 TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name) {
     if (!call || !call->results_valid || !name) return NULL;
     const tsr_component *c = call->comp;

@@ -287,6 +287,82 @@ Test(call, plugin_allocated_result_follows_shape) {
     tsr_close(c);
 }
 
+/* A result taken over outlives later runs, which allocate a new buffer;
+ * the caller frees it; a result is taken once; batches, plugin-allocated
+ * results and jacobian blocks can be taken; abstract_eval's cannot. */
+Test(call, take_result_keeps_it_past_later_runs) {
+    tsr_component *c = open_ok(BUNDLED_PLUGIN("vectoradd"), NULL);
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    cr_assert_null(tsr_call_take_result(call, 0), "nothing ran yet");
+    va_data *d = va_make(3);
+    va_bind(call, d, 8);
+    run_ok(call);
+    double want[8];
+    memcpy(want, tsr_call_output(call, "result")->data, sizeof want);
+    double *kept = tsr_call_take_result(call, 0);
+    cr_assert_not_null(kept);
+    cr_assert_eq(kept, tsr_call_output(call, "result")->data, "still the result's data");
+    cr_assert_null(tsr_call_take_result(call, 0), "taken twice");
+    cr_assert_null(tsr_call_take_result(call, 1));
+    cr_assert_null(tsr_call_take_result(call, -1));
+    for (int k = 0; k < 5; k++) {
+        d->s = 10.0 + k;
+        run_ok(call);
+        cr_assert_neq(tsr_call_output(call, "result")->data, kept, "run %d reused it", k);
+        va_check(call, d, 8);
+        cr_assert_arr_eq(kept, want, sizeof want, "run %d overwrote the taken result", k);
+    }
+    void *second = tsr_call_take_result(call, 0);
+    cr_assert_not_null(second);
+    cr_assert_eq((uintptr_t)second % TSR_ALIGNMENT, 0);
+    tsr_component_free_buffer(c, kept);
+    tsr_call_free(call);
+    tsr_component_free_buffer(c, second);   /* after the call: owned by the caller */
+
+    /* a batch's results */
+    call = new_call(c, TSR_EP_APPLY);
+    double a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {0}, s[2] = {2, 3};
+    tsr_array ab = f64_vec(a, 3), bb = f64_vec(b, 3), sb = f64_vec(s, 2);
+    ab.rank = bb.rank = 2;
+    ab.shape[0] = bb.shape[0] = 2;
+    ab.shape[1] = bb.shape[1] = 3;
+    bind_ok(call, "a", ab);
+    bind_ok(call, "b", bb);
+    bind_ok(call, "s", sb);
+    cr_assert_eq(tsr_call_run_batch(call, 2), 0, "%s", tsr_call_errmsg(call));
+    double *batched = tsr_call_take_result(call, 0);
+    cr_assert_not_null(batched);
+    a[0] = 100;
+    cr_assert_eq(tsr_call_run_batch(call, 2), 0, "%s", tsr_call_errmsg(call));
+    cr_assert_eq(batched[0], 2.0);
+    cr_assert_eq(batched[5], 18.0);
+    cr_assert_eq(((const double *)tsr_call_result(call, 0)->data)[0], 200.0);
+    tsr_component_free_buffer(c, batched);
+    tsr_call_free(call);
+
+    call = new_call(c, TSR_EP_ABSTRACT_EVAL);
+    va_bind(call, d, 8);
+    if (tsr_call_run(call) == 0) cr_assert_null(tsr_call_take_result(call, 0));
+    tsr_call_free(call);
+    tsr_close(c);
+
+    /* a result the plugin allocated (tsr_ctx_alloc) */
+    c = open_with_config(BUNDLED_PLUGIN("linear"), "matrix", LINEAR_MATRIX_FILE);
+    call = new_call(c, TSR_EP_APPLY);
+    double x[4] = {1, 0, 0, 0};
+    bind_ok(call, "x", f64_vec(x, 4));
+    run_ok(call);
+    double *y = tsr_call_take_result(call, 0);
+    cr_assert_not_null(y);
+    x[0] = 2;
+    run_ok(call);
+    cr_assert_eq(y[0], 1.0);
+    cr_assert_eq(((const double *)tsr_call_output(call, "y")->data)[0], 2.0);
+    tsr_call_free(call);
+    tsr_component_free_buffer(c, y);
+    tsr_close(c);
+}
+
 /* A call object of every endpoint can be created and freed unused. */
 Test(call, create_and_free_unused) {
     tsr_component *c = open_ok(BUNDLED_PLUGIN("vectoradd"), NULL);

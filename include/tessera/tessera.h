@@ -357,6 +357,14 @@ const tsr_array *tsr_call_output(const tsr_call *call, const char *name);
 /* A Jacobian block d out_name / d in_name, or NULL. */
 const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
                                    const char *in_name);
+/* Take over the buffer of result k of the last successful run, to keep
+ * the result after later runs without pinning the whole call: returns its
+ * data pointer (tsr_call_result(call, k)->data, which stays valid), and the
+ * call lets go of the buffer; its next run allocates another. Free it with
+ * tsr_component_free_buffer, before tsr_close (in worker mode it lies in
+ * the shared-memory arena). NULL when there is no such result, it was
+ * taken already, or the call is an abstract_eval. */
+void *tsr_call_take_result(tsr_call *call, int32_t k);
 
 /* Code and message of the last failure of this call ("" and 0 after a
  * success). */
