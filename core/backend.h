@@ -14,6 +14,7 @@
 #ifndef TESSERA_CORE_BACKEND_H
 #define TESSERA_CORE_BACKEND_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -129,6 +130,21 @@ int call_fail(tsr_call *call, int code, const char *fmt, ...)
  * (args->results[k]); check it and give it a buffer. NULL with *code and
  * a cause in why when refused. */
 void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t n);
+
+/* Cancellation (tsr_call_cancel, cancel.c), for a backend whose invoke
+ * waits: the request (nonzero: stop; shared by a batch's items and by
+ * finite differences' apply with the call the host runs); an eventfd that
+ * tsr_call_cancel writes, made at the first ask and owned by core (-1 when
+ * none can be had: the wait then sees the request only when it wakes for
+ * another reason); how often the host's check wants to run while this
+ * thread waits (0: never, e.g. on a batch's other lanes); and running it
+ * (nonzero: the call is cancelled, now or before). A sleeper that finds
+ * the eventfd readable and the request clear drains it and looks again
+ * at the request before it sleeps. */
+const _Atomic uint32_t *call_cancel_flag(const tsr_call *call);
+int call_cancel_fd(tsr_call *call);
+int call_cancel_check_ms(const tsr_call *call);
+int call_cancel_check(tsr_call *call);
 
 /* Result k's name in messages: "output 'y'", "result for input 'x'", ... */
 const char *call_result_name(const tsr_call *call, int32_t k, char *buf, size_t n);

@@ -19,6 +19,7 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     tsr_call *call = calloc(1, sizeof *call);
     if (!call) return NULL;
     host_ctx_init(&call->ctx, c, call);
+    cancel_init(call);
     call->comp = c;
     call->ep = ep;
     int32_t n_in = max_i32(c->n_in, 1), n_out = max_i32(c->n_out, 1);
@@ -69,6 +70,7 @@ TSR_API void tsr_call_free(tsr_call *call) {
     free(call->bufs);
     free(call->symval);
     free(call->sym_from);
+    cancel_release(call);
     free(call);
 }
 
@@ -393,8 +395,7 @@ int invoke_in_process(tsr_call *call) {
     return 0;
 }
 
-TSR_API int tsr_call_run(tsr_call *call) {
-    if (!call) return TSR_E_ARGUMENT;
+static int run_once(tsr_call *call) {
     tsr_component *c = call->comp;
     call->results_valid = 0;
     tsr_endpoint_fn fn = c->ep[call->ep];
@@ -418,6 +419,16 @@ TSR_API int tsr_call_run(tsr_call *call) {
     call->results_valid = 1;
     if (call->errcode) ok(call);
     return 0;
+}
+
+TSR_API int tsr_call_run(tsr_call *call) {
+    if (!call) return TSR_E_ARGUMENT;
+    tsr_call *root = call->cancel_root;
+    /* The fast path pays two relaxed loads and a test. */
+    int rc = (root->check_fn || cancel_pending(call)) ? cancel_begin(call) : 0;
+    if (!rc) rc = run_once(call);
+    if (root == call && cancel_pending(call)) rc = cancel_end(call, rc);
+    return rc;
 }
 
 /* ---- the call as backends see it (backend.h) ---------------------------- */

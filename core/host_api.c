@@ -75,16 +75,32 @@ static const char *api_config(tsr_ctx *ctx, const char *key) {
     return NULL;
 }
 
+/* In-process: the request on the call the host runs, and now and then the
+ * host's check. Served in a worker: the host's request in the channel. */
+static int api_cancelled(tsr_ctx *ctx) {
+    host_ctx *hc = host_of(ctx);
+    if (hc->call) {
+        if (cancel_pending(hc->call)) return 1;
+        return hc->call->cancel_root->check_fn ? cancel_poll_check(hc->call) : 0;
+    }
+    return hc->served_cancel && atomic_load_explicit(hc->served_cancel, memory_order_relaxed);
+}
+
 const tsr_host_api tsr_host_api_v1 = {
     .struct_size = sizeof(tsr_host_api),
     .set_error = api_set_error,
     .alloc_result = api_alloc_result,
     .log = api_log,
     .config = api_config,
+    .cancelled = api_cancelled,
 };
 
 void host_ctx_init(host_ctx *hc, tsr_component *c, tsr_call *call) {
-    memset(hc, 0, sizeof *hc);
+    /* Not the two message buffers (2 KiB), read only once set: a worker
+     * makes a context per request, and clearing them cost more than the
+     * rest of serving a small one. */
+    memset(hc, 0, offsetof(host_ctx, plugin_msg));
+    hc->plugin_msg[0] = hc->alloc_msg[0] = '\0';
     hc->pub.struct_size = sizeof hc->pub;
     hc->pub.host = &tsr_host_api_v1;
     hc->pub.state = c->endpoint_state;

@@ -49,8 +49,11 @@ typedef struct host_ctx {
     /* A served call (core/serve.c): who answers tsr_ctx_alloc. */
     served_alloc_fn alloc_hook;
     void *alloc_user;
+    /* A served call: the host's cancel request in the channel (NULL: none). */
+    const _Atomic uint32_t *served_cancel;
     int plugin_msg_set;
     int alloc_code;                  /* 0, or why tsr_ctx_alloc refused */
+    /* Last: host_ctx_init clears only what comes before them. */
     char plugin_msg[TSR_ERRMSG_MAX];
     char alloc_msg[TSR_ERRMSG_MAX];
 } host_ctx;
@@ -95,6 +98,19 @@ struct tsr_call {
     int64_t *symval;
     const char **sym_from;           /* field that bound each symbol */
     uint64_t limit_used;             /* limits.c: bytes of this run's arrays so far */
+    /* Cancellation (cancel.c). A batch's sub-calls and the apply call of
+     * finite differences answer to the call the host runs: cancel_root
+     * (the call itself for every call the host made). Only the root's
+     * fields below are used. */
+    struct tsr_call *cancel_root;
+    _Atomic uint32_t cancel_req;     /* tsr_call_cancel asked; consumed by a root run */
+    _Atomic int cancel_fd;           /* eventfd written by tsr_call_cancel; -1 until a
+                                        backend that sleeps asks for it */
+    tsr_cancel_check_fn check_fn;    /* tsr_call_set_cancel_check */
+    void *check_user;
+    int32_t check_ms;
+    uint64_t check_next_ns;          /* in-process polls: when check_fn is due (0: unarmed) */
+    pthread_t runner;                /* the thread running the root, while check_fn is set */
     int errcode;
     size_t cause_at;                 /* where the cause starts in errmsg */
     char errmsg[TSR_ERRMSG_MAX];
@@ -122,6 +138,22 @@ int fd_invoke(struct tsr_call *call);
 
 /* batch.c */
 void batch_point_results(struct tsr_call *sub);
+
+/* cancel.c. cancel_init: a new call is its own root, without eventfd.
+ * cancel_begin: at the start of a run, TSR_E_CANCELLED (the call failed)
+ * when a request is pending, else 0 (a root also notes its thread for the
+ * check). cancel_end: at the end of a root's run, turns rc into
+ * TSR_E_CANCELLED when a request is pending, and consumes it. */
+static inline int cancel_pending(const struct tsr_call *call) {
+    return atomic_load_explicit(&call->cancel_root->cancel_req, memory_order_relaxed) != 0;
+}
+void cancel_init(struct tsr_call *call);
+void cancel_release(struct tsr_call *call);
+int cancel_begin(struct tsr_call *call);
+int cancel_end(struct tsr_call *call, int rc);
+/* Whether the check is due and to be run by this thread, and running it:
+ * 1 when the call is (now) cancelled. */
+int cancel_poll_check(struct tsr_call *call);
 
 /* limits.c: max_array_bytes and max_call_bytes. limit_check counts an
  * array of `bytes` toward this run's total (call->limit_used, reset when a

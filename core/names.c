@@ -76,6 +76,7 @@ TSR_API const char *tsr_strerror(int code) {
     case TSR_E_TIMEOUT: return "call timed out";
     case TSR_E_SHM: return "shared memory unavailable or full";
     case TSR_E_LIMIT: return "limit exceeded";
+    case TSR_E_CANCELLED: return "call cancelled";
     }
     return "unknown error code";
 }

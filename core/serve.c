@@ -133,7 +133,7 @@ int served_check(served *s, const tsr_args *args, char *why, size_t n) {
 /* ---- running the endpoint ------------------------------------------------ */
 
 int served_invoke(served *s, const tsr_args *args, served_alloc_fn alloc, void *user,
-                  int *plugin_status, char *why, size_t n) {
+                  const _Atomic uint32_t *cancel, int *plugin_status, char *why, size_t n) {
     tsr_component *c = s->c;
     tsr_endpoint_fn fn = c->ep[args->endpoint];
     *plugin_status = 0;
@@ -145,6 +145,7 @@ int served_invoke(served *s, const tsr_args *args, served_alloc_fn alloc, void *
     host_ctx_init(&hc, c, NULL);
     hc.alloc_hook = alloc;
     hc.alloc_user = user;
+    hc.served_cancel = cancel;
     int status = fn(&hc.pub, args);
     *plugin_status = status;
     if (hc.alloc_code) {

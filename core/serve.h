@@ -8,6 +8,7 @@
 #ifndef TESSERA_CORE_SERVE_H
 #define TESSERA_CORE_SERVE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,11 +57,12 @@ int served_check(served *s, const tsr_args *args, char *why, size_t n);
 
 /* Run args->endpoint's function of the plugin. tsr_ctx_alloc for result k
  * calls alloc(user, k, ...), which sets the buffer or refuses with a code
- * and a cause. *plugin_status is what the endpoint returned. 0, or the
+ * and a cause; tsr_ctx_cancelled reads *cancel (the host's request; NULL:
+ * never). *plugin_status is what the endpoint returned. 0, or the
  * failure's code with a message in why (the plugin's own, or the refusal
  * of an allocation). */
 typedef void *(*served_alloc_fn)(void *user, int32_t k, int *code, char *why, size_t n);
 int served_invoke(served *s, const tsr_args *args, served_alloc_fn alloc, void *user,
-                  int *plugin_status, char *why, size_t n);
+                  const _Atomic uint32_t *cancel, int *plugin_status, char *why, size_t n);
 
 #endif

@@ -76,6 +76,7 @@ static int fd_setup(fd_run *r) {
     tsr_component *c = call->comp;
     if (!call->fd_apply && !(call->fd_apply = tsr_call_new(c, TSR_EP_APPLY)))
         return call_fail(call, TSR_E_NOMEM, "out of memory");
+    call->fd_apply->cancel_root = call->cancel_root;   /* its evaluations stop at a cancel */
     if (!call->fd_work && !(call->fd_work = calloc((size_t)c->n_in, sizeof *call->fd_work)))
         return call_fail(call, TSR_E_NOMEM, "out of memory");
     r->apply = call->fd_apply;

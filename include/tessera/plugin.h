@@ -183,6 +183,14 @@ typedef struct tsr_host_api {
     /* Configuration value given by the host when it opened the component
      * (tsr_options_set_config), or NULL when absent. */
     const char *(*config)(tsr_ctx *ctx, const char *key);
+    /* Appended: read through tsr_ctx_cancelled(), which checks struct_size.
+     * 1 when the host has asked the call to stop (tsr_call_cancel, or a
+     * host's check such as Python's Ctrl-C), else 0. Cheap (an atomic load;
+     * now and then the host's own check): poll it every few milliseconds in
+     * a long loop, and when it says 1 release what the call took, report
+     * tsr_ctx_error(ctx, "cancelled") and return non-zero; the call fails
+     * with TSR_E_CANCELLED. Results need not be written then. */
+    int (*cancelled)(tsr_ctx *ctx);
 } tsr_host_api;
 
 /* The context handed to every endpoint; owned by the host. */
@@ -326,6 +334,16 @@ static inline void tsr_ctx_log(tsr_ctx *ctx, tsr_log_level level, const char *me
 
 static inline const char *tsr_ctx_config(tsr_ctx *ctx, const char *key) {
     return ctx->host->config(ctx, key);
+}
+
+/* Whether the host asked this call to stop (tsr_host_api.cancelled); 0
+ * under a host too old to offer it, which never cancels. */
+static inline int tsr_ctx_cancelled(tsr_ctx *ctx) {
+    const tsr_host_api *h = ctx->host;
+    if (h->struct_size < offsetof(tsr_host_api, cancelled) + sizeof h->cancelled ||
+        !h->cancelled)
+        return 0;
+    return h->cancelled(ctx);
 }
 
 #ifdef __cplusplus

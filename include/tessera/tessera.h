@@ -74,7 +74,8 @@ typedef enum tsr_status {
     TSR_E_WORKER = -17,          /* the worker process died or could not start */
     TSR_E_TIMEOUT = -18,         /* the call exceeded its timeout; the worker was killed */
     TSR_E_SHM = -19,             /* shared memory unavailable or full */
-    TSR_E_LIMIT = -20            /* refused by a limit (max_*_bytes options) */
+    TSR_E_LIMIT = -20,           /* refused by a limit (max_*_bytes options) */
+    TSR_E_CANCELLED = -21        /* the call was cancelled (tsr_call_cancel) */
 } tsr_status;
 
 /* Short, static description of a code ("dtype mismatch"). Thread-safe. */
@@ -365,6 +366,51 @@ const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
  * the shared-memory arena). NULL when there is no such result, it was
  * taken already, or the call is an abstract_eval. */
 void *tsr_call_take_result(tsr_call *call, int32_t k);
+
+/* ---- cancelling a call ------------------------------------------------- */
+
+/*
+ * Ask a call to stop: the run in progress, or else the next run of the
+ * call, fails with TSR_E_CANCELLED (a run that starts with a request
+ * pending fails before it reaches the plugin). That run consumes the
+ * request; its results are not available. Callable from any thread, and
+ * from a signal handler of the host's own: it is an atomic store, plus in
+ * worker mode a write(2) to an eventfd that wakes the waiting call (errno
+ * is preserved). The call must not be freed meanwhile. 0, or
+ * TSR_E_ARGUMENT when call is NULL.
+ *
+ * What stops, by mode:
+ *   worker    the waiting host notices at once. The worker is asked to
+ *             stop (its plugin sees tsr_ctx_cancelled, a request it has
+ *             not taken yet is refused) and given TSR_CANCEL_GRACE_MS to
+ *             answer; then it is reused. One that does not answer in time
+ *             is killed, counted in worker_deaths, and started again at the
+ *             next call that needs it, whatever the restart option says.
+ *   inproc, isolated
+ *             a running C function cannot be stopped safely from outside.
+ *             A plugin that polls tsr_ctx_cancelled (plugin.h) stops at its
+ *             next poll; one that does not runs to its end, and the run then
+ *             fails with TSR_E_CANCELLED all the same.
+ * A batch (tsr_call_run_batch) stops every item in flight, and finite
+ * differences (fd_method) stop between evaluations.
+ */
+int tsr_call_cancel(tsr_call *call);
+#define TSR_CANCEL_GRACE_MS 25
+
+/*
+ * For a host that learns of an interruption only by asking (Python: a
+ * signal handler runs only when the interpreter checks for it): while a
+ * run of this call waits for a worker, and while its in-process plugin
+ * polls tsr_ctx_cancelled, check(user) is called about every interval_ms
+ * (0: 50), always by the thread that called tsr_call_run or
+ * tsr_call_run_batch, never by another, and never during a run shorter
+ * than interval_ms. A nonzero return cancels the call as tsr_call_cancel
+ * does. check NULL removes it. Not while the call runs. 0, or
+ * TSR_E_ARGUMENT.
+ */
+typedef int (*tsr_cancel_check_fn)(void *user);
+int tsr_call_set_cancel_check(tsr_call *call, tsr_cancel_check_fn check, void *user,
+                              int32_t interval_ms);
 
 /* Code and message of the last failure of this call ("" and 0 after a
  * success). */

@@ -95,7 +95,7 @@ static void overlay(const uint8_t *chunk, size_t len) {
 }
 
 static void check_code(int rc, const tsr_call *call) {
-    if (rc > 0 || rc < TSR_E_LIMIT || (rc && tsr_call_errmsg(call)[0] == '\0')) __builtin_trap();
+    if (rc > 0 || rc < CHAN_STATUS_MIN || (rc && tsr_call_errmsg(call)[0] == '\0')) __builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         worker_answer_alloc(call, blk);
         /* The host's answer: a status that is 0 or a real code. */
         int32_t st = blk->status;
-        if (st > 0 || st < TSR_E_LIMIT) __builtin_trap();
+        if (st > 0 || st < CHAN_STATUS_MIN) __builtin_trap();
     }
     if (!rc) {
         overlay(data + (size_t)rounds * chunk, size - (size_t)rounds * chunk);

@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The answer: 0 or a real code, and a terminated message (one that
      * says something when the request failed). */
     int32_t st = b->status;
-    if (st > 0 || st < TSR_E_LIMIT || memchr(b->message, '\0', sizeof b->message) == NULL ||
+    if (st > 0 || st < CHAN_STATUS_MIN || memchr(b->message, '\0', sizeof b->message) == NULL ||
         (st != 0 && b->message[0] == '\0'))
         __builtin_trap();
     return 0;

@@ -142,6 +142,15 @@ def test_vmap_matches_one_call_per_item(load, name, mode):
             np.testing.assert_allclose(got[o][i], want[o], rtol=1e-12, atol=1e-14)
 
 
+def test_eager_vmap_of_value_dependent_shapes_calls_per_item(load):
+    comp = load("linear")
+    xs = jnp.asarray(np.random.default_rng(2).normal(size=(3, 4)))
+    got = jax.vmap(lambda x: tessera.jax.apply(comp, {"x": x})["y"])(xs)
+    for i in range(3):
+        np.testing.assert_allclose(got[i], comp.apply({"x": np.asarray(xs[i])})["y"],
+                                   rtol=1e-12)
+
+
 def test_vmap_of_grad_and_nested_vmap(load):
     comp = load("rosenbrock")
 
@@ -200,8 +209,13 @@ def test_second_derivatives_are_refused_clearly(load):
     def value(x):
         return tessera.jax.apply(comp, {"x": x, "a": 1.0, "b": 100.0})["value"]
 
-    with pytest.raises(NotImplementedError, match="first derivatives only"):
-        jax.hessian(value)(jnp.ones(3))
+    for second in (jax.hessian(value), jax.jacfwd(jax.grad(value)), jax.grad(
+            lambda x: jnp.sum(jax.grad(value)(x)))):
+        with pytest.raises(tessera.UnsupportedError,
+                           match="component 'rosenbrock': .* not available .*first derivatives "
+                                 "only") as info:
+            second(jnp.ones(3))
+        assert isinstance(info.value, NotImplementedError)
 
 
 def test_bad_inputs_fail_at_trace_time_with_the_library_error(load):

@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: MIT
 """Every bundled plugin as a torch.autograd.Function: values against the
 reference, torch.autograd.gradcheck in reverse and forward mode, gradients
-against finite differences and the reference, in-process and in worker mode."""
+against finite differences and the reference, in-process and in worker mode;
+torch.func's transforms and vmap against the endpoints; second derivatives
+refused with tessera.UnsupportedError, never a silent zero."""
 
 from __future__ import annotations
+
+import warnings
 
 import jax
 import numpy as np
@@ -129,3 +133,198 @@ def test_bad_inputs_raise_the_library_error(load):
         tessera.torch.apply(comp, {"x": torch.ones(2), "z": torch.ones(2)})
     with pytest.raises(tessera.DtypeError, match="input 'x'.*complex"):
         tessera.torch.apply(comp, {"x": torch.ones(2, dtype=torch.complex128)})
+
+
+# ---- derivatives of derivatives: a clear error, never a silent zero ----------
+
+F64 = torch.float64
+SECOND_ORDER = ("component 'rosenbrock': second-order derivatives are not available: "
+                "a derivative of its vjp or jvp with respect to input")
+
+
+def rosenbrock_value(comp):
+    return lambda x: tessera.torch.apply(comp, {"x": x, "a": 1.0, "b": 100.0})["value"]
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_second_derivatives_raise_instead_of_returning_zeros(load, mode):
+    f = rosenbrock_value(load("rosenbrock", mode))
+    x = torch.tensor([0.5, 1.5, 2.0], dtype=F64)
+    v = torch.ones(3, dtype=F64)
+    asks = {
+        "hessian": lambda: torch.autograd.functional.hessian(f, x),
+        "hvp": lambda: torch.autograd.functional.hvp(f, x, v),
+        "vhp": lambda: torch.autograd.functional.vhp(f, x, v),
+        "gradgradcheck": lambda: torch.autograd.gradgradcheck(f, (x.clone().requires_grad_(),)),
+        "torch.func.hessian": lambda: torch.func.hessian(f)(x),
+        "jacrev of jacrev": lambda: torch.func.jacrev(torch.func.jacrev(f))(x),
+        "jacfwd of jacfwd": lambda: torch.func.jacfwd(torch.func.jacfwd(f))(x),
+        "grad of grad": lambda: torch.func.grad(lambda y: torch.func.grad(f)(y).sum())(x),
+    }
+    for what, ask in asks.items():
+        with pytest.raises(tessera.UnsupportedError, match=SECOND_ORDER) as info:
+            ask()
+        assert isinstance(info.value, NotImplementedError), what
+        assert info.value.code_name == "TSR_E_UNSUPPORTED"
+
+
+def test_a_gradient_with_create_graph_is_right_and_refuses_to_be_differentiated(load):
+    comp = load("rosenbrock")
+    f = rosenbrock_value(comp)
+    x = torch.tensor([0.5, 1.5, 2.0], dtype=F64, requires_grad=True)
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    assert g.grad_fn is not None      # in the graph: what differentiates it will notice
+    torch.testing.assert_close(g, torch.tensor([-251.0, 401.0, -50.0], dtype=F64))
+    with pytest.raises(tessera.UnsupportedError, match=SECOND_ORDER + " 'x'"):
+        torch.autograd.grad(g.sum(), x)
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    with pytest.raises(tessera.UnsupportedError, match=SECOND_ORDER):
+        g.sum().backward()
+    # loss.backward(create_graph=True) alone is fine and accumulates the gradient
+    x.grad = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # torch's note on reference cycles
+        f(x).backward(create_graph=True)
+    torch.testing.assert_close(x.grad, torch.tensor([-251.0, 401.0, -50.0], dtype=F64))
+    x.grad = None
+    # forward over reverse: the tangent of a gradient
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x.detach(), torch.ones(3, dtype=F64))
+        with pytest.raises(tessera.UnsupportedError, match=SECOND_ORDER):
+            torch.func.grad(f)(dual)
+    # reverse over forward: the gradient of a tangent
+    with fwAD.dual_level():
+        y = f(fwAD.make_dual(x, torch.ones(3, dtype=F64)))
+        tangent = fwAD.unpack_dual(y).tangent
+        with pytest.raises(tessera.UnsupportedError, match=SECOND_ORDER):
+            torch.autograd.grad(tangent, x)
+
+
+def test_a_gradient_is_linear_in_its_cotangent_through_the_jvp(load):
+    """The cotangent enters a gradient linearly: that derivative is the
+    component's jvp, so torch.autograd.functional.jvp (the double-backward
+    trick) is right rather than zero."""
+    comp = load("rosenbrock")
+    f = rosenbrock_value(comp)
+    x = np.array([0.5, 1.5, 2.0])
+    t = np.array([1.0, -2.0, 0.5])
+    want = comp.jvp({"x": x, "a": 1.0, "b": 100.0}, ["x"], ["value"], {"x": t})["value"]
+    _, got = torch.autograd.functional.jvp(f, torch.from_numpy(x), torch.from_numpy(t))
+    torch.testing.assert_close(got, torch.tensor(want))
+    xt = torch.tensor(x, requires_grad=True)
+    ct = torch.tensor(2.0, dtype=F64, requires_grad=True)
+    (g,) = torch.autograd.grad(f(xt), xt, grad_outputs=ct, create_graph=True)
+    (d_ct,) = torch.autograd.grad(g, ct, grad_outputs=torch.from_numpy(t))
+    torch.testing.assert_close(d_ct, torch.tensor(want))
+
+
+# ---- torch.func ---------------------------------------------------------------
+
+def func_of(comp, case, const):
+    def f(*args):
+        out = tessera.torch.apply(comp, {**const, **dict(zip(case.wrt, args))})
+        return tuple(out[o] for o in case.outs)
+    return f
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+@pytest.mark.parametrize("name", PLUGINS)
+def test_torch_func_transforms_match_the_endpoints(load, name, mode):
+    case = CASES[name]
+    comp = load(name, mode)
+    inputs = case.point(7)
+    _, const = tensors(case, inputs)
+    f = func_of(comp, case, const)
+    args = tuple(torch.tensor(np.asarray(inputs[k]), dtype=F64) for k in case.wrt)
+    argnums = tuple(range(len(args)))
+    jac = comp.jacobian(inputs, case.wrt, case.outs)
+    for transform in (torch.func.jacrev, torch.func.jacfwd):
+        got = transform(f, argnums=argnums)(*args)
+        for i, o in enumerate(case.outs):
+            for j, k in enumerate(case.wrt):
+                np.testing.assert_allclose(got[i][j].numpy(), jac[o][k], rtol=1e-9, atol=1e-11)
+    rng = np.random.default_rng(3)
+    primal, pullback = torch.func.vjp(f, *args)
+    cot = {o: rng.normal(size=tuple(p.shape)) for o, p in zip(case.outs, primal)}
+    got = pullback(tuple(torch.from_numpy(cot[o]) for o in case.outs))
+    want = comp.vjp(inputs, case.wrt, case.outs, cot)
+    for j, k in enumerate(case.wrt):
+        np.testing.assert_allclose(got[j].numpy(), want[k], rtol=1e-10, atol=1e-12)
+    tan = {k: rng.normal(size=np.shape(inputs[k])) for k in case.wrt}
+    _, got = torch.func.jvp(f, args, tuple(torch.from_numpy(tan[k]) for k in case.wrt))
+    want = comp.jvp(inputs, case.wrt, case.outs, tan)
+    for i, o in enumerate(case.outs):
+        np.testing.assert_allclose(got[i].numpy(), want[o], rtol=1e-10, atol=1e-12)
+
+    def loss(*a):
+        return sum((y * torch.from_numpy(cot[o])).sum() for o, y in zip(case.outs, f(*a)))
+
+    got = torch.func.grad(loss, argnums=argnums)(*args)
+    want = comp.vjp(inputs, case.wrt, case.outs, cot)
+    for j, k in enumerate(case.wrt):
+        np.testing.assert_allclose(got[j].numpy(), want[k], rtol=1e-10, atol=1e-12)
+
+
+@pytest.fixture
+def batches(monkeypatch):
+    """The batch sizes with which tessera.torch ran each endpoint."""
+    seen: list[tuple[str, int]] = []
+    for kind in ("apply", "vjp", "jvp"):
+        real = getattr(tessera.torch, f"_{kind}_now")
+
+        def spy(comp, batch, *rest, _real=real, _kind=kind):
+            seen.append((_kind, batch))
+            return _real(comp, batch, *rest)
+
+        monkeypatch.setattr(tessera.torch, f"_{kind}_now", spy)
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+@pytest.mark.parametrize("name", PLUGINS)
+def test_vmap_matches_one_call_per_item(load, name, mode, batches):
+    case = CASES[name]
+    comp = load(name, mode)
+    points = [case.point(s) for s in range(3)]
+    _, const = tensors(case, points[0])
+    batched = [torch.stack([torch.tensor(np.asarray(p[k]), dtype=F64) for p in points])
+               for k in case.wrt]
+    got = torch.vmap(func_of(comp, case, const))(*batched)
+    for i, p in enumerate(points):
+        want = comp.apply({**points[0], **{k: p[k] for k in case.wrt}})
+        for j, o in enumerate(case.outs):
+            np.testing.assert_allclose(got[j][i].numpy(), want[o], rtol=1e-12, atol=1e-14)
+    # one batched run in the library, unless an output's shape depends on
+    # values (linear's m): then one call per item
+    if comp.schema.output_shapes_static:
+        assert batches == [("apply", 3)]
+    else:
+        assert batches == [("apply", 0)] * 3
+
+
+def test_nested_vmap_of_grad_runs_one_batch(load, batches):
+    comp = load("rosenbrock")
+    f = rosenbrock_value(comp)
+    xs = torch.from_numpy(np.random.default_rng(0).normal(size=(2, 3, 4)))
+    got = torch.vmap(torch.vmap(torch.func.grad(f)))(xs)
+    assert batches == [("apply", 6), ("vjp", 6)]
+    for idx in np.ndindex(2, 3):
+        want = comp.vjp({"x": xs[idx].numpy(), "a": 1.0, "b": 100.0}, ["x"], ["value"],
+                        {"value": 1.0})["x"]
+        np.testing.assert_allclose(got[idx].numpy(), want, rtol=1e-12)
+    # the batch axis elsewhere than first, and the gradient of a vmapped sum
+    got = torch.vmap(f, in_dims=1)(xs[0].T.contiguous())
+    want = [comp.apply({"x": xs[0, i].numpy(), "a": 1.0, "b": 100.0})["value"] for i in range(3)]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    g = torch.func.grad(lambda x: torch.vmap(f)(x).sum())(xs[0])
+    np.testing.assert_allclose(g.numpy(), torch.vmap(torch.func.grad(f))(xs[0]).numpy())
+
+
+def test_legacy_vectorized_autograd_fails_clearly(load):
+    f = rosenbrock_value(load("rosenbrock"))
+    x = torch.tensor([0.5, 1.5, 2.0], dtype=F64)
+    with pytest.raises(TypeError, match="legacy vmap.*torch.func"):
+        torch.autograd.functional.jacobian(f, x, vectorize=True)
+    # without vectorize it works
+    jac = torch.autograd.functional.jacobian(f, x)
+    torch.testing.assert_close(jac, torch.tensor([-251.0, 401.0, -50.0], dtype=F64))

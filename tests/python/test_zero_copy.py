@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The zero-copy claims, checked by address from both sides: the plugin
-reads NumPy, PyTorch and JAX inputs where they lie; results handed to
-PyTorch and JAX through DLPack keep their address; worker-mode results and
+reads NumPy, PyTorch and JAX inputs where they lie; results above the copy
+limit (4 KiB; smaller ones are copied out) handed to PyTorch and JAX
+through DLPack keep their address; worker-mode results above the limit and
 component.empty() buffers lie in this process's shared-memory arena and
 cross by reference."""
 
@@ -60,6 +61,7 @@ def test_a_converted_input_is_read_from_its_copy(load):
 
 @pytest.mark.parametrize("mode", ["inproc", "worker"])
 def test_results_keep_their_address_through_dlpack(load, mode):
+    # 8000 bytes: above the copy limit, a view of the call's buffer
     comp = load("noop", mode)
     y = comp.apply({"x": np.arange(1000.0)})["y"]
     assert address(y) % 64 == 0
@@ -69,20 +71,25 @@ def test_results_keep_their_address_through_dlpack(load, mode):
 
 
 def test_worker_results_and_empty_buffers_lie_in_the_arena(load):
+    """Results above the copy limit (4 KiB) are views of the arena, where
+    the worker wrote them; smaller ones are copied out of it."""
     comp = load("vectoradd", "worker")
-    a = comp.empty(100)
-    b = comp.empty((100,), np.float64)
-    a[:] = np.arange(100.0)
+    a = comp.empty(1000)
+    b = comp.empty((1000,), np.float64)
+    a[:] = np.arange(1000.0)
     b[:] = 1.0
     assert in_own_shared_memory(a) and in_own_shared_memory(b)
     before = comp.stats()
     out = comp.apply({"a": a, "b": b, "s": 2.0})["result"]
     after = comp.stats()
-    assert in_own_shared_memory(out)
-    np.testing.assert_array_equal(out, 2 * np.arange(100.0) + 1)
+    assert in_own_shared_memory(out) and address(out) % 64 == 0
+    np.testing.assert_array_equal(out, 2 * np.arange(1000.0) + 1)
     # a and b by reference; only the scalar s (ordinary memory) was copied
     assert after["bytes_by_ref"] - before["bytes_by_ref"] == a.nbytes + b.nbytes
     assert after["bytes_copied"] - before["bytes_copied"] == 8
+    small = comp.apply({"a": a[:100], "b": b[:100], "s": 2.0})["result"]
+    assert small.flags.owndata and not in_own_shared_memory(small)
+    np.testing.assert_array_equal(small, 2 * np.arange(100.0) + 1)
 
 
 def test_inproc_empty_buffers_are_aligned_and_plain(load):

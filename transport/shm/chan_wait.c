@@ -93,8 +93,9 @@ int chan_wait(chan_end *e, uint32_t want_mask, struct pollfd *extra, int n_extra
         }
         int r = poll(fds, (nfds_t)(1 + n_extra), wait_ms);
         if (r < 0) {
-            if (errno == EINTR) continue;
-            s = CHAN_WAIT_ERROR;
+            if (errno == EINTR && !e->return_on_signal) continue;
+            if (errno == EINTR && (s = wanted(e, want_mask)) >= 0) break;
+            s = errno == EINTR ? CHAN_WAIT_SIGNAL : CHAN_WAIT_ERROR;
             break;
         }
         if (r == 0) continue; /* the deadline check above decides */

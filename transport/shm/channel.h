@@ -49,6 +49,10 @@
  * request touches are ever allocated. */
 #define CHAN_SEGMENT_BYTES (16u << 20)
 
+/* The lowest TSR_E_* code: a status from the other side that is not
+ * between it and -1 is not a code, and is not passed on as one. */
+#define CHAN_STATUS_MIN TSR_E_CANCELLED
+
 enum chan_state {
     CHAN_IDLE = 0,
     CHAN_REQUEST = 1,     /* host -> worker */
@@ -75,7 +79,10 @@ typedef struct chan_block {
     _Atomic uint32_t state;
     _Atomic uint32_t host_sleeping;
     _Atomic uint32_t worker_sleeping;
-    uint32_t reserved0;
+    /* The host clears it before CHAN_REQUEST and sets it to cancel the
+     * call: the worker refuses a request it has not started, and the
+     * plugin's tsr_ctx_cancelled reads it. */
+    _Atomic uint32_t cancel;
     /* the request (host -> worker) */
     int32_t endpoint;
     int32_t n_inputs, n_wrt_in, n_wrt_out, n_seeds, n_results;
@@ -146,6 +153,8 @@ typedef struct chan_end {
     _Atomic uint32_t *peer_sleeping;
     uint64_t spin_ns;
     int slept;                      /* the last chan_wait slept (made system calls) */
+    int return_on_signal;           /* chan_wait returns CHAN_WAIT_SIGNAL when a signal
+                                       handler interrupts its sleep (else it sleeps on) */
     int in_file;                    /* the host's block is a file (chan_create_file) */
 } chan_end;
 
@@ -178,14 +187,15 @@ void chan_post(chan_end *e, uint32_t state);
 #define CHAN_WAIT_TIMEOUT (-1)
 #define CHAN_WAIT_FD (-2)
 #define CHAN_WAIT_ERROR (-3)   /* poll() failed or the doorbell is invalid (errno kept) */
+#define CHAN_WAIT_SIGNAL (-4)  /* a signal handler ran (only with e->return_on_signal) */
 /*
  * Wait until the state is one of want_mask (CHAN_BIT(...)). Spins for
  * e->spin_ns, then sleeps on the doorbell and on extra[0..n_extra) (events
  * POLLIN) for at most timeout_ms in total (-1: no limit). Returns the state
  * reached, CHAN_WAIT_TIMEOUT, or CHAN_WAIT_FD with *ready set to the index
  * of an extra fd that became readable (the caller handles it and may wait
- * again with the time that is left), or CHAN_WAIT_ERROR. A state reached
- * wins over a readable fd. At most 8 extra fds; negative fds are ignored.
+ * again with the time that is left), CHAN_WAIT_SIGNAL (see return_on_signal)
+ * or CHAN_WAIT_ERROR. A state reached wins over a readable fd. At most 8 extra fds; negative fds are ignored.
  */
 int chan_wait(chan_end *e, uint32_t want_mask, struct pollfd *extra, int n_extra, int timeout_ms,
               int *ready);

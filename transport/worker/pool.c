@@ -206,6 +206,7 @@ static int slot_start(tsr_component *c, pool_slot *s, char **schema, char *why, 
     if (rc == 0) {
         pthread_mutex_lock(&p->lock);
         s->dead = 0;
+        s->respawn = 0;
         pthread_mutex_unlock(&p->lock);
         backend_count(c, BACKEND_STAT_STARTS, 1);
     }
@@ -297,19 +298,20 @@ pool_slot *pool_acquire(tsr_component *c, int prefer, int *code, char *why, size
     pool_slot *s = NULL;
     for (;;) {
         /* The preferred slot if it is free (and alive, or to be restarted),
-         * else any free live one, else (restart=auto) a free dead one. */
+         * else any free live one, else a free dead one to be restarted
+         * (restart=auto, or one a cancel stopped). */
         if (prefer >= 0 && prefer < p->n && !p->slots[prefer].busy &&
-            (restart || !p->slots[prefer].dead))
+            (restart || !p->slots[prefer].dead || p->slots[prefer].respawn))
             s = &p->slots[prefer];
         int live = 0;
         pool_slot *dead_free = NULL;
         for (int i = 0; i < p->n; i++) {
             pool_slot *t = &p->slots[i];
-            live += !t->dead;
+            live += !t->dead || t->respawn;
             if (!s && !t->busy && !t->dead) s = t;
-            if (!dead_free && !t->busy && t->dead) dead_free = t;
+            if (!dead_free && !t->busy && t->dead && (restart || t->respawn)) dead_free = t;
         }
-        if (!s && restart) s = dead_free;
+        if (!s) s = dead_free;
         if (s) break;
         if (live == 0 && !restart) {
             /* restart=never and no worker left: say why and what to do */
@@ -351,7 +353,7 @@ void pool_release(tsr_component *c, pool_slot *s) {
     pthread_mutex_unlock(&p->lock);
 }
 
-void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why) {
+static void mark_dead(tsr_component *c, pool_slot *s, const char *why, int stopped) {
     worker_pool *p = worker_backend_of(c)->pool;
     int restart = backend_options(c)->auto_restart;
     int index = pool_slot_index(c, s);
@@ -361,6 +363,7 @@ void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why) {
     pthread_mutex_lock(&p->lock);
     snprintf(s->death, sizeof s->death, "%s", why);
     s->dead = 1;
+    s->respawn = stopped;
     p->last_death = index;
     int live = 0;
     for (int i = 0; i < p->n; i++) live += !p->slots[i].dead;
@@ -369,7 +372,11 @@ void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why) {
     /* Reported once, here, whether a call or a sweep found it. */
     char which[48] = "";
     if (p->n > 1) snprintf(which, sizeof which, "worker %d of %d: ", index + 1, p->n);
-    if (restart)
+    if (stopped)
+        comp_log(c, TSR_LOG_INFO, "%sa cancelled call: the worker %s; another starts at the "
+                                  "next call that needs it",
+                 which, why);
+    else if (restart)
         comp_log(c, TSR_LOG_WARN, "%s%s; restart=auto starts another when a call needs it",
                  which, why);
     else if (live > 0)
@@ -379,6 +386,14 @@ void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why) {
         comp_log(c, TSR_LOG_WARN, "%s%s; no worker is left: calls fail until "
                                   "tsr_component_restart (or open with restart=auto)",
                  which, why);
+}
+
+void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why) {
+    mark_dead(c, s, why, 0);
+}
+
+void pool_mark_stopped(tsr_component *c, pool_slot *s, const char *why) {
+    mark_dead(c, s, why, 1);
 }
 
 int pool_slot_index(const tsr_component *c, const pool_slot *s) {

@@ -18,6 +18,8 @@ typedef struct pool_slot {
     worker_proc proc;
     int busy;                   /* lent to a call */
     int dead;                   /* died or was killed; `death` says how */
+    int respawn;                /* dead because a cancel stopped it: started again at
+                                   the next call that needs it, whatever `restart` says */
     char death[512];
 } pool_slot;
 
@@ -77,6 +79,10 @@ void pool_release(tsr_component *c, pool_slot *s);
 /* After a death or a kill, during a call or found between calls: the
  * slot is skipped from now on, the death counted and logged once (WARN). */
 void pool_mark_dead(tsr_component *c, pool_slot *s, const char *why);
+/* The same for a worker killed because it did not stop at a cancel: not a
+ * failure of the plugin (logged at INFO), and the slot's worker is started
+ * again at the next call that needs it. */
+void pool_mark_stopped(tsr_component *c, pool_slot *s, const char *why);
 int pool_slot_index(const tsr_component *c, const pool_slot *s);
 /* tsr_component_restart: start again every worker that died, also those
  * that died idle and unseen. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pool.h"
 
@@ -187,7 +188,57 @@ int worker_answer_done(tsr_call *call, chan_block *b) {
     char msg[sizeof b->message];
     memcpy(msg, b->message, sizeof msg);
     msg[sizeof msg - 1] = '\0';
-    return call_fail(call, status < 0 && status >= TSR_E_LIMIT ? status : TSR_E_WORKER, "%s", msg);
+    return call_fail(call, status < 0 && status >= CHAN_STATUS_MIN ? status : TSR_E_WORKER, "%s",
+                     msg);
+}
+
+static int check_for_cancel(void *call) { return call_cancel_check(call); }
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The call was cancelled while the worker of slot s had it: ask the worker
+ * to stop (its plugin sees tsr_ctx_cancelled; a request it has not started
+ * is refused) and wait TSR_CANCEL_GRACE_MS for the answer, refusing its
+ * allocations meanwhile. A worker that answers has finished the request
+ * and serves on. One that does not is killed, and its slot starts another
+ * worker at the next call that needs one, whatever `restart` says. */
+static int stop_in_worker(tsr_call *call, pool_slot *s, chan_block *b) {
+    tsr_component *c = call_component(call);
+    char why[TSR_ERRMSG_MAX - 160];
+    long pid = (long)s->proc.pid;
+    atomic_store(&b->cancel, 1);
+    uint64_t until = now_ms() + TSR_CANCEL_GRACE_MS;
+    uint32_t post = 0;
+    int st;
+    for (;;) {
+        uint64_t t = now_ms();
+        int left = t >= until ? 1 : (int)(until - t);
+        st = worker_await(&s->proc, post, left, "did not stop", why, sizeof why);
+        if (st != CHAN_ALLOC) break;
+        b->status = TSR_E_CANCELLED;
+        snprintf(b->message, sizeof b->message, "the call was cancelled");
+        post = CHAN_ALLOC_DONE;
+    }
+    if (st == CHAN_DONE)
+        return call_fail(call, TSR_E_CANCELLED,
+                         b->status == 0 ? "cancelled; the worker (pid %ld) had finished the call, "
+                                          "its results are dropped"
+                                        : "cancelled; the worker (pid %ld) stopped the call and "
+                                          "serves on",
+                         pid);
+    if (st == TSR_E_TIMEOUT) {
+        pool_mark_stopped(c, s, why);
+        return call_fail(call, TSR_E_CANCELLED,
+                         "cancelled; the worker (pid %ld) did not stop within %d ms and was "
+                         "killed; another starts at the next call",
+                         pid, TSR_CANCEL_GRACE_MS);
+    }
+    pool_mark_dead(c, s, why);
+    return call_fail(call, TSR_E_CANCELLED, "cancelled; meanwhile %s", why);
 }
 
 /* One request to the worker of slot s, answering its allocation requests.
@@ -204,10 +255,20 @@ static int exchange(tsr_call *call, proxy_call *pc, pool_slot *s) {
     binref_writer *fw = NULL;
     int rc = write_request(call, pc, &s->proc.end, &fw);
     atomic_store(&b->taken, 0);
+    /* Relaxed: posting the request (a seq_cst store) publishes it. */
+    if (atomic_load_explicit(&b->cancel, memory_order_relaxed))
+        atomic_store_explicit(&b->cancel, 0, memory_order_relaxed);
+    worker_cancel cx = {.flag = call_cancel_flag(call),
+                        .fd = call_cancel_fd(call),
+                        .check_ms = call_cancel_check_ms(call),
+                        .check = check_for_cancel,
+                        .user = call};
     uint32_t post = CHAN_REQUEST;
     while (rc == 0) {
-        int st = worker_roundtrip(&s->proc, post, o->timeout_ms, why, sizeof why);
-        if (st < 0) {
+        int st = worker_roundtrip_cancel(&s->proc, post, o->timeout_ms, &cx, why, sizeof why);
+        if (st == TSR_E_CANCELLED) {
+            rc = stop_in_worker(call, s, b);
+        } else if (st < 0) {
             int idle = st == TSR_E_WORKER && !atomic_load(&b->taken);
             pool_mark_dead(c, s, why);
             rc = idle ? WORKER_DIED_IDLE : call_fail(call, st, "%s", why);

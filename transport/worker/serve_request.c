@@ -289,7 +289,7 @@ static void *alloc_from_host(void *user, int32_t k, int *code, char *why, size_t
         memcpy(msg, b->message, sizeof msg); /* a copy: the host could rewrite it */
         msg[sizeof msg - 1] = '\0';
         return alloc_refused(code,
-                             status < 0 && status >= TSR_E_LIMIT ? status : TSR_E_PLUGIN_RESULT,
+                             status < 0 && status >= CHAN_STATUS_MIN ? status : TSR_E_PLUGIN_RESULT,
                              why, n, msg);
     }
     /* The host's answer is checked like a request: it must hold the shape. */
@@ -381,8 +381,12 @@ void serve_request(worker_state *ws) {
         answer(b, rc, "cannot read the arrays of the request: %s", why);
         return;
     }
+    if (atomic_load(&b->cancel)) {
+        answer(b, TSR_E_CANCELLED, "cancelled before the plugin ran");
+        return;
+    }
     int ret;
-    rc = served_invoke(ws->srv, &args, alloc_from_host, ws, &ret, why, sizeof why);
+    rc = served_invoke(ws->srv, &args, alloc_from_host, ws, &b->cancel, &ret, why, sizeof why);
     /* What the plugin printed reaches the host before the answer does. */
     if (__fpending(stdout) > 0) fflush(stdout);
     b->plugin_status = ret;

@@ -140,21 +140,51 @@ static void kill_and_reap(worker_proc *w, char *desc, size_t n) {
     reap(w, desc, n);
 }
 
+static int cancelled(const worker_proc *w, char *why, size_t n) {
+    snprintf(why, n, "cancelled while the worker (pid %ld) had the call", (long)w->pid);
+    return TSR_E_CANCELLED;
+}
+
+/* The cancel eventfd is readable. The request is the truth: with it clear
+ * (a request merged into a run that has ended) the eventfd is drained, and
+ * rung again if a request came meanwhile, for the other sleepers on it. */
+static void cancel_fd_ready(const worker_cancel *cx) {
+    if (atomic_load(cx->flag)) return;
+    uint64_t v;
+    while (read(cx->fd, &v, sizeof v) < 0 && errno == EINTR) {
+    }
+    if (atomic_load(cx->flag)) {
+        uint64_t one = 1;
+        while (write(cx->fd, &one, sizeof one) < 0 && errno == EINTR) {
+        }
+    }
+}
+
 /* Wait for a state in mask, forwarding output; the worker's death or a
- * timeout (timeout_ms < 0: none) ends it, reaped, with a message. */
-static int wait_state(worker_proc *w, uint32_t mask, int timeout_ms, const char *during,
-                      const char *timeout_what, char *why, size_t n) {
+ * timeout (timeout_ms < 0: none) ends it, reaped, with a message. With cx,
+ * a cancel ends it too (TSR_E_CANCELLED), the worker left as it is; the
+ * host's check runs after every cx->check_ms asleep. */
+static int wait_state(worker_proc *w, uint32_t mask, int timeout_ms, const worker_cancel *cx,
+                      const char *during, const char *timeout_what, char *why, size_t n) {
     uint64_t deadline = timeout_ms < 0 ? 0 : now_ms() + (uint64_t)timeout_ms;
     for (;;) {
+        if (cx && atomic_load_explicit(cx->flag, memory_order_relaxed)) return cancelled(w, why, n);
         int left = -1;
         if (timeout_ms >= 0) {
             uint64_t t = now_ms();
             left = t >= deadline ? 0 : (int)(deadline - t);
         }
-        struct pollfd extra[2] = {{.fd = w->pidfd, .events = POLLIN},
-                                  {.fd = w->out_fd, .events = POLLIN}};
+        /* Asleep for the host's check at most, unless the deadline is nearer. */
+        int checking = cx && cx->check_ms > 0 && (left < 0 || left > cx->check_ms);
+        struct pollfd extra[3] = {{.fd = w->pidfd, .events = POLLIN},
+                                  {.fd = w->out_fd, .events = POLLIN},
+                                  {.fd = cx ? cx->fd : -1, .events = POLLIN}};
         int ready = -1;
-        int s = chan_wait(&w->end, mask, extra, 2, left, &ready);
+        /* A signal handler that runs in this thread (Ctrl-C in Python) is
+         * checked for at once, not at the end of the interval. */
+        w->end.return_on_signal = checking;
+        int s = chan_wait(&w->end, mask, extra, 3, checking ? cx->check_ms : left, &ready);
+        w->end.return_on_signal = 0;
         if (s >= 0) {
             /* Output of the call goes out before its answer, unless the
              * answer came within the spin: a read() would then cost as much
@@ -165,6 +195,14 @@ static int wait_state(worker_proc *w, uint32_t mask, int timeout_ms, const char 
         }
         if (s == CHAN_WAIT_FD && ready == 1) {
             drain_output(w, DRAIN_WHILE_WAITING);
+            continue;
+        }
+        if (s == CHAN_WAIT_FD && ready == 2) {
+            cancel_fd_ready(cx);
+            continue; /* the loop's first test decides */
+        }
+        if ((s == CHAN_WAIT_TIMEOUT || s == CHAN_WAIT_SIGNAL) && checking) {
+            if (cx->check(cx->user)) return cancelled(w, why, n);
             continue;
         }
         char desc[200];
@@ -206,16 +244,33 @@ static int send_segments(worker_proc *w, char *why, size_t n) {
     return TSR_E_WORKER;
 }
 
-int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n) {
+static int roundtrip(worker_proc *w, uint32_t state, int timeout_ms, const worker_cancel *cx,
+                     const char *timeout_what, char *why, size_t n) {
     if (!w->alive) {
         snprintf(why, n, "the worker is not running");
         return TSR_E_WORKER;
     }
-    int rc = send_segments(w, why, n);
-    if (rc) return rc;
-    chan_post(&w->end, state);
+    if (state != 0) {
+        int rc = send_segments(w, why, n);
+        if (rc) return rc;
+        chan_post(&w->end, state);
+    }
     return wait_state(w, CHAN_BIT(CHAN_DONE) | CHAN_BIT(CHAN_ALLOC),
-                      timeout_ms > 0 ? timeout_ms : -1, "", "did not answer", why, n);
+                      timeout_ms > 0 ? timeout_ms : -1, cx, "", timeout_what, why, n);
+}
+
+int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n) {
+    return roundtrip(w, state, timeout_ms, NULL, "did not answer", why, n);
+}
+
+int worker_roundtrip_cancel(worker_proc *w, uint32_t state, int timeout_ms,
+                            const worker_cancel *cx, char *why, size_t n) {
+    return roundtrip(w, state, timeout_ms, cx, "did not answer", why, n);
+}
+
+int worker_await(worker_proc *w, uint32_t state, int timeout_ms, const char *timeout_what,
+                 char *why, size_t n) {
+    return roundtrip(w, state, timeout_ms, NULL, timeout_what, why, n);
 }
 
 int worker_exited(const worker_proc *w) {
@@ -423,7 +478,7 @@ static int read_ready(worker_proc *w, char **schema_json, char *why, size_t n) {
         msg[sizeof msg - 1] = '\0';
         snprintf(why, n, "%s", msg);
         /* Only a real code is passed on; anything else means a broken worker. */
-        return (status < 0 && status >= TSR_E_LIMIT) ? status : TSR_E_WORKER;
+        return (status < 0 && status >= CHAN_STATUS_MIN) ? status : TSR_E_WORKER;
     }
     const char *text = chan_data(b);
     size_t len = strnlen(text, chan_data_capacity(b));
@@ -458,7 +513,7 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
     if (!rc) rc = launch(w, o, why, n);
     if (!rc) {
         int limit = o->start_timeout_ms > 0 ? o->start_timeout_ms : -1;
-        int s = wait_state(w, CHAN_BIT(CHAN_READY), limit, " before it was ready",
+        int s = wait_state(w, CHAN_BIT(CHAN_READY), limit, NULL, " before it was ready",
                            "did not load the plugin", why, n);
         rc = s < 0 ? s : read_ready(w, schema_json, why, n);
     }

@@ -112,6 +112,27 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
  */
 int worker_roundtrip(worker_proc *w, uint32_t state, int timeout_ms, char *why, size_t n);
 
+/* What ends a wait for the worker early: a cancel of the call it runs
+ * (core/backend.h, call_cancel_*). */
+typedef struct worker_cancel {
+    const _Atomic uint32_t *flag;   /* nonzero: stop waiting */
+    int fd;                         /* readable after a request (an eventfd), or -1 */
+    int check_ms;                   /* > 0: run check after each check_ms asleep */
+    int (*check)(void *user);       /* nonzero: stop (the flag is set then) */
+    void *user;
+} worker_cancel;
+/* worker_roundtrip that also ends, with TSR_E_CANCELLED and why saying
+ * so, when cx says stop; the worker is then left as it is: alive, the
+ * request maybe still running. The caller asks it to stop (chan_block's
+ * cancel) and waits with worker_await. */
+int worker_roundtrip_cancel(worker_proc *w, uint32_t state, int timeout_ms,
+                            const worker_cancel *cx, char *why, size_t n);
+/* worker_roundtrip with state 0 posting nothing (only waiting), and
+ * timeout_what saying in why what the worker did not do in time ("did
+ * not stop" within N ms; the worker (pid 42) was killed). */
+int worker_await(worker_proc *w, uint32_t state, int timeout_ms, const char *timeout_what,
+                 char *why, size_t n);
+
 /* Whether the worker has ended (its pidfd is readable), without waiting
  * or reaping: a cheap probe of an idle worker (one poll). */
 int worker_exited(const worker_proc *w);

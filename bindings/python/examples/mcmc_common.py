@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +55,19 @@ def start(dim: int) -> np.ndarray:
     return np.zeros(dim)
 
 
-def report(name: str, chain: np.ndarray, accepted: int, seconds: float) -> None:
+def edge_costs(step_seconds: Sequence[float]) -> tuple[float, float]:
+    """Median seconds per step over the first and over the last tenth of
+    the run (at least one step each)."""
+    n = max(1, len(step_seconds) // 10)
+    return statistics.median(step_seconds[:n]), statistics.median(step_seconds[-n:])
+
+
+def report(name: str, chain: np.ndarray, accepted: int, seconds: float,
+           step_seconds: Sequence[float] = (), held: str = "") -> None:
+    """The chain's summary; with step_seconds (one per step, or one per
+    step of each segment), the cost of a step at the start and at the end
+    of the run, whose ratio shows whether the trace kept so far slows
+    later steps."""
     steps = len(chain)
     burn = steps // 5
     kept = chain[burn:]
@@ -64,3 +78,9 @@ def report(name: str, chain: np.ndarray, accepted: int, seconds: float) -> None:
     print(f"  std  after burn-in {np.array2string(kept.std(axis=0), precision=4)}")
     print(f"  last state         {np.array2string(chain[-1], precision=6)}")
     print(f"  time               {seconds:.3f} s ({1e6 * seconds / steps:.1f} us per step)")
+    if len(step_seconds):
+        first, last = edge_costs(step_seconds)
+        print(f"  per step           {1e6 * first:.1f} us over the first tenth of the run, "
+              f"{1e6 * last:.1f} us over the last (ratio {last / first:.2f})")
+    if held:
+        print(f"  trace kept         {held}")

@@ -173,8 +173,6 @@ static void close_component(ComponentObject *self) {
         while (PyDict_Next(self->pools, &pos, &key, &pool)) pool_clear((PoolObject *)pool);
         PyDict_Clear(self->pools);
     }
-    if (!core->abandoned) tsr_call_free(self->abstract_call);
-    self->abstract_call = NULL;
     core_decref(core);
 }
 
@@ -285,10 +283,9 @@ static PyObject *Component_apply(ComponentObject *self, PyObject *inputs) {
         return NULL;
     PyObject *pool = Py_NewRef(self->apply_pool);   /* close() may drop it meanwhile */
     SlotObject *slot = pool_run((PoolObject *)pool, inputs, NULL, 0);
+    PyObject *out = slot ? result_dict(slot, self->out, self->n_out) : NULL;
+    if (slot) pool_release((PoolObject *)pool, slot);
     Py_DECREF(pool);
-    if (!slot) return NULL;
-    PyObject *out = result_dict(slot, self->out, self->n_out);
-    Py_DECREF(slot);
     return out;
 }
 
@@ -319,10 +316,9 @@ static PyObject *Component_call(ComponentObject *self, PyObject *args) {
     if (!pool) return NULL;
     SlotObject *slot = pool_run((PoolObject *)pool, inputs, seeds == Py_None ? NULL : seeds,
                                 (int64_t)batch);
+    PyObject *out = slot ? result_tuple(slot) : NULL;
+    if (slot) pool_release((PoolObject *)pool, slot);
     Py_DECREF(pool);
-    if (!slot) return NULL;
-    PyObject *out = result_tuple(slot);
-    Py_DECREF(slot);
     return out;
 }
 
@@ -335,44 +331,42 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
                      (int)self->n_in);
         return NULL;
     }
-    if (!self->abstract_call &&
-        !(self->abstract_call = tsr_call_new(self->core->c, TSR_EP_ABSTRACT_EVAL)))
-        return PyErr_NoMemory();
-    tsr_call *call = self->abstract_call;
+    /* A call of its own: abstract_eval runs at trace time, not per step,
+     * and may wait (on a busy worker, on the component's lock), so it runs
+     * without the GIL, holding the core as other calls do. */
+    comp_core *core = self->core;
+    tsr_call *call = tsr_call_new(core->c, TSR_EP_ABSTRACT_EVAL);
+    if (!call) return PyErr_NoMemory();
+    core_incref(core);
+    PyObject *out = NULL;
     for (int32_t i = 0; i < self->n_in; i++) {
         PyObject *shape;
         const char *dtype;
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, i), "O!s", &PyTuple_Type, &shape, &dtype))
-            return NULL;
-        int d = tsr_dtype_from_name(dtype);
-        if (d < 0) {
+            goto done;
+        int dtype_code = tsr_dtype_from_name(dtype);
+        if (dtype_code < 0) {
             raise_tessera(TSR_E_DTYPE, "abstract_eval: unknown dtype");
-            return NULL;
+            goto done;
         }
-        tsr_array a = {.data = NULL, .dtype = (tsr_dtype)d,
+        tsr_array a = {.data = NULL, .dtype = (tsr_dtype)dtype_code,
                        .rank = (int32_t)PyTuple_GET_SIZE(shape)};
         if (a.rank > TSR_MAX_RANK) {
             raise_tessera(TSR_E_SHAPE, "abstract_eval: rank out of range");
-            return NULL;
+            goto done;
         }
         for (int32_t d = 0; d < a.rank; d++) {
             a.shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
-            if (a.shape[d] == -1 && PyErr_Occurred()) return NULL;
+            if (a.shape[d] == -1 && PyErr_Occurred()) goto done;
         }
         int rc = tsr_call_set_input_at(call, i, &a);
         if (rc != 0) {
             raise_tessera(rc, tsr_call_errmsg(call));
-            return NULL;
+            goto done;
         }
     }
-    /* Worker mode asks the worker; the GIL stays held, so that this call
-     * object is never used by two threads. */
-    int rc = tsr_call_run(call);
-    if (rc != 0) {
-        raise_tessera(rc, tsr_call_errmsg(call));
-        return NULL;
-    }
-    PyObject *out = PyTuple_New(self->n_out);
+    if (run_call(call, 0) != 0) goto done;
+    out = PyTuple_New(self->n_out);
     for (int32_t k = 0; out && k < self->n_out; k++) {
         const tsr_array *r = tsr_call_result(call, k);
         PyObject *shape = PyTuple_New(r->rank);
@@ -385,6 +379,9 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
         if (!item) Py_CLEAR(out);
         else PyTuple_SET_ITEM(out, k, item);
     }
+done:
+    if (!core->abandoned) tsr_call_free(call);
+    core_decref(core);
     return out;
 }
 
@@ -399,7 +396,8 @@ static PyMethodDef Component_methods[] = {
      "Close the component: no calls after this. Workers stop and memory is released once "
      "no array returned by the component is alive any more."},
     {"apply", (PyCFunction)Component_apply, METH_O,
-     "apply(inputs) -> {output name: array}; the arrays view the result buffers."},
+     "apply(inputs) -> {output name: array}: small results copied, larger ones viewing the "
+     "result buffers (which later calls never overwrite)."},
     {"_call", (PyCFunction)Component_call, METH_VARARGS,
      "_call(endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0) -> tuple of arrays"},
     {"_abstract_eval", (PyCFunction)Component_abstract_eval, METH_O,

@@ -54,12 +54,15 @@ static int usable_in_place(PyArrayObject *a, const field_meta *f) {
            !PyDataType_HASFIELDS(d);
 }
 
-static int view_array(PyArrayObject *a, const field_meta *f, const char *what, tsr_array *out) {
+static int view_array(PyArrayObject *a, const field_meta *f, const char *what, tsr_array *out,
+                      ComponentObject *comp, tsr_endpoint ep) {
     int nd = PyArray_NDIM(a);
     if (nd > TSR_MAX_RANK) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s '%s': rank %d is out of range (0 to %d)", what,
-                 PyUnicode_AsUTF8(f->name), nd, TSR_MAX_RANK);
+        char msg[512];
+        const char *name = comp->core && comp->core->c ? tsr_component_name(comp->core->c) : "?";
+        snprintf(msg, sizeof msg,
+                 "component '%s', endpoint '%s': %s '%s': rank %d is out of range (0 to %d)",
+                 name, tsr_endpoint_name(ep), what, PyUnicode_AsUTF8(f->name), nd, TSR_MAX_RANK);
         raise_tessera(TSR_E_SHAPE, msg);
         return -1;
     }
@@ -72,9 +75,9 @@ static int view_array(PyArrayObject *a, const field_meta *f, const char *what, t
 }
 
 int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_array *out,
-                  PyObject **keep) {
+                  PyObject **keep, ComponentObject *comp, tsr_endpoint ep) {
     if (PyArray_Check(obj) && usable_in_place((PyArrayObject *)obj, f)) {
-        if (view_array((PyArrayObject *)obj, f, what, out) != 0) return -1;
+        if (view_array((PyArrayObject *)obj, f, what, out, comp, ep) != 0) return -1;
         *keep = Py_NewRef(obj);
         return 0;
     }
@@ -83,9 +86,11 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
         return -1;
     }
     /* Everything else (other dtypes, strides, torch and JAX arrays,
-     * buffers, scalars, lists) is decided in Python, once per call. */
-    PyObject *arr = PyObject_CallFunction(coerce_fn, "OsOs", obj, tsr_dtype_name(f->dtype),
-                                          f->name, what);
+     * buffers, scalars, lists) is decided in Python, once per call. Its
+     * refusals name the component and the endpoint as the library's do. */
+    PyObject *arr = PyObject_CallFunction(coerce_fn, "OsOsOs", obj, tsr_dtype_name(f->dtype),
+                                          f->name, what, (PyObject *)comp,
+                                          tsr_endpoint_name(ep));
     if (!arr) return -1;
     if (!PyArray_Check(arr) || !usable_in_place((PyArrayObject *)arr, f)) {
         Py_DECREF(arr);
@@ -93,7 +98,7 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
                      what, f->name);
         return -1;
     }
-    if (view_array((PyArrayObject *)arr, f, what, out) != 0) {
+    if (view_array((PyArrayObject *)arr, f, what, out, comp, ep) != 0) {
         Py_DECREF(arr);
         return -1;
     }

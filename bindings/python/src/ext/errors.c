@@ -4,19 +4,102 @@
  * code with the library's message. */
 #include "ext.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* {code (int): class}, and the class for codes it does not name. */
 static PyObject *classes;
 static PyObject *fallback;
 
+/* For messages made where no exception can be raised (the XLA FFI handler,
+ * without the GIL): the class and code names by -code. Written at import,
+ * read-only after. */
+#define N_CODES 64
+static char *class_names[N_CODES];
+static char *code_names[N_CODES];
+
+static void keep_name(char **slot, PyObject *name) {
+    const char *text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!text) {
+        PyErr_Clear();
+        return;
+    }
+    size_t len = strlen(text) + 1;
+    char *copy = malloc(len);
+    if (!copy) return;
+    memcpy(copy, text, len);
+    free(*slot);
+    *slot = copy;
+}
+
 PyObject *set_error_types(PyObject *module, PyObject *args) {
     (void)module;
-    PyObject *mapping, *base;
-    if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &mapping, &base)) return NULL;
+    PyObject *mapping, *base, *names = NULL;
+    if (!PyArg_ParseTuple(args, "O!O|O!", &PyDict_Type, &mapping, &base, &PyDict_Type, &names))
+        return NULL;
     Py_INCREF(mapping);
     Py_INCREF(base);
     Py_XSETREF(classes, mapping);
     Py_XSETREF(fallback, base);
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(mapping, &pos, &key, &value)) {
+        long code = PyLong_AsLong(key);
+        if (code == -1 && PyErr_Occurred()) return NULL;
+        if (code >= 0 || -code >= N_CODES) continue;
+        PyObject *name = PyObject_GetAttrString(value, "__name__");
+        keep_name(&class_names[-code], name);
+        Py_XDECREF(name);
+    }
+    pos = 0;
+    while (names && PyDict_Next(names, &pos, &key, &value)) {
+        long code = PyLong_AsLong(key);
+        if (code == -1 && PyErr_Occurred()) return NULL;
+        if (code < 0 && -code < N_CODES) keep_name(&code_names[-code], value);
+    }
     Py_RETURN_NONE;
+}
+
+/* The library's advice in the words of a Python user. */
+static const struct {
+    const char *from, *to;
+} advice[] = {
+    {"tsr_component_restart", "Component.restart()"},
+    {"tsr_restart", "Component.restart()"},
+    {"open with restart=auto", "load with restart='auto'"},
+};
+
+size_t python_words(const char *in, char *out, size_t n) {
+    size_t len = 0;
+    while (*in) {
+        const char *to = NULL;
+        size_t skip = 1;
+        for (size_t i = 0; i < sizeof advice / sizeof advice[0] && !to; i++) {
+            size_t k = strlen(advice[i].from);
+            if (strncmp(in, advice[i].from, k) == 0) {
+                to = advice[i].to;
+                skip = k;
+            }
+        }
+        size_t add = to ? strlen(to) : 1;
+        for (size_t j = 0; j < add; j++, len++)
+            if (n && len < n - 1) out[len] = to ? to[j] : *in;
+        in += skip;
+    }
+    if (n) out[len < n ? len : n - 1] = '\0';
+    return len;
+}
+
+int tessera_message(char *out, size_t n, int code, const char *message) {
+    const char *cls = code < 0 && -code < N_CODES ? class_names[-code] : NULL;
+    const char *name = code < 0 && -code < N_CODES ? code_names[-code] : NULL;
+    int head = snprintf(out, n, "tessera.%s: ", cls ? cls : "TesseraError");
+    if (head < 0 || (size_t)head >= n) return head;
+    size_t body = python_words(message, out + head, n - (size_t)head);
+    size_t used = (size_t)head + body < n ? (size_t)head + body : n - 1;
+    int tail = name ? snprintf(out + used, n - used, " [%s]", name)
+                    : snprintf(out + used, n - used, " [code %d]", code);
+    return (int)((size_t)head + body) + (tail > 0 ? tail : 0);
 }
 
 void raise_tessera(int code, const char *message) {
@@ -33,8 +116,18 @@ void raise_tessera(int code, const char *message) {
         PyErr_Format(PyExc_RuntimeError, "tessera error %d: %s", code, message);
         return;
     }
+    /* The advice in Python's words (no replacement is twice as long as
+     * what it replaces). */
+    size_t cap = 2 * strlen(message) + 1;
+    char *words = PyMem_Malloc(cap);
+    if (!words) {
+        PyErr_NoMemory();
+        return;
+    }
+    python_words(message, words, cap);
     /* Plugins write the messages: decode them leniently. */
-    PyObject *text = PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace");
+    PyObject *text = PyUnicode_DecodeUTF8(words, (Py_ssize_t)strlen(words), "replace");
+    PyMem_Free(words);
     if (!text) return;
     PyObject *exc = PyObject_CallFunction(cls, "iO", code, text);
     Py_DECREF(text);

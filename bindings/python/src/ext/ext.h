@@ -6,16 +6,27 @@
  * Who keeps whom alive (no reference cycles):
  *
  *   comp_core   the tsr_component, counted: the Component object, every
- *               Slot, ArenaBuffer and live FFI op hold a reference, and the
- *               last one to let go runs tsr_close. So close() stops new
- *               calls at once but memory that arrays still view stays valid.
+ *               Slot, ResultBuffer, ArenaBuffer and live FFI op hold a
+ *               reference, and the last one to let go runs tsr_close. So
+ *               close() stops new calls at once but memory that arrays
+ *               still view stays valid.
  *   Component   the Python object: schema, pools, FFI ops, close().
- *   Pool        the call objects (Slots) of one endpoint and one choice of
- *               differentiation targets. Owned by its Component only.
- *   Slot        one tsr_call and the owner of its results: every NumPy array
- *               returned from a run has the Slot as its base. A Slot that
- *               anything but its Pool references is never run again, so an
- *               earlier result is never overwritten; the Pool uses another.
+ *   Pool        the idle call objects (Slots) of one endpoint and one
+ *               choice of differentiation targets. Owned by its Component
+ *               only. A run takes a Slot out of it and puts it back, so the
+ *               number of call objects is the number of runs at once (a
+ *               few idle ones are kept), never the number of results alive.
+ *   Slot        one tsr_call. Its results never stay in it while anything
+ *               views them past its next run:
+ *   results     small ones (at most result_copy_limit bytes) are copied
+ *               into ordinary NumPy arrays that own their bytes. Larger
+ *               ones are viewed in place, through a ResultBuffer: while it
+ *               is alive and the Slot has not run again, the buffer is
+ *               still the call's (a loop that drops its results reuses
+ *               it); when the Slot is taken for its next run, every
+ *               ResultBuffer still alive gets its buffer handed over
+ *               (tsr_call_take_result) and frees it when its last array
+ *               dies. A held result costs its own bytes, not a call.
  *   ArenaBuffer memory from tsr_component_alloc (component.empty), released with
  *               tsr_component_free_buffer when its last array dies.
  *
@@ -73,7 +84,6 @@ typedef struct ComponentObject {
     PyObject *apply_pool;      /* Pool for apply, made on first use */
     PyObject *pools;           /* dict: (endpoint, wrt_in, wrt_out) -> Pool */
     PyObject *ffi_ops;         /* dict: key -> FfiOp (made by tessera.jax) */
-    tsr_call *abstract_call;   /* abstract_eval, whose results hold no data */
     PyObject *weakrefs;
 } ComponentObject;
 
@@ -102,27 +112,49 @@ int dtype_to_typenum(tsr_dtype dtype);
  * Python-level coercion (tessera._coerce), which copies when a safe
  * conversion exists and refuses otherwise. *keep receives a new reference
  * that keeps the memory alive until the run has finished. `what` labels
- * messages ("input", "tangent_vector"). Returns 0, or -1 with an exception. */
+ * messages ("input", "tangent_vector"); they begin, as the library's do,
+ * with "component 'X', endpoint 'Y': " (comp and ep). Returns 0, or -1
+ * with an exception. */
 int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_array *out,
-                  PyObject **keep);
+                  PyObject **keep, ComponentObject *comp, tsr_endpoint ep);
 
 /* The Python function that coerces objects (set by tessera at import). */
 extern PyObject *coerce_fn;
 
 /* ---- errors (errors.c) ------------------------------------------------------- */
 
-/* Raise the exception class registered for code, with the message. */
+/* Raise the exception class registered for code, with the message (its
+ * advice in Python's words, see python_words). */
 void raise_tessera(int code, const char *message);
+/* _set_error_types({code: class}, fallback class, {code: "TSR_E_..."}). */
 PyObject *set_error_types(PyObject *module, PyObject *mapping);
+/* The library's message with its advice in the words of a Python user
+ * ("call tsr_component_restart" -> "call Component.restart()"), into out
+ * (n bytes, truncated, always terminated). Returns the full length. No
+ * Python API: callable without the GIL. */
+size_t python_words(const char *in, char *out, size_t n);
+/* "tessera.<Class>: <message in Python's words> [TSR_E_...]": how a failure
+ * reads where no exception can be raised (the XLA FFI handler; JAX wraps
+ * it). Returns what snprintf would. No Python API. */
+int tessera_message(char *out, size_t n, int code, const char *message);
 
 /* ---- pools, slots and runs (pool.c) ------------------------------------------ */
+
+typedef struct ResultBufferObject ResultBufferObject;
 
 typedef struct SlotObject {
     PyObject_HEAD
     comp_core *core;           /* counted */
     tsr_call *call;
-    int busy;                  /* in a run (the GIL may be released) */
+    /* The ResultBuffers of the last run's results still in the call's
+     * buffers, by result index (borrowed: each holds a reference to the
+     * slot and clears its entry when it dies); NULL where none. */
+    ResultBufferObject **held;
+    int32_t cap_held;
 } SlotObject;
+
+/* Idle slots a pool keeps; beyond them a finished slot is freed. */
+#define POOL_IDLE_KEEP 4
 
 typedef struct PoolObject {
     PyObject_HEAD
@@ -130,8 +162,9 @@ typedef struct PoolObject {
     tsr_endpoint ep;
     int32_t n_wrt_in, n_wrt_out;
     int32_t *wrt_in, *wrt_out; /* field indices */
-    SlotObject **slots;
-    Py_ssize_t n_slots, cap_slots;
+    SlotObject *idle[POOL_IDLE_KEEP];  /* owned references */
+    int n_idle;
+    int closed;                /* pool_clear ran: slots coming back are freed */
 } PoolObject;
 
 extern PyTypeObject Slot_Type;
@@ -141,22 +174,48 @@ extern PyTypeObject Pool_Type;
  * checked by the library). New reference, or NULL with an exception set. */
 PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
                      PyObject *wrt_out);
-/* Bind inputs (a dict by field name) and seeds (a dict, or NULL for none),
- * run (with a leading batch axis when batch > 0) and return the Slot that
- * holds the results (new reference), or NULL with an exception set. */
+/* Take a slot, bind inputs (a dict by field name) and seeds (a dict, or
+ * NULL for none), run (with a leading batch axis when batch > 0) and
+ * return the slot, the caller's alone until pool_release, or NULL with an
+ * exception set. */
 SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_t batch);
-/* Let go of every slot (at close); slots that arrays still use live on. */
+/* Give the slot back (steals the reference), after reading its results. */
+void pool_release(PoolObject *pool, SlotObject *slot);
+/* Let go of every idle slot (at close); results still viewed live on. */
 void pool_clear(PoolObject *pool);
+/* Call objects alive in every pool (idle, running or kept by results). */
+Py_ssize_t pool_live_calls(void);
+
+/* ---- runs (interrupt.c) -------------------------------------------------------- */
+
+/* Run the call (with a leading batch axis when batch > 0) with the GIL
+ * released. From the main thread, a signal handler that raises meanwhile
+ * (Ctrl-C: KeyboardInterrupt) cancels it within about 50 ms
+ * (tsr_call_cancel) and its exception is raised. 0, or -1 with an
+ * exception set (the handler's, or the library's failure). */
+int run_call(tsr_call *call, int64_t batch);
 
 /* ---- results (results.c) ----------------------------------------------------- */
 
-/* Result k of the slot's last run as a NumPy array whose base is the slot
- * (new reference). */
+extern PyTypeObject ResultBuffer_Type;
+/* Results of at most this many bytes are copied out (see the README). */
+#define RESULT_COPY_LIMIT_DEFAULT 4096
+extern Py_ssize_t result_copy_limit;
+
+/* Result k of the slot's last run as a NumPy array (new reference): a
+ * copy, or a view whose base is a ResultBuffer. */
 PyObject *result_array(SlotObject *slot, int32_t k);
 /* Every result, as a tuple of arrays. */
 PyObject *result_tuple(SlotObject *slot);
 /* apply: {output name: array}. */
 PyObject *result_dict(SlotObject *slot, const field_meta *out, int32_t n_out);
+/* Before the slot runs again: hand over the buffers of its results still
+ * viewed to their ResultBuffers. 0, or -1 when one could not be (the slot
+ * must then not run again; its viewers keep it). */
+int results_detach(SlotObject *slot);
+/* {"calls", "results_in_call", "results_owned", "copy_limit"}: counters
+ * for tests and benchmarks. */
+PyObject *results_debug_counts(void);
 
 /* ---- arena buffers (arena.c) ------------------------------------------------- */
 

@@ -134,15 +134,16 @@ static int fill_nan(XLA_FFI_Buffer *b) {
     }
 }
 
-/* Bind the operands, run, copy the results out. 0, or a TSR_E_* code (or
- * -1 for a mismatch with XLA) with a message. */
+/* Bind the operands, run, copy the results out. 0, or a TSR_E_* code with
+ * the message (a mismatch with XLA: TSR_E_ARGUMENT for operands,
+ * TSR_E_PLUGIN_RESULT for results). */
 static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *msg, size_t n) {
     char why[TSR_ERRMSG_MAX];
     if (frame->args.size != op->n_inputs + op->n_seeds || frame->rets.size != op->n_rets) {
         snprintf(msg, n, "%lld operands and %lld results given, %d and %d expected",
                  (long long)frame->args.size, (long long)frame->rets.size,
                  (int)(op->n_inputs + op->n_seeds), (int)op->n_rets);
-        return -1;
+        return TSR_E_ARGUMENT;
     }
     for (int64_t i = 0; i < frame->args.size; i++) {
         tsr_array a;
@@ -150,19 +151,19 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
             view_buffer(frame->args.args[i], &a, why, sizeof why) != 0) {
             snprintf(msg, n, "operand %lld: %s", (long long)i,
                      frame->args.types[i] != XLA_FFI_ArgType_BUFFER ? "not a buffer" : why);
-            return -1;
+            return TSR_E_ARGUMENT;
         }
         int rc = i < op->n_inputs
                      ? tsr_call_set_input_at(call, (int32_t)i, &a)
                      : tsr_call_set_seed(call, op->seed_names[i - op->n_inputs], &a);
         if (rc != 0) {
-            snprintf(msg, n, "%s [%s, code %d]", tsr_call_errmsg(call), tsr_strerror(rc), rc);
+            snprintf(msg, n, "%s", tsr_call_errmsg(call));
             return rc;
         }
     }
     int rc = op->batch > 0 ? tsr_call_run_batch(call, op->batch) : tsr_call_run(call);
     if (rc != 0) {
-        snprintf(msg, n, "%s [%s, code %d]", tsr_call_errmsg(call), tsr_strerror(rc), rc);
+        snprintf(msg, n, "%s", tsr_call_errmsg(call));
         return rc;
     }
     for (int32_t k = 0; k < op->n_rets; k++) {
@@ -171,7 +172,7 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
             if (fill_nan(out) != 0) {
                 snprintf(msg, n, "result %d: no NaN for XLA element type %d", (int)k,
                          (int)out->dtype);
-                return -1;
+                return TSR_E_DTYPE;
             }
             continue;
         }
@@ -182,7 +183,7 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
                      "result %d does not have the shape or dtype abstract evaluation gave "
                      "(%zu bytes produced, %zu expected)",
                      (int)k, bytes, buffer_bytes(out));
-            return -1;
+            return TSR_E_PLUGIN_RESULT;
         }
         memcpy(out->data, r->data, bytes);
     }
@@ -209,16 +210,24 @@ static XLA_FFI_Error *tessera_call(XLA_FFI_CallFrame *frame) {
     if (handle_attr(&frame->attrs, &handle) != 0)
         return ffi_error(frame->api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "tessera_call: no uint64 attribute 'handle'");
+    /* Failures read "tessera.<Class>: <message> [TSR_E_...]": XLA raises
+     * them as JaxRuntimeError, and tessera.jax turns that text back into
+     * the class (tessera.jax.tessera_error). */
+    char text[2 * (TSR_ERRMSG_MAX + 64)];
     ffi_op *op = ffi_op_enter(handle);
-    if (!op)
-        return ffi_error(frame->api, XLA_FFI_Error_Code_FAILED_PRECONDITION,
-                         "tessera: the component this computation calls has been closed");
+    if (!op) {
+        tessera_message(text, sizeof text, TSR_E_ARGUMENT,
+                        "the component this computation calls has been closed");
+        return ffi_error(frame->api, XLA_FFI_Error_Code_FAILED_PRECONDITION, text);
+    }
     char msg[TSR_ERRMSG_MAX + 64];
     tsr_call *call = ffi_op_take_call(op, msg, sizeof msg);
     int rc = call ? run_op(op, call, frame, msg, sizeof msg) : TSR_E_NOT_DIFFERENTIABLE;
     if (call) ffi_op_give_call(op, call);
     ffi_op_leave(op);
-    return rc == 0 ? NULL : ffi_error(frame->api, xla_code(rc), msg);
+    if (rc == 0) return NULL;
+    tessera_message(text, sizeof text, rc, msg);
+    return ffi_error(frame->api, xla_code(rc), text);
 }
 
 PyObject *ffi_handler_capsule(void) {

@@ -29,6 +29,25 @@ static PyObject *strerror_fn(PyObject *module, PyObject *code) {
     return PyUnicode_FromString(tsr_strerror((int)c));
 }
 
+static PyObject *debug_counts(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return results_debug_counts();
+}
+
+static PyObject *set_copy_limit(PyObject *module, PyObject *limit) {
+    (void)module;
+    Py_ssize_t n = PyLong_AsSsize_t(limit);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "_set_copy_limit: bytes >= 0");
+        return NULL;
+    }
+    Py_ssize_t was = result_copy_limit;
+    result_copy_limit = n;
+    return PyLong_FromSsize_t(was);
+}
+
 #if TSR_PY_HAVE_XLA_FFI
 static PyObject *ffi_capsule(PyObject *module, PyObject *unused) {
     (void)module;
@@ -39,11 +58,17 @@ static PyObject *ffi_capsule(PyObject *module, PyObject *unused) {
 
 static PyMethodDef module_methods[] = {
     {"_set_error_types", set_error_types, METH_VARARGS,
-     "_set_error_types({code: class}, fallback_class)"},
+     "_set_error_types({code: class}, fallback_class, {code: 'TSR_E_...'})"},
     {"_set_coerce", set_coerce, METH_O, "_set_coerce(fn): fn(obj, dtype, name, what) -> ndarray"},
     {"_close_all", close_all, METH_NOARGS,
      "Close every component still open (the exit hook): workers stop, shared memory goes."},
     {"strerror", strerror_fn, METH_O, "strerror(code) -> the library's short description"},
+    {"_debug_counts", debug_counts, METH_NOARGS,
+     "Counters of this process: calls (call objects alive), results_in_call (results viewed "
+     "in a call's buffer), results_owned (results whose buffer was handed over), copy_limit."},
+    {"_set_copy_limit", set_copy_limit, METH_O,
+     "_set_copy_limit(bytes) -> the previous limit: results of at most this many bytes are "
+     "copied out (for measurements)."},
 #if TSR_PY_HAVE_XLA_FFI
     {"_ffi_handler", ffi_capsule, METH_NOARGS,
      "The XLA FFI handler as a PyCapsule, for jax.ffi.register_ffi_target."},
@@ -76,6 +101,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
     if (add_type(m, &Component_Type, "Component") < 0 || add_type(m, &Slot_Type, "Slot") < 0 ||
         add_type(m, &Pool_Type, "Pool") < 0 ||
         add_type(m, &ArenaBuffer_Type, "ArenaBuffer") < 0 ||
+        add_type(m, &ResultBuffer_Type, "ResultBuffer") < 0 ||
 #if TSR_PY_HAVE_XLA_FFI
         add_type(m, &FfiOp_Type, "FfiOp") < 0 ||
 #endif

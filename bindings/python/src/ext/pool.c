@@ -1,31 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /* Pools of call objects and one run: bind the arguments, run with the GIL
- * released, hand back the Slot that owns the results.
+ * released, hand the Slot to the caller to read its results, take it back.
  *
- * Why a pool: tsr_call results are overwritten by the call's next run, but
- * NumPy views of them may still be alive. A Slot referenced by anything but
- * its pool (an array, a tensor, a capsule) is skipped, so the steady state
- * of a loop alternates between two slots and allocates nothing. */
+ * A run takes a slot out of its pool and puts it back once its results are
+ * read, so a pool holds only idle slots and taking one costs the same
+ * whatever results are alive: results never pin a slot (results.c copies
+ * small ones and hands the buffers of large ones over before the slot runs
+ * again). Concurrent runs (threads, or an input converted by Python code
+ * that calls the component) each use a slot of their own; a loop uses one
+ * slot and allocates nothing. */
 #include "ext.h"
 
-/* Slots kept idle beyond this many are freed, so that a burst of results
- * held at once does not pin their buffers forever. */
-#define POOL_IDLE_KEEP 4
+static Py_ssize_t live_calls;
+
+Py_ssize_t pool_live_calls(void) { return live_calls; }
 
 /* ---- Slot ------------------------------------------------------------------ */
 
 static void Slot_dealloc(SlotObject *self) {
+    /* No ResultBuffer is linked here: each holds a reference to its slot. */
     if (self->core) {
         if (!self->core->abandoned) tsr_call_free(self->call);
         core_decref(self->core);
     }
+    live_calls--;
+    PyMem_Free(self->held);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 PyTypeObject Slot_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tessera._ext.Slot",
-    .tp_doc = "Owner of one call's results; the base of the arrays that view them.",
+    .tp_doc = "One call object of a pool.",
     .tp_basicsize = sizeof(SlotObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)Slot_dealloc,
@@ -71,67 +77,48 @@ static SlotObject *slot_new(PoolObject *pool, tsr_call *call) {
     slot->core = core;
     core_incref(core);
     slot->call = call;
-    slot->busy = 0;
+    slot->held = NULL;
+    slot->cap_held = 0;
+    live_calls++;
     return slot;
 }
 
-static int pool_append(PoolObject *pool, SlotObject *slot) {
-    if (pool->n_slots == pool->cap_slots) {
-        Py_ssize_t cap = pool->cap_slots ? 2 * pool->cap_slots : 4;
-        SlotObject **grown = PyMem_Realloc(pool->slots, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        pool->slots = grown;
-        pool->cap_slots = cap;
+/* An idle slot whose last results are handed over, or a new one: the
+ * caller's reference, or NULL with an exception set. */
+static SlotObject *pool_acquire(PoolObject *pool) {
+    while (pool->n_idle > 0) {
+        SlotObject *s = pool->idle[--pool->n_idle];
+        if (results_detach(s) == 0) return s;
+        /* Its results could not be handed over: it never runs again, and
+         * the arrays that view them keep it until they go. */
+        Py_DECREF(s);
     }
-    pool->slots[pool->n_slots++] = slot;
-    return 0;
+    return slot_new(pool, NULL);
 }
 
-/* A slot free to run: only the pool references it and no run is using it. */
-static int slot_idle(SlotObject *s) { return Py_REFCNT(s) == 1 && !s->busy; }
-
-/* An idle slot, marked busy; NULL with an exception set. */
-static SlotObject *pool_acquire(PoolObject *pool) {
-    SlotObject *found = NULL;
-    Py_ssize_t idle = 0;
-    for (Py_ssize_t i = 0; i < pool->n_slots; i++) {
-        if (!slot_idle(pool->slots[i])) continue;
-        if (!found) {
-            found = pool->slots[i];
-        } else if (++idle >= POOL_IDLE_KEEP) {
-            /* Free one surplus idle slot per acquisition. */
-            SlotObject *extra = pool->slots[i];
-            pool->slots[i] = pool->slots[--pool->n_slots];
-            Py_DECREF(extra);
-            break;
-        }
+void pool_release(PoolObject *pool, SlotObject *slot) {
+    if (!pool->closed && pool->n_idle < POOL_IDLE_KEEP) {
+        pool->idle[pool->n_idle++] = slot;
+        return;
     }
-    if (!found) {
-        if (!(found = slot_new(pool, NULL))) return NULL;
-        if (pool_append(pool, found) != 0) {
-            Py_DECREF(found);
-            return NULL;
-        }
-    }
-    /* Busy from now on: converting inputs may run Python code, and with it
-     * other threads that use this pool. */
-    found->busy = 1;
-    return found;
+    /* Freed: results still viewed keep only their own buffers. */
+    if (!slot->core->abandoned) results_detach(slot);
+    Py_DECREF(slot);
 }
 
 /* ---- Pool ------------------------------------------------------------------ */
 
 void pool_clear(PoolObject *pool) {
-    for (Py_ssize_t i = 0; i < pool->n_slots; i++) Py_DECREF(pool->slots[i]);
-    pool->n_slots = 0;
+    pool->closed = 1;
+    while (pool->n_idle > 0) {
+        SlotObject *s = pool->idle[--pool->n_idle];
+        if (!s->core->abandoned) results_detach(s);
+        Py_DECREF(s);
+    }
 }
 
 static void Pool_dealloc(PoolObject *self) {
     pool_clear(self);
-    PyMem_Free(self->slots);
     PyMem_Free(self->wrt_in);
     PyMem_Free(self->wrt_out);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -140,7 +127,7 @@ static void Pool_dealloc(PoolObject *self) {
 PyTypeObject Pool_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tessera._ext.Pool",
-    .tp_doc = "The call objects of one endpoint and one choice of wrt fields.",
+    .tp_doc = "The idle call objects of one endpoint and one choice of wrt fields.",
     .tp_basicsize = sizeof(PoolObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)Pool_dealloc,
@@ -189,8 +176,8 @@ PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
     pool->ep = ep;
     pool->n_wrt_in = pool->n_wrt_out = 0;
     pool->wrt_in = pool->wrt_out = NULL;
-    pool->slots = NULL;
-    pool->n_slots = pool->cap_slots = 0;
+    pool->n_idle = 0;
+    pool->closed = 0;
     Py_ssize_t n_in = 0, n_out = 0;
     const char **in = tuple_names(wrt_in, &n_in);
     const char **out = in ? tuple_names(wrt_out, &n_out) : NULL;
@@ -209,8 +196,8 @@ PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
             pool->n_wrt_out = (int32_t)n_out;
             SlotObject *first = slot_new(pool, call);
             call = NULL;  /* taken over, or freed on failure */
-            ok = first && pool_append(pool, first) == 0;
-            if (first && !ok) Py_DECREF(first);
+            ok = first != NULL;
+            if (ok) pool->idle[pool->n_idle++] = first;
         }
     }
     tsr_call_free(call);
@@ -276,8 +263,8 @@ static int report_unknown_input(SlotObject *slot, ComponentObject *comp, PyObjec
     return 0;
 }
 
-static int bind_inputs(SlotObject *slot, ComponentObject *comp, PyObject *inputs,
-                       keep_list *keep) {
+static int bind_inputs(SlotObject *slot, ComponentObject *comp, tsr_endpoint ep,
+                       PyObject *inputs, keep_list *keep) {
     Py_ssize_t found = 0;
     for (int32_t i = 0; i < comp->n_in; i++) {
         PyObject *v = PyDict_GetItemWithError(inputs, comp->in[i].name);
@@ -288,7 +275,8 @@ static int bind_inputs(SlotObject *slot, ComponentObject *comp, PyObject *inputs
             continue;
         }
         found++;
-        if (convert_array(v, &comp->in[i], "input", &a, &keep->items[keep->n]) != 0) return -1;
+        if (convert_array(v, &comp->in[i], "input", &a, &keep->items[keep->n], comp, ep) != 0)
+            return -1;
         keep->n++;
         int rc = tsr_call_set_input_at(slot->call, i, &a);
         if (rc != 0) {
@@ -316,7 +304,8 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
         tsr_array a;
         if (v) {
             found++;
-            if (convert_array(v, f, what, &a, &keep->items[keep->n]) != 0) return -1;
+            if (convert_array(v, f, what, &a, &keep->items[keep->n], pool->comp, pool->ep) != 0)
+                return -1;
             keep->n++;
         }
         int rc = tsr_call_set_seed(slot->call, f->cname, v ? &a : NULL);
@@ -367,23 +356,19 @@ SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_
         keep_release(&keep);
         return NULL;
     }
-    /* Our own reference: a close() from another thread while the GIL is
-     * released (or while inputs are converted) must not free the call. */
-    Py_INCREF(slot);
-    int failed = bind_inputs(slot, comp, inputs, &keep) != 0 ||
+    /* The slot is ours alone until pool_release: neither another run nor
+     * a close() from another thread (while the GIL is released, or while
+     * inputs are converted) can reach it. */
+    int failed = bind_inputs(slot, comp, pool->ep, inputs, &keep) != 0 ||
                  bind_seeds(slot, pool, seeds, &keep) != 0;
     int rc = 0;
     if (!failed) {
-        tsr_call *call = slot->call;
-        Py_BEGIN_ALLOW_THREADS
-        rc = batch > 0 ? tsr_call_run_batch(call, batch) : tsr_call_run(call);
-        Py_END_ALLOW_THREADS
-        if (rc != 0) raise_tessera(rc, tsr_call_errmsg(call));
+        /* GIL released; Ctrl-C stops it (interrupt.c) */
+        rc = run_call(slot->call, batch);
     }
-    slot->busy = 0;
     keep_release(&keep);
     if (failed || rc != 0) {
-        Py_DECREF(slot);
+        pool_release(pool, slot);
         return NULL;
     }
     return slot;

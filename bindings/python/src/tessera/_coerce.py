@@ -37,6 +37,14 @@ def _dtype(name: str) -> np.dtype:
     return dt
 
 
+def where(component: Any, endpoint: str | None) -> str:
+    """The prefix of the library's messages: "component 'X', endpoint 'Y': "
+    (empty without a component)."""
+    if component is None:
+        return ""
+    return f"component '{component.name}', endpoint '{endpoint or 'apply'}': "
+
+
 def _refuse(what: str, name: str, message: str) -> _errors.TesseraError:
     return _errors.DtypeError(_errors.TSR_E_DTYPE, f"{what} '{name}': {message}")
 
@@ -91,13 +99,29 @@ def _scalar(obj: Any, want: np.dtype, what: str, name: str) -> np.ndarray:
     return val
 
 
-def coerce(obj: Any, dtype_name: str, name: str, what: str = "input") -> np.ndarray:
+def coerce(obj: Any, dtype_name: str, name: str, what: str = "input",
+           component: Any = None, endpoint: str | None = None) -> np.ndarray:
     """An array of dtype ``dtype_name``, C-contiguous, aligned and native,
     with the values of ``obj``, viewing its memory whenever that is possible.
 
     Raises :class:`~tessera.DtypeError` when the conversion would lose
-    information, and ``TypeError`` for objects that hold no host memory.
+    information, and ``TypeError`` for objects that hold no host memory;
+    with a component, their messages begin as the library's do
+    ("component 'X', endpoint 'Y': input 'x': ...").
     """
+    try:
+        return _coerce(obj, dtype_name, name, what)
+    except _errors.TesseraError as exc:
+        if component is None:
+            raise
+        raise type(exc)(exc.code, where(component, endpoint) + exc.message) from None
+    except TypeError as exc:
+        if component is None or type(exc) is not TypeError:
+            raise
+        raise TypeError(where(component, endpoint) + str(exc)) from exc.__cause__
+
+
+def _coerce(obj: Any, dtype_name: str, name: str, what: str) -> np.ndarray:
     want = _dtype(dtype_name)
     if isinstance(obj, np.ndarray):
         arr = obj

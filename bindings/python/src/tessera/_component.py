@@ -39,9 +39,11 @@ class Component(_ext.Component):
     * ``jacobian(inputs, jac_inputs, jac_outputs)`` -> ``{output: {input: array}}``
     * ``abstract_eval(inputs)`` -> ``{output: ShapeDtype}``
 
-    Returned arrays view the result buffers (shared memory in worker mode)
-    without a copy and keep them alive: a later call never overwrites an
-    array that is still referenced. Inputs are read in place when they have
+    Returned arrays are never overwritten by a later call while they are
+    referenced, and cost about their own bytes however many are kept:
+    results of at most 4 KiB are copies that own their bytes; larger ones
+    view the result buffer (shared memory in worker mode) without a copy,
+    and own it once the component has run again. Inputs are read in place when they have
     the field's dtype and C order (NumPy arrays, PyTorch tensors and JAX
     arrays through DLPack, anything with the buffer protocol); otherwise
     they are converted by NumPy's safe casting rule or refused.

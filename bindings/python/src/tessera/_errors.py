@@ -113,6 +113,14 @@ class LimitError(TesseraError, ValueError):
     """TSR_E_LIMIT: refused by a limit (the max_*_bytes options)."""
 
 
+class CancelledError(TesseraError):
+    """TSR_E_CANCELLED: the call was cancelled (``tsr_call_cancel``).
+
+    Ctrl-C (or any signal handler that raises) during a call from the main
+    thread raises the handler's exception instead: ``KeyboardInterrupt``.
+    """
+
+
 _CLASSES: dict[int, tuple[str, type[TesseraError]]] = {
     -1: ("TSR_E_ARGUMENT", ArgumentError),
     -2: ("TSR_E_NOMEM", OutOfMemoryError),
@@ -134,6 +142,7 @@ _CLASSES: dict[int, tuple[str, type[TesseraError]]] = {
     -18: ("TSR_E_TIMEOUT", CallTimeoutError),
     -19: ("TSR_E_SHM", SharedMemoryError),
     -20: ("TSR_E_LIMIT", LimitError),
+    -21: ("TSR_E_CANCELLED", CancelledError),
 }
 _NAMES = {code: name for code, (name, _) in _CLASSES.items()}
 
@@ -146,4 +155,4 @@ def error_class(code: int) -> type[TesseraError]:
     return _CLASSES.get(code, ("", TesseraError))[1]
 
 
-_ext._set_error_types({code: cls for code, (_, cls) in _CLASSES.items()}, TesseraError)
+_ext._set_error_types({code: cls for code, (_, cls) in _CLASSES.items()}, TesseraError, _NAMES)

@@ -17,18 +17,36 @@ an XLA FFI handler written in C: no Python runs per call. In-process, the
 plugin reads XLA's buffers in place and each result is copied once into
 XLA's output buffer; in worker mode operands are copied into the shared
 arena and results out of it. CPU only.
+
+Errors. Outside ``jit`` (eager calls, ``grad`` and ``vmap`` without
+``jit``) a failure raises its :class:`tessera.TesseraError` subclass, as
+the NumPy API does (``tessera.PluginError``, ``tessera.WorkerError``, ...):
+an eager call runs the compiled path and waits for it to finish.
+Under ``jit`` the plugin runs inside XLA's executable, and JAX raises every
+failure of a custom call as ``jax.errors.JaxRuntimeError`` (a
+``RuntimeError``; as a plain ``ValueError`` when a jitted function that has
+run before fails, from JAX's C++ dispatch), with no way for a handler to
+choose the class. There the message reads
+``"<XLA status>: tessera.<Class>: <the library's message> [TSR_E_...]"``,
+e.g. ``INTERNAL: tessera.PluginError: component 'heat', endpoint 'apply':
+conductivity must be positive [TSR_E_PLUGIN]``; :func:`tessera_error`
+turns such an exception back into the tessera one, and
+``with tessera.jax.tessera_errors():`` re-raises it as that (chained from
+JAX's exception). Shape, dtype and name errors are found at trace time
+and raise their tessera class under ``jit`` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _errors, _ext
+from .. import _coerce, _errors, _ext
 from .._component import Component, check_input_names
 
 if not _ext.HAVE_XLA_FFI:
@@ -38,9 +56,9 @@ if not _ext.HAVE_XLA_FFI:
 
 from . import _rules  # noqa: E402  (after the check above)
 from ._op import Op, make_op  # noqa: E402
-from ._primitive import tessera_call_p  # noqa: E402
+from ._primitive import tessera_call_p, tessera_error  # noqa: E402
 
-__all__ = ["apply", "tessera_call_p", "Op", "make_op"]
+__all__ = ["apply", "tessera_call_p", "Op", "make_op", "tessera_error", "tessera_errors"]
 
 _rules.register()
 
@@ -52,7 +70,7 @@ def _operand(value: Any, field, comp: Component) -> jax.Array:
         if not jax.config.jax_enable_x64:
             raise _errors.DtypeError(
                 _errors.TSR_E_DTYPE,
-                f"component '{comp.name}': input '{field.name}' is {want}, which JAX gives "
+                f"{_coerce.where(comp, 'apply')}input '{field.name}' is {want}, which JAX gives "
                 "only with 64-bit types enabled: jax.config.update('jax_enable_x64', True)")
     x = value if isinstance(value, jax.Array) else jnp.asarray(value)
     if x.dtype == want:
@@ -62,7 +80,7 @@ def _operand(value: Any, field, comp: Component) -> jax.Array:
     if not np.can_cast(x.dtype, want, rule):
         raise _errors.DtypeError(
             _errors.TSR_E_DTYPE,
-            f"component '{comp.name}': input '{field.name}': dtype {x.dtype} given, {want} "
+            f"{_coerce.where(comp, 'apply')}input '{field.name}': dtype {x.dtype} given, {want} "
             f"expected, and NumPy's '{rule}' casting rule does not allow the conversion")
     return x.astype(want)
 
@@ -80,3 +98,22 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Arra
     args = [_operand(inputs[f.name], f, component) for f in schema.inputs]
     outs = tessera_call_p.bind(*args, op=make_op(component, "apply"))
     return dict(zip(schema.output_names, outs))
+
+
+@contextlib.contextmanager
+def tessera_errors() -> Iterator[None]:
+    """Within the block (or the decorated function), JAX's exception for a
+    tessera call that failed under ``jit`` is raised again as its
+    :class:`tessera.TesseraError` subclass, chained from it; other
+    exceptions pass unchanged::
+
+        with tessera.jax.tessera_errors():
+            jitted(x).block_until_ready()     # raises tessera.PluginError
+    """
+    try:
+        yield
+    except (RuntimeError, ValueError) as exc:  # JaxRuntimeError is a RuntimeError
+        err = None if isinstance(exc, _errors.TesseraError) else tessera_error(exc)
+        if err is None:
+            raise
+        raise err from exc

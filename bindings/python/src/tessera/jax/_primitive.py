@@ -6,13 +6,14 @@ jitted program calls the plugin with no Python on the way."""
 from __future__ import annotations
 
 import functools
+import re
 
 import jax
 import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import mlir
 
-from .. import _ext
+from .. import _errors, _ext
 from ._op import Op
 
 tessera_call_p = Primitive("tessera_call")
@@ -35,6 +36,28 @@ def _apply_shapes(op: Op, specs: tuple) -> tuple:
     return out
 
 
+# "tessera.PluginError: <message> [TSR_E_PLUGIN]", as the FFI handler writes
+# a failure (tessera._ext, ffi_handler.c) and XLA wraps it.
+_WRAPPED = re.compile(r"tessera\.(\w+): (.*) \[(TSR_E_\w+)\]", re.S)
+
+
+def tessera_error(exc: BaseException) -> _errors.TesseraError | None:
+    """The :class:`tessera.TesseraError` a failure under ``jax.jit`` stands
+    for: ``exc`` itself if it is one, the exception of the class, code and
+    message that JAX's exception from a tessera call carries
+    (``JaxRuntimeError``, or ``ValueError`` from JAX's C++ dispatch), or
+    None when ``exc`` is neither."""
+    if isinstance(exc, _errors.TesseraError):
+        return exc
+    found = _WRAPPED.search(str(exc))
+    if found is None:
+        return None
+    code = getattr(_errors, found.group(3), None)
+    if not isinstance(code, int):
+        return None
+    return _errors.error_class(code)(code, found.group(2))
+
+
 def _abstract_eval(*avals, op: Op):
     comp = op.component
     n_in = len(comp.schema.inputs)
@@ -48,10 +71,18 @@ def _abstract_eval(*avals, op: Op):
 
 
 def _impl(*args, op: Op):
-    # Outside jit: the same compiled path, jitted once per op.
+    """Outside jit: the same compiled path, jitted once per op, waited for,
+    so that a failure raises its tessera class here, as it does from the
+    NumPy API (XLA wraps it in its own exception: see tessera_error)."""
     if op._jitted is None:
         op._jitted = jax.jit(functools.partial(tessera_call_p.bind, op=op))
-    return op._jitted(*args)
+    try:
+        return jax.block_until_ready(op._jitted(*args))
+    except (RuntimeError, ValueError) as exc:  # JaxRuntimeError is a RuntimeError
+        err = tessera_error(exc)
+        if err is None:
+            raise
+        raise err from None
 
 
 def _lowering(ctx, *args, op: Op):

@@ -21,11 +21,18 @@ import jax
 import jax.numpy as jnp
 from jax.interpreters import ad, batching
 
+from .. import _errors
 from ._op import Op, make_op
 from ._primitive import tessera_call_p
 
-_SECOND_ORDER = ("tessera: {} of a component's {} is not available: plugins provide "
-                 "first derivatives only")
+
+def _second_order(op: Op, what: str) -> _errors.TesseraError:
+    """A derivative of a derivative: UnsupportedError (a NotImplementedError)."""
+    return _errors.UnsupportedError(
+        _errors.TSR_E_UNSUPPORTED,
+        f"component '{op.component.name}': {what} of its {op.kind} is not available "
+        "(second-order derivatives: jax.hessian, a JVP or grad of a gradient); components "
+        "provide first derivatives only")
 
 
 def _is_zero(t) -> bool:
@@ -34,7 +41,7 @@ def _is_zero(t) -> bool:
 
 def _jvp_rule(primals, tangents, *, op: Op):
     if op.kind != "apply":
-        raise NotImplementedError(_SECOND_ORDER.format("a derivative", op.kind))
+        raise _second_order(op, "a derivative")
     comp = op.component
     wrt_in, seeds = [], []
     for field, tangent in zip(comp.schema.inputs, tangents):
@@ -61,7 +68,7 @@ def _jvp_rule(primals, tangents, *, op: Op):
 
 def _transpose_rule(cotangents, *args, op: Op):
     if op.kind != "jvp":
-        raise NotImplementedError(_SECOND_ORDER.format("a transpose", op.kind))
+        raise _second_order(op, "a transpose")
     comp = op.component
     n_in = len(comp.schema.inputs)
     primals, tangents = args[:n_in], args[n_in:]
@@ -102,6 +109,13 @@ def _batch_rule(args, dims, *, op: Op):
             return [o.reshape((size, op.batch, *o.shape[1:])) for o in outs], [0] * n_out
         return tessera_call_p.bind(*moved, op=op.with_batch(size)), [0] * n_out
     # Output shapes depend on values: one call per item.
+    if not any(isinstance(a, jax.core.Tracer) for a in args):
+        # Eager: each item's call is made here, so that a failure raises its
+        # tessera class (a lax.map would run compiled, where XLA wraps it).
+        rows = [tessera_call_p.bind(*(a if d is None else jnp.take(a, i, axis=d)
+                                      for a, d in zip(args, dims)), op=op)
+                for i in range(size)]
+        return [jnp.stack(col) for col in zip(*rows)], [0] * n_out
     batched = [i for i, d in enumerate(args) if dims[i] is not None]
 
     def one(items):

@@ -17,17 +17,34 @@ buffers, also without a copy. Every mode works the same way.
 
 Non-differentiable fields behave as in Tesseract-JAX: a gradient asked of a
 non-differentiable input, or a tangent given for one, raises ValueError.
+
+Derivatives of derivatives. Components provide first derivatives only. A
+gradient taken with ``create_graph=True`` is still the right gradient, and
+it stays in the graph: its dependence on the cotangent is linear (served by
+the component's jvp, so ``torch.autograd.functional.jvp`` works), and its
+dependence on the inputs is a second derivative, which raises
+:class:`tessera.UnsupportedError` (a ``NotImplementedError``) naming the
+component and the inputs as soon as anything asks for it
+(``torch.autograd.functional.hessian``, a gradient of a gradient,
+``gradgradcheck``, ``torch.func.hessian``). Nothing returns a silent zero.
+
+``torch.func``: ``grad``, ``vjp``, ``jvp`` (forward mode through the
+component's jvp), ``jacrev``, ``jacfwd`` and ``vmap`` work. ``vmap`` runs a
+leading batch axis through the library (``tsr_call_run_batch``, split over
+the workers in worker mode), or one call per item when an output's shape
+depends on values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from .. import _coerce
+from .. import _coerce, _errors
 from .._component import Component, check_input_names
 
 __all__ = ["apply", "ComponentFunction"]
@@ -40,6 +57,12 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
     except (RuntimeError, TypeError):
         if t.device.type != "cpu":
             raise TypeError(f"tessera: a tensor on {t.device}; components read CPU memory")
+        if re.search(r"\bBatched\b", str(torch._C._dispatch_keys(t))):
+            raise TypeError(
+                "tessera: a tensor batched by torch's legacy vmap (torch.autograd.functional's "
+                "jacobian or hessian with vectorize=True, autograd.grad with "
+                "is_grads_batched=True) cannot reach a component: use vectorize=False, or "
+                "torch.func (jacrev, jacfwd, vmap), which batch through the component") from None
         return t.detach().resolve_conj().resolve_neg().numpy()
 
 
@@ -53,6 +76,9 @@ class _Plan:
         # Outputs without gradients: not differentiable, or not floating point.
         self.constant = tuple(not f.differentiable or f.dtype.kind not in "fc"
                               for f in schema.outputs)
+        self.inexact_inputs = tuple(f.dtype.kind in "fc" for f in schema.inputs)
+        # Whether the library can size a batch of apply/jvp results ahead.
+        self.batchable = schema.output_shapes_static
 
 
 def _plan(component: Component) -> _Plan:
@@ -62,7 +88,7 @@ def _plan(component: Component) -> _Plan:
     return plan
 
 
-def _inputs(component: Component, tensors: tuple[torch.Tensor, ...]) -> dict[str, np.ndarray]:
+def _inputs(component: Component, tensors: Sequence[torch.Tensor]) -> dict[str, np.ndarray]:
     return {name: _numpy(t) for name, t in zip(_plan(component).inputs, tensors)}
 
 
@@ -72,67 +98,388 @@ def _not_differentiable(component: Component, name: str, what: str) -> ValueErro
         "differentiable. Pass it without requires_grad (or .detach() it).")
 
 
-class ComponentFunction(torch.autograd.Function):
-    """``apply(component, *inputs in schema order) -> outputs in schema order``."""
+def _second_order(component: Component, names: Sequence[str]) -> _errors.TesseraError:
+    which = (f"input{'s' if len(names) > 1 else ''} " + ", ".join(f"'{n}'" for n in names)
+             if names else "its inputs")
+    return _errors.UnsupportedError(
+        _errors.TSR_E_UNSUPPORTED,
+        f"component '{component.name}': second-order derivatives are not available: a "
+        f"derivative of its vjp or jvp with respect to {which} was asked (a Hessian, the "
+        "gradient of a gradient taken with create_graph=True, gradgradcheck, "
+        "torch.func.hessian); components provide first derivatives only")
 
-    # forward takes ctx itself: a separate setup_context would make every
-    # apply bind arguments through inspect.signature (~10 us).
+
+def _functorch_active() -> bool:
+    return torch._C._are_functorch_transforms_active()
+
+
+def _in_graph(tensors: Sequence[torch.Tensor]) -> bool:
+    """Whether a derivative computed now must itself be differentiable:
+    under torch.func, or with grad mode on (backward with create_graph=True)
+    and something that requires grad."""
+    if _functorch_active():
+        return True
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+# ---- the endpoints, run now on CPU tensors ----------------------------------
+
+def _outputs(res: Sequence[np.ndarray]) -> tuple[torch.Tensor, ...]:
+    return tuple(torch.from_numpy(r) for r in res)
+
+
+def _apply_now(component: Component, batch: int,
+               tensors: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    ins = _inputs(component, tensors)
+    if batch:
+        return _outputs(component._call("apply", (), (), ins, None, batch))
+    out = component.apply(ins)
+    return tuple(torch.from_numpy(out[n]) for n in _plan(component).outputs)
+
+
+def _vjp_now(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+             inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
+    """Cotangents of wrt_in (in that order) for cotangents of wrt_out."""
+    return _outputs(component._call("vjp", wrt_in, wrt_out, _inputs(component, inputs),
+                                    {n: _numpy(s) for n, s in zip(wrt_out, seeds)}, batch))
+
+
+def _jvp_now(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+             inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
+    """Tangents of wrt_out (in that order) for tangents of wrt_in."""
+    return _outputs(component._call("jvp", wrt_in, wrt_out, _inputs(component, inputs),
+                                    {n: _numpy(s) for n, s in zip(wrt_in, seeds)}, batch))
+
+
+# ---- first derivatives, differentiable where they are linear ----------------
+
+def _guard(component: Component, inputs: Sequence[torch.Tensor]) -> tuple:
+    """The inputs through _Guard (floating ones): any derivative that
+    reaches them from a vjp or jvp is a second derivative, and raises."""
+    plan = _plan(component)
+    names = tuple(n for n, inexact in zip(plan.inputs, plan.inexact_inputs) if inexact)
+    floats = [t for t, inexact in zip(inputs, plan.inexact_inputs) if inexact]
+    guarded = iter(_Guard.apply(component, names, *floats) if floats else ())
+    return tuple(next(guarded) if inexact else t
+                 for t, inexact in zip(inputs, plan.inexact_inputs))
+
+
+def _vjp(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+         inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
+    if _in_graph((*inputs, *seeds)):
+        return _Vjp.apply(component, batch, wrt_in, wrt_out, *_guard(component, inputs), *seeds)
+    return _vjp_now(component, batch, wrt_in, wrt_out, inputs, seeds)
+
+
+def _jvp(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+         inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
+    if _in_graph((*inputs, *seeds)):
+        return _Jvp.apply(component, batch, wrt_in, wrt_out, *_guard(component, inputs), *seeds)
+    return _jvp_now(component, batch, wrt_in, wrt_out, inputs, seeds)
+
+
+# ---- the rules of apply, shared by both Function classes --------------------
+
+def _setup(ctx: Any, component: Component, batch: int, tensors: Sequence[torch.Tensor],
+           outputs: Sequence[torch.Tensor]) -> None:
+    ctx.component = component
+    ctx.batch = batch
+    ctx.save_for_backward(*tensors)
+    ctx.save_for_forward(*tensors)
+    constant = [y for y, c in zip(outputs, _plan(component).constant) if c]
+    if constant:
+        ctx.mark_non_differentiable(*constant)
+    ctx.set_materialize_grads(False)
+
+
+def _backward(ctx: Any, needs: Sequence[bool], grads: Sequence[torch.Tensor | None]) -> tuple:
+    """Gradients of the inputs (None where none is needed)."""
+    component: Component = ctx.component
+    schema = component.schema
+    wrt_in = []
+    for f, needed in zip(schema.inputs, needs):
+        if needed:
+            if not f.differentiable:
+                raise _not_differentiable(component, f.name, "a gradient was asked of")
+            wrt_in.append(f.name)
+    seeds = [(f.name, g) for f, g in zip(schema.outputs, grads)
+             if g is not None and f.differentiable]
+    if not wrt_in or not seeds:
+        return (None,) * len(schema.inputs)
+    wrt_out = tuple(n for n, _ in seeds)
+    res = _vjp(component, ctx.batch, tuple(wrt_in), wrt_out, ctx.saved_tensors,
+               [g for _, g in seeds])
+    grad_of = dict(zip(wrt_in, res))
+    return tuple(grad_of.get(f.name) for f in schema.inputs)
+
+
+def _forward_ad(ctx: Any, tangents: Sequence[torch.Tensor | None]) -> tuple:
+    """Tangents of the outputs (None for those without one)."""
+    component: Component = ctx.component
+    schema = component.schema
+    wrt_in, seeds = [], []
+    for f, t in zip(schema.inputs, tangents):
+        if t is not None:
+            if not f.differentiable:
+                raise _not_differentiable(component, f.name, "a tangent was given for")
+            wrt_in.append(f.name)
+            seeds.append(t)
+    if not seeds:
+        return tuple(None for _ in schema.outputs)
+    outs = schema.differentiable_outputs
+    res = dict(zip(outs, _jvp(component, ctx.batch, tuple(wrt_in), outs, ctx.saved_tensors,
+                              seeds)))
+    return tuple(res.get(f.name) for f in schema.outputs)
+
+
+# ---- vmap: a leading batch axis run by the library --------------------------
+
+def _batched(info: Any, in_dims: Sequence[int | None], tensors: Sequence[torch.Tensor],
+             batch: int) -> tuple[list[torch.Tensor], int]:
+    """Every tensor with the vmapped axis first (broadcast where it has
+    none), folded into an existing batch axis. Returns them and the new
+    batch size."""
+    n = info.batch_size
+    moved = []
+    for t, d in zip(tensors, in_dims):
+        t = t.movedim(d, 0) if d is not None else t.expand(n, *t.shape)
+        if batch:
+            t = t.reshape(n * batch, *t.shape[2:])
+        moved.append(t)
+    return moved, n * batch if batch else n
+
+
+def _unbatched(outs: Sequence[torch.Tensor], n: int, batch: int) -> tuple:
+    if batch:
+        return tuple(o.reshape(n, batch, *o.shape[1:]) for o in outs)
+    return tuple(outs)
+
+
+def _per_item(info: Any, in_dims: Sequence[int | None], tensors: Sequence[torch.Tensor],
+              call: Any) -> tuple:
+    """One call per item (output shapes that depend on values), stacked."""
+    items = [t.movedim(d, 0) if d is not None else None for t, d in zip(tensors, in_dims)]
+    rows = [call([t if it is None else it[i] for t, it in zip(tensors, items)])
+            for i in range(info.batch_size)]
+    return tuple(torch.stack(col) for col in zip(*rows))
+
+
+def _vmap_rule(fn: Any, info: Any, in_dims: Sequence[int | None], head: tuple,
+               tensors: Sequence[torch.Tensor], batchable: bool) -> tuple:
+    """vmap of fn.apply(component, batch, *rest_of_head, *tensors)."""
+    component, batch = head[0], head[1]
+    dims = in_dims[len(head):]
+    if batchable or batch:
+        moved, size = _batched(info, dims, tensors, batch)
+        outs = fn.apply(component, size, *head[2:], *moved)
+        outs = _unbatched(outs, info.batch_size, batch)
+    else:
+        outs = _per_item(info, dims, tensors, lambda ts: fn.apply(*head, *ts))
+    return outs, tuple(0 for _ in outs)
+
+
+# ---- the Functions ------------------------------------------------------------
+
+class _Apply(torch.autograd.Function):
+    """apply, for torch.func (setup_context and vmap): ``apply(component,
+    batch, *inputs)``, batch > 0 for a leading batch axis of that size."""
+
     @staticmethod
-    def forward(ctx: Any, component: Component, *tensors: torch.Tensor) -> tuple:
-        plan = _plan(component)
-        out = component.apply(_inputs(component, tensors))
-        outputs = tuple(torch.from_numpy(out[n]) for n in plan.outputs)
-        ctx.component = component
-        ctx.save_for_backward(*tensors)
-        ctx.save_for_forward(*tensors)
-        constant = [y for y, c in zip(outputs, plan.constant) if c]
-        if constant:
-            ctx.mark_non_differentiable(*constant)
+    def forward(component: Component, batch: int, *tensors: torch.Tensor) -> tuple:
+        return _apply_now(component, batch, tensors)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+        _setup(ctx, inputs[0], inputs[1], inputs[2:], output)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
+        return (None, None, *_backward(ctx, ctx.needs_input_grad[2:], grads))
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
+        return _forward_ad(ctx, tangents[2:])
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, component: Component, batch: int,
+             *tensors: torch.Tensor) -> tuple:
+        return _vmap_rule(_Apply, info, in_dims, (component, batch), tensors,
+                          _plan(component).batchable)
+
+
+class _Vjp(torch.autograd.Function):
+    """``apply(component, batch, wrt_in, wrt_out, *inputs, *cotangents of
+    wrt_out)`` -> cotangents of wrt_in. Linear in the cotangents (its
+    derivative there is the component's jvp); the inputs come through
+    _Guard, which refuses a derivative with respect to them."""
+
+    @staticmethod
+    def forward(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+                *tensors: torch.Tensor) -> tuple:
+        n = len(component.schema.inputs)
+        return _vjp_now(component, batch, wrt_in, wrt_out, tensors[:n], tensors[n:])
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+        ctx.component, ctx.batch, ctx.wrt_in, ctx.wrt_out = inputs[:4]
+        n = len(ctx.component.schema.inputs)
+        ctx.save_for_backward(*inputs[4:4 + n])
+        ctx.save_for_forward(*inputs[4:4 + n])
         ctx.set_materialize_grads(False)
-        return outputs
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
         component: Component = ctx.component
-        schema = component.schema
-        wrt_in = []
-        for f, needed in zip(schema.inputs, ctx.needs_input_grad[1:]):
-            if needed:
-                if not f.differentiable:
-                    raise _not_differentiable(component, f.name, "a gradient was asked of")
-                wrt_in.append(f.name)
-        seeds = {f.name: _numpy(g) for f, g in zip(schema.outputs, grads)
-                 if g is not None and f.differentiable}
-        if not wrt_in:
-            return (None,) * (1 + len(schema.inputs))
-        if seeds:
-            res = component.vjp(_inputs(component, ctx.saved_tensors), wrt_in, list(seeds), seeds)
-            grad_of = {n: torch.from_numpy(v) for n, v in res.items()}
-        else:
-            grad_of = {}
-        return (None, *[grad_of.get(f.name) for f in schema.inputs])
+        n = len(component.schema.inputs)
+        # Inputs: None, which _Guard turns into the error when it is asked for.
+        head = (None,) * (4 + n)
+        if not any(ctx.needs_input_grad[4 + n:]):
+            return (*head, *(None for _ in ctx.wrt_out))
+        given = [(name, g) for name, g in zip(ctx.wrt_in, grads) if g is not None]
+        if not given:
+            return (*head, *(None for _ in ctx.wrt_out))
+        res = _jvp(component, ctx.batch, tuple(n_ for n_, _ in given), ctx.wrt_out,
+                   ctx.saved_tensors, [g for _, g in given])
+        return (*head, *res)
 
     @staticmethod
     def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
         component: Component = ctx.component
-        schema = component.schema
-        seeds = {}
-        for f, t in zip(schema.inputs, tangents[1:]):
-            if t is not None:
-                if not f.differentiable:
-                    raise _not_differentiable(component, f.name, "a tangent was given for")
-                seeds[f.name] = _numpy(t)
-        outs = schema.differentiable_outputs
-        if not seeds:
-            return tuple(None for _ in schema.outputs)
-        res = component.jvp(_inputs(component, ctx.saved_tensors), list(seeds), outs, seeds)
-        return tuple(torch.from_numpy(res[f.name]) if f.name in res else None
-                     for f in schema.outputs)
+        n = len(component.schema.inputs)
+        moved = [name for name, t in zip(component.schema.input_names, tangents[4:4 + n])
+                 if t is not None]
+        if moved:
+            raise _second_order(component, moved)
+        given = [(name, t) for name, t in zip(ctx.wrt_out, tangents[4 + n:]) if t is not None]
+        if not given:
+            return tuple(None for _ in ctx.wrt_in)
+        return _vjp(component, ctx.batch, ctx.wrt_in, tuple(n_ for n_, _ in given),
+                    ctx.saved_tensors, [t for _, t in given])
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, component: Component, batch: int, wrt_in: tuple,
+             wrt_out: tuple, *tensors: torch.Tensor) -> tuple:
+        # The results of a vjp are shaped like inputs: a batch can always be sized.
+        return _vmap_rule(_Vjp, info, in_dims, (component, batch, wrt_in, wrt_out), tensors,
+                          True)
 
 
-def _tensor(value: Any, field) -> torch.Tensor:
+class _Jvp(torch.autograd.Function):
+    """``apply(component, batch, wrt_in, wrt_out, *inputs, *tangents of
+    wrt_in)`` -> tangents of wrt_out. Linear in the tangents (its transpose
+    is the component's vjp); the inputs come through _Guard."""
+
+    @staticmethod
+    def forward(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+                *tensors: torch.Tensor) -> tuple:
+        n = len(component.schema.inputs)
+        return _jvp_now(component, batch, wrt_in, wrt_out, tensors[:n], tensors[n:])
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+        ctx.component, ctx.batch, ctx.wrt_in, ctx.wrt_out = inputs[:4]
+        n = len(ctx.component.schema.inputs)
+        ctx.save_for_backward(*inputs[4:4 + n])
+        ctx.save_for_forward(*inputs[4:4 + n])
+        ctx.set_materialize_grads(False)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
+        component: Component = ctx.component
+        n = len(component.schema.inputs)
+        head = (None,) * (4 + n)
+        given = [(name, g) for name, g in zip(ctx.wrt_out, grads) if g is not None]
+        if not any(ctx.needs_input_grad[4 + n:]) or not given:
+            return (*head, *(None for _ in ctx.wrt_in))
+        res = _vjp(component, ctx.batch, ctx.wrt_in, tuple(n_ for n_, _ in given),
+                   ctx.saved_tensors, [g for _, g in given])
+        return (*head, *res)
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
+        component: Component = ctx.component
+        n = len(component.schema.inputs)
+        moved = [name for name, t in zip(component.schema.input_names, tangents[4:4 + n])
+                 if t is not None]
+        if moved:
+            raise _second_order(component, moved)
+        given = [(name, t) for name, t in zip(ctx.wrt_in, tangents[4 + n:]) if t is not None]
+        if not given:
+            return tuple(None for _ in ctx.wrt_out)
+        return _jvp(component, ctx.batch, tuple(n_ for n_, _ in given), ctx.wrt_out,
+                    ctx.saved_tensors, [t for _, t in given])
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, component: Component, batch: int, wrt_in: tuple,
+             wrt_out: tuple, *tensors: torch.Tensor) -> tuple:
+        return _vmap_rule(_Jvp, info, in_dims, (component, batch, wrt_in, wrt_out), tensors,
+                          _plan(component).batchable)
+
+
+class _Guard(torch.autograd.Function):
+    """The identity on a component's inputs where they enter one of its
+    derivatives: a derivative through it is a second derivative, which
+    raises UnsupportedError (autograd runs it only when that derivative is
+    asked for)."""
+
+    @staticmethod
+    def forward(component: Component, names: tuple, *tensors: torch.Tensor) -> tuple:
+        return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+        ctx.component, ctx.names = inputs[:2]
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
+        asked = [n for n, needed in zip(ctx.names, ctx.needs_input_grad[2:]) if needed]
+        raise _second_order(ctx.component, asked)
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
+        raise _second_order(ctx.component, [n for n, t in zip(ctx.names, tangents[2:])
+                                            if t is not None])
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, component: Component, names: tuple,
+             *tensors: torch.Tensor) -> tuple:
+        # Stays a _Guard for the transforms outside this vmap.
+        return _Guard.apply(component, names, *tensors), tuple(in_dims[2:])
+
+
+class ComponentFunction(torch.autograd.Function):
+    """``apply(component, *inputs in schema order) -> outputs in schema order``.
+
+    Under ``torch.func`` transforms the call goes through a twin Function
+    that has ``setup_context`` and a ``vmap`` rule; outside them this one
+    is used, as binding arguments for ``setup_context`` costs ~10 us a call.
+    """
+
+    @classmethod
+    def apply(cls, component: Component, *tensors: Any) -> tuple:  # type: ignore[override]
+        if _functorch_active():
+            return _Apply.apply(component, 0, *tensors)
+        return super().apply(component, *tensors)
+
+    @staticmethod
+    def forward(ctx: Any, component: Component, *tensors: torch.Tensor) -> tuple:
+        outputs = _apply_now(component, 0, tensors)
+        _setup(ctx, component, 0, tensors, outputs)
+        return outputs
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
+        return (None, *_backward(ctx, ctx.needs_input_grad[1:], grads))
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
+        return _forward_ad(ctx, tangents[1:])
+
+
+def _tensor(value: Any, field, component: Component) -> torch.Tensor:
     """A constant input given as something other than a tensor."""
-    return torch.from_numpy(_coerce.coerce(value, field.dtype.name, field.name))
+    return torch.from_numpy(_coerce.coerce(value, field.dtype.name, field.name, "input",
+                                           component, "apply"))
 
 
 def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
@@ -140,11 +487,13 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, torch.Te
 
     Inputs are tensors (or anything NumPy can read, taken as constants);
     gradients flow to differentiable inputs that require grad, through
-    ``backward`` (vjp) and forward-mode AD (jvp)."""
+    ``backward`` (vjp) and forward-mode AD (jvp). Works under ``torch.func``
+    transforms (grad, vjp, jvp, jacrev, jacfwd, vmap); second derivatives
+    raise :class:`tessera.UnsupportedError`."""
     plan = _plan(component)
     if len(inputs) != len(plan.inputs) or any(n not in inputs for n in plan.inputs):
         check_input_names(component, inputs, "apply")
-    args = [v if isinstance(v, torch.Tensor) else _tensor(v, component.schema.input(n))
+    args = [v if isinstance(v, torch.Tensor) else _tensor(v, component.schema.input(n), component)
             for n, v in ((n, inputs[n]) for n in plan.inputs)]
     outs = ComponentFunction.apply(component, *args)
     return dict(zip(plan.outputs, outs))
