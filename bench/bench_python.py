@@ -12,6 +12,10 @@ run the same C code; the difference is what the binding adds: converting
 the inputs, choosing a call object, building the result arrays (and, for
 JAX, XLA's dispatch; for PyTorch, autograd's).
 
+The rosenbrock rows give its rank-0 inputs a and b as 0-d arrays, Python
+floats, NumPy float64 scalars and Python ints, all interleaved in one run;
+their budget is a ratio to the 0-d array row of the same run.
+
     python3 bench/bench_python.py [--quick] [--csv PATH]
 
 Prints a table and writes CSV (default: build/bench/results/python.csv).
@@ -37,6 +41,8 @@ BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 
 # Budgets on the overhead (binding - ctypes), microseconds.
 BUDGET_US = {("numpy apply", "inproc"): 3.0, ("jax jit", "inproc", 1000): 10.0}
+# A scalar for a rank-0 field: at most this times a 0-d array (same run).
+BUDGET_SCALAR_VS_0D = 1.5
 
 
 class TsrArray(ctypes.Structure):
@@ -53,7 +59,8 @@ class CtypesCall:
     and tsr_call_set_input once; then run() is one bare ctypes call of
     tsr_call_run."""
 
-    def __init__(self, lib: ctypes.CDLL, component, n: int) -> None:
+    def __init__(self, lib: ctypes.CDLL, component, n: int,
+                 scalars: dict[str, float] | None = None) -> None:
         self.lib = lib
         self.comp = ctypes.c_void_p(component._address)
         # Input memory from tsr_component_alloc: in the arena in worker mode (no copy).
@@ -64,6 +71,15 @@ class CtypesCall:
         arr.shape[0] = n
         if lib.tsr_call_set_input(self.call, b"x", ctypes.byref(arr)) != 0:
             raise RuntimeError("set_input failed")
+        # Rank-0 float64 inputs (rosenbrock's a and b), 8 bytes each.
+        self.scalars = []
+        for name, value in (scalars or {}).items():
+            mem = lib.tsr_component_alloc(self.comp, 8)
+            ctypes.c_double.from_address(mem).value = value
+            self.scalars.append(mem)
+            if lib.tsr_call_set_input(self.call, name.encode(),
+                                      ctypes.byref(TsrArray(mem, TSR_FLOAT64, 0))) != 0:
+                raise RuntimeError("set_input failed")
         self.run = lambda: lib.tsr_call_run(self.call)
         if self.run() != 0:
             raise RuntimeError(lib.tsr_call_errmsg(self.call).decode())
@@ -71,6 +87,8 @@ class CtypesCall:
     def close(self) -> None:
         self.lib.tsr_call_free(self.call)
         self.lib.tsr_component_free_buffer(self.comp, self.data)
+        for mem in self.scalars:
+            self.lib.tsr_component_free_buffer(self.comp, mem)
 
 
 def ctypes_library() -> ctypes.CDLL:
@@ -113,6 +131,7 @@ def p10(values: list[float]) -> float:
 def rows(quick: bool) -> list[dict]:
     import jax
     import jax.numpy as jnp
+    import numpy as np
     import torch
 
     import tessera
@@ -122,6 +141,7 @@ def rows(quick: bool) -> list[dict]:
     jax.config.update("jax_enable_x64", True)
     lib = ctypes_library()
     noop = BUILD / "plugins" / "noop.so"
+    rosenbrock = BUILD / "plugins" / "rosenbrock.so"
     scale = 0.2 if quick else 1.0
     out = []
 
@@ -157,7 +177,46 @@ def rows(quick: bool) -> list[dict]:
         })
         print(f"  measured {variant} {mode} n={n}", file=sys.stderr)
 
+    def measure_scalars(mode: str, comp, n: int = 3) -> None:
+        """rosenbrock with a and b given as 0-d arrays, Python floats, NumPy
+        float64 scalars and Python ints, interleaved in one run with the
+        ctypes reference; a row each, its ratio to the 0-d array row."""
+        ref = CtypesCall(lib, comp, n, {"a": 1.0, "b": 100.0})
+        x = comp.empty(n)
+        x[:] = 0.5
+        kinds = {  # a and b given as
+            "0-d": {"x": x, "a": np.array(1.0), "b": np.array(100.0)},
+            "float": {"x": x, "a": 1.0, "b": 100.0},
+            "np.float64": {"x": x, "a": np.float64(1.0), "b": np.float64(100.0)},
+            "int": {"x": x, "a": 1, "b": 100},
+        }
+        fns = {k: (lambda d=d: comp.apply(d)) for k, d in kinds.items()}
+        fns["ctypes"] = ref.run
+        for f in fns.values():
+            f()
+        times = per_call(fns, max(1, int(2000 * scale)), max(5, int(25 * scale)))
+        med = {k: statistics.median(v) for k, v in times.items()}
+        ref.close()
+        base = med["0-d"]
+        for kind in kinds:
+            vs = med[kind] / base
+            scalar = kind != "0-d"
+            out.append({
+                "variant": f"rosenbrock {kind} a, b", "mode": mode, "n": n,
+                "binding_us": med[kind] * 1e6, "binding_p10_us": p10(times[kind]) * 1e6,
+                "ctypes_us": med["ctypes"] * 1e6, "ctypes_p10_us": p10(times["ctypes"]) * 1e6,
+                "overhead_us": (med[kind] - med["ctypes"]) * 1e6,
+                "ratio": med[kind] / med["ctypes"],
+                "context": (f"{vs:.2f}x the 0-d a, b row ({base * 1e6:.2f} us), "
+                            f"budget {BUDGET_SCALAR_VS_0D}x" if scalar else ""),
+                "budget_us": None,
+                "verdict": ("PASS" if vs <= BUDGET_SCALAR_VS_0D else "OVER") if scalar else "",
+            })
+        print(f"  measured rosenbrock scalars {mode} n={n}", file=sys.stderr)
+
     for mode in ("inproc", "worker"):
+        with tessera.load(rosenbrock, mode) as comp:
+            measure_scalars(mode, comp)
         with tessera.load(noop, mode) as comp:
             for n in ((1, 1000) if mode == "inproc" else (1000,)):
                 x = comp.empty(n)
@@ -196,7 +255,8 @@ def rows(quick: bool) -> list[dict]:
 def print_table(results: list[dict]) -> None:
     print("\nPython bindings: noop (y = x, float64), median (and p10) per call over batches; "
           "overhead = median binding - median of a bare ctypes call of tsr_call_run on the "
-          "same component, in the same run")
+          "same component, in the same run (rosenbrock rows: its own ctypes call, with a "
+          "and b bound)")
     head = (f"{'variant':<28}{'mode':<8}{'n':>10}{'binding us':>12}{'(p10)':>9}"
             f"{'ctypes us':>11}{'(p10)':>9}{'overhead us':>13}{'ratio':>8}{'budget':>9}  verdict")
     print(head)

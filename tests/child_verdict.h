@@ -36,14 +36,18 @@ static char verdict[3 * TSR_ERRMSG_MAX];
 
 /* Run fn in a child and check its verdict. skip_why explains a "skip";
  * NULL when the test cannot be skipped (a "skip" then fails it). The
- * child must leave nothing of its own in /dev/shm. */
-static inline void run_in_child(const char *(*fn)(void), const char *skip_why) {
+ * child must leave nothing of its own in /dev/shm. With watchdog_s > 0 the
+ * child is killed (SIGALRM) after that many seconds, and the test fails
+ * saying it hung, instead of hanging the suite. */
+static inline void run_in_child_watched(const char *(*fn)(void), const char *skip_why,
+                                        unsigned watchdog_s) {
     int p[2];
     cr_assert_eq(pipe(p), 0);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
         close(p[0]);
+        if (watchdog_s) alarm(watchdog_s);
         const char *v = fn();
         size_t len = strlen(v);
         _exit(write(p[1], v, len) == (ssize_t)len ? 0 : 1);
@@ -61,10 +65,16 @@ static inline void run_in_child(const char *(*fn)(void), const char *skip_why) {
     close(p[0]);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(!(watchdog_s && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM),
+              "the child hung: the watchdog killed it after %u s", watchdog_s);
     if (skip_why && strcmp(got, "skip") == 0) cr_skip_test("%s", skip_why);
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
     cr_expect_str_eq(got, "ok");
     cr_expect_eq(shm_entries_of(pid), 0, "the child left segments in /dev/shm");
+}
+
+static inline void run_in_child(const char *(*fn)(void), const char *skip_why) {
+    run_in_child_watched(fn, skip_why, 0);
 }
 
 #endif /* TESSERA_TEST_CHILD_VERDICT_H */

@@ -204,3 +204,126 @@ def test_worker_timeouts_and_deaths_raise_and_the_host_lives_on(load):
     crashing = load("crash", "worker", config={"fault": "segv"})
     with pytest.raises(tessera.WorkerError, match="SIGSEGV|signal"):
         crashing.apply({"x": np.ones(2)})
+
+
+# ---- scalars for fields ------------------------------------------------------
+# Python and NumPy scalars are bound without a call into Python where the
+# Python-level coercion (tessera._coerce) would accept them; every result and
+# every refusal must be what that coercion gives.
+
+SCALARS = [True, False, 0, 3, -2, 255, 256, -129, 2 ** 31, 2 ** 40, 2 ** 63 - 1, 2 ** 63,
+           2 ** 64, -(2 ** 63), 2 ** 1100, 1.5, -0.1, 1e300, -1e40, float("inf"), float("nan"),
+           np.float64(0.1), np.float64(1e300), np.float32(0.1), np.float16(0.5),
+           np.int8(-3), np.int16(300), np.int32(-7), np.int64(7), np.uint8(200),
+           np.uint64(2 ** 64 - 1), np.bool_(True), np.complex128(1 + 2j), 1 + 2j,
+           np.longdouble(0.5), np.str_("a"), np.datetime64(1, "s")]
+SCALAR_PLUGINS = {
+    "echo_dtypes": ("float64", "float32", "int32", "int64", "bool", "uint8"),
+    "echo_complex": ("complex128", "complex64"),
+}
+
+
+def echo_point(dtypes, field, value):
+    inputs = {}
+    for d in dtypes:
+        for rank in range(4):
+            inputs[f"{d}_{rank}"] = np.zeros((2,) * rank, d)
+    inputs[field] = value
+    return inputs
+
+
+def same_outcome(comp, inputs, field, reference):
+    """comp.apply(inputs) against comp.apply with inputs[field] replaced by
+    reference() (an array), or against the exception reference raises."""
+    try:
+        ref = reference()
+    except Exception as exc:  # noqa: BLE001 - any refusal must be the same
+        with pytest.raises(type(exc)) as info:
+            comp.apply(inputs)
+        assert str(info.value) == str(exc)
+        assert getattr(info.value, "code", None) == getattr(exc, "code", None)
+        return "refused"
+    out = comp.apply(inputs)
+    want = comp.apply({**inputs, field: ref})
+    assert out[field].dtype == want[field].dtype and out[field].shape == want[field].shape
+    assert out[field].tobytes() == want[field].tobytes(), (inputs[field], out[field], want[field])
+    return "accepted"
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+@pytest.mark.parametrize("plugin", sorted(SCALAR_PLUGINS))
+def test_scalars_give_what_0d_arrays_give(load, plugin, mode):
+    from tessera import _coerce
+    comp = load(plugin, mode)
+    dtypes = SCALAR_PLUGINS[plugin]
+    seen = set()
+    for d in dtypes:
+        field = f"{d}_0"
+        for value in SCALARS:
+            inputs = echo_point(dtypes, field, value)
+            seen.add(same_outcome(comp, inputs, field, lambda: _coerce.coerce(
+                value, d, field, "input", comp, "apply")))
+    assert seen == {"accepted", "refused"}
+
+
+@pytest.mark.parametrize("value", [1.0, np.float64(1.0), 1, True, np.float32(1.0), np.int32(1)])
+def test_scalars_for_rank0_float_fields(load, value):
+    comp = load("rosenbrock")
+    x = np.array([0.5, 1.5, -1.0])
+    want = comp.apply({"x": x, "a": np.array(1.0), "b": np.array(100.0)})["value"]
+    got = comp.apply({"x": x, "a": value, "b": 100})["value"]
+    assert got.dtype == want.dtype and got.shape == () and got == want
+    # the same slot, again with other values: nothing is left of the last call
+    got = comp.apply({"x": x, "a": value * 2, "b": 10.0})["value"]
+    assert got == comp.apply({"x": x, "a": np.array(2.0), "b": np.array(10.0)})["value"]
+    # tangents too
+    t = comp.jvp({"x": x, "a": 1.0, "b": 100.0}, ["a", "b"], ["value"], {"a": value, "b": 0})
+    t0 = comp.jvp({"x": x, "a": np.array(1.0), "b": np.array(100.0)}, ["a", "b"], ["value"],
+                  {"a": np.array(1.0), "b": np.array(0.0)})
+    assert t["value"] == t0["value"]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("k", 2.5, "input 'k': 2.5 cannot become int64 without losing its value"),
+    ("k", np.float64(2.0),
+     f"input 'k': {np.float64(2.0)!r} cannot become int64 without losing its value"),
+    ("k", 2 ** 70, f"input 'k': {2 ** 70} does not fit in int64"),
+    ("k", np.uint64(1), "input 'k': dtype uint64 given, int64 expected, and NumPy's 'safe' "
+                        "casting rule does not allow the conversion (convert it explicitly)"),
+    ("h", 1e10, "input 'h': 10000000000.0 overflows float16"),
+    ("x", 1.0, None),  # a rank-1 field: the library's error, as for a 0-d array
+])
+def test_refused_scalars_keep_their_errors(load, field, value, message):
+    comp = load("mixed_dtypes")
+    with pytest.raises(tessera.TesseraError) as info:
+        comp.apply(mixed_inputs(**{field: value}))
+    if message is None:
+        with pytest.raises(type(info.value)) as as_array:
+            comp.apply(mixed_inputs(**{field: np.array(value, np.float32)}))
+        assert str(info.value) == str(as_array.value)
+        assert info.value.code == as_array.value.code
+        return
+    assert str(info.value) == ("component 'mixed_dtypes', endpoint 'apply': " + message
+                               + " [TSR_E_DTYPE]")
+    assert info.value.code_name == "TSR_E_DTYPE" and isinstance(info.value, TypeError)
+
+
+def test_scalars_do_not_call_into_python(load):
+    from tessera import _coerce, _ext
+    comp = load("rosenbrock")
+    x = np.array([0.5, 1.5, -1.0])
+    calls = []
+
+    def counting(*args):
+        calls.append(args[0])
+        return _coerce.coerce(*args)
+
+    _ext._set_coerce(counting)
+    try:
+        for value in (1.0, np.float64(1.0), 1, True, np.float32(1.0), np.int32(1), np.bool_(True)):
+            comp.apply({"x": x, "a": value, "b": value})
+        assert calls == []
+        comp.apply({"x": x, "a": np.array(1.0, np.float32), "b": 1.0})  # an array to convert
+        assert len(calls) == 1
+    finally:
+        _ext._set_coerce(_coerce.coerce)

@@ -114,9 +114,15 @@ int dtype_to_typenum(tsr_dtype dtype);
  * that keeps the memory alive until the run has finished. `what` labels
  * messages ("input", "tangent_vector"); they begin, as the library's do,
  * with "component 'X', endpoint 'Y': " (comp and ep). Returns 0, or -1
- * with an exception. */
+ * with an exception.
+ *
+ * cell (16 bytes, aligned; or NULL): where a Python or NumPy scalar is
+ * written as a 0-d array without calling Python, when the Python side
+ * would accept it (the same rules, the same values; anything it refuses
+ * still goes to it, for its error). It must stay untouched until the run
+ * has finished: a Slot's own cells (scalar_cell). */
 int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_array *out,
-                  PyObject **keep, ComponentObject *comp, tsr_endpoint ep);
+                  PyObject **keep, void *cell, ComponentObject *comp, tsr_endpoint ep);
 
 /* The Python function that coerces objects (set by tessera at import). */
 extern PyObject *coerce_fn;
@@ -142,10 +148,22 @@ int tessera_message(char *out, size_t n, int code, const char *message);
 
 typedef struct ResultBufferObject ResultBufferObject;
 
+/* Room for one scalar argument, bound as a 0-d array (convert_array). */
+typedef union scalar_cell {
+    _Alignas(16) unsigned char bytes[16];
+    double d[2];
+    int64_t i;
+} scalar_cell;
+
 typedef struct SlotObject {
     PyObject_HEAD
     comp_core *core;           /* counted */
     tsr_call *call;
+    /* One per input, then one per seed (n_in + n_wrt_in + n_wrt_out),
+     * made with the slot and kept: scalars given for fields live here
+     * while the slot runs. */
+    scalar_cell *cells;
+    int32_t n_cells;
     /* The ResultBuffers of the last run's results still in the call's
      * buffers, by result index (borrowed: each holds a reference to the
      * slot and clears its entry when it dies); NULL where none. */

@@ -25,6 +25,7 @@ static void Slot_dealloc(SlotObject *self) {
     }
     live_calls--;
     PyMem_Free(self->held);
+    PyMem_Free(self->cells);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -69,11 +70,20 @@ static SlotObject *slot_new(PoolObject *pool, tsr_call *call) {
             return NULL;
         }
     }
+    int32_t n_cells = pool->comp->n_in + pool->n_wrt_in + pool->n_wrt_out;
+    scalar_cell *cells = PyMem_Malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cells);
+    if (!cells) {
+        tsr_call_free(call);
+        return (SlotObject *)PyErr_NoMemory();
+    }
     SlotObject *slot = PyObject_New(SlotObject, &Slot_Type);
     if (!slot) {
+        PyMem_Free(cells);
         tsr_call_free(call);
         return NULL;
     }
+    slot->cells = cells;
+    slot->n_cells = n_cells;
     slot->core = core;
     core_incref(core);
     slot->call = call;
@@ -275,7 +285,8 @@ static int bind_inputs(SlotObject *slot, ComponentObject *comp, tsr_endpoint ep,
             continue;
         }
         found++;
-        if (convert_array(v, &comp->in[i], "input", &a, &keep->items[keep->n], comp, ep) != 0)
+        if (convert_array(v, &comp->in[i], "input", &a, &keep->items[keep->n], &slot->cells[i],
+                          comp, ep) != 0)
             return -1;
         keep->n++;
         int rc = tsr_call_set_input_at(slot->call, i, &a);
@@ -304,7 +315,8 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
         tsr_array a;
         if (v) {
             found++;
-            if (convert_array(v, f, what, &a, &keep->items[keep->n], pool->comp, pool->ep) != 0)
+            if (convert_array(v, f, what, &a, &keep->items[keep->n],
+                              &slot->cells[pool->comp->n_in + k], pool->comp, pool->ep) != 0)
                 return -1;
             keep->n++;
         }
