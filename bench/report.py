@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The transport-cost report: what a call of the noop plugin (y = x) costs in
-every way Tessera can make it, against baselines measured in the same run,
-and beside the same no-op written as a Tesseract.
+"""The transport-cost report, v2: what a call costs in every way Tessera can
+make it, beside the same work written as a Tesseract and called in-process
+and over HTTP, and what happens to worker calls on a busy machine.
 
-    python3 bench/report.py [--quick] [--out DIR]
+    python3 bench/report.py [--quick] [--out DIR] [--no-tesseract] [--no-load]
 
-Cells: mode x size (0, 10^3, 10^5, 10^7 float64 elements; 10^8 in a full run
-when memory and disk allow) x endpoint (apply, vjp). Modes:
+Both sides always do the same work: "copy" (y = x into a new array; the noop
+plugin, and a Tesseract returning x.copy(), its vjp a copy of the cotangent)
+and "axpy" (result = a*s + b; the vectoradd plugin, and a Tesseract computing
+it with NumPy). The two Tesseracts are written into a temporary folder by
+this script. Cells: way of calling x (copy apply, copy vjp, axpy apply) x
+size (0, 10^3, 10^5, 10^7 float64 elements; 10^8 in a full run when memory
+and disk allow). Ways of calling:
 
     inproc, isolated      tessera.load(..., mode), inputs in ordinary memory
     worker-arena          worker mode, inputs from component.empty (no copy)
@@ -15,19 +20,22 @@ when memory and disk allow) x endpoint (apply, vjp). Modes:
     files-io_uring        worker mode, transport=files, file_io=io_uring
     files-posix           worker mode, transport=files, file_io=posix
     cli-base64            the tessera command line, json+base64 in and out
+    tesseract-inproc      Tesseract.from_tesseract_api
+    tesseract-http        tesseract-runtime serve on loopback, json+base64
 
-Baselines: a ctypes call of tsr_call_run on a prepared in-process call (the
-C API without the binding), bench_inproc's direct call of the plugin's
-apply, a futex ping-pong between two processes (bench_pingpong), a NumPy copy
-and a sequential file write + read of the same bytes. When tesseract-core is
-importable, the Tesseract no-op (bench/tesseract_noop) is measured
-in-process (Tesseract.from_tesseract_api) and over HTTP on loopback
-(tesseract-runtime serve). Then a cheap chain: MALA steps per second on 2-D
-rosenbrock from C (bench_mcmc) and from JAX (jit + lax.scan).
+Every call is timed alone; each cell gives p50 and p99 over those calls.
+Baselines: a ctypes call of tsr_call_run, bench_inproc's direct call, a futex
+ping-pong (bench_pingpong), a NumPy copy and a file write + read. "On a busy
+machine": copy apply at 10^3 in inproc and both worker rows, timed from
+Python, idle and then beside one busy process per CPU (bounded in time and
+always stopped), drawn as CDFs. Then MALA steps per second on 2-D rosenbrock
+from C (bench_mcmc) and from JAX.
 
-Writes DIR/report.txt (the tables), DIR/cells.csv, DIR/baselines.csv,
-DIR/mcmc.csv, DIR/bench_inproc.csv, DIR/machine.txt and DIR/overhead.png. No timing is asserted:
-it exits 0 whatever the figures, non-zero only when it cannot measure.
+Writes DIR/report.txt (the tables), cells.csv, baselines.csv, loaded.csv,
+loaded_calls.csv (every per-call time of the busy-machine section), mcmc.csv,
+bench_inproc.csv, machine.txt, calls.png (time per call against size) and
+loaded.png (the CDFs). No timing is asserted: it exits 0 whatever the
+figures, non-zero only when it cannot measure.
 """
 
 from __future__ import annotations
@@ -56,7 +64,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 NOOP = BUILD / "plugins" / "noop.so"
-TESSERACT_API = ROOT / "bench" / "tesseract_noop" / "tesseract_api.py"
 
 MODES = ["inproc", "isolated", "worker-arena", "worker-copy", "files-io_uring",
          "files-posix", "cli-base64"]
@@ -137,38 +144,70 @@ def size_label(n: int) -> str:
 
 @dataclass
 class Stat:
-    """Per-call seconds over repeated batches: median and the p10/p90 spread."""
-    median: float
+    """Per-call seconds: p50 and p99 (and p10 / p90) over calls each timed
+    alone, and how many calls were timed."""
+    p50: float
+    p99: float
     p10: float
     p90: float
     samples: int
-    calls_per_sample: int
+    values: np.ndarray | None = None  # the per-call seconds, kept for the CDF
 
     @staticmethod
-    def of(values: list[float], per: int) -> "Stat":
+    def of(values: list[float] | np.ndarray, keep: bool = False) -> "Stat":
         v = np.asarray(values, dtype=float)
-        return Stat(float(np.median(v)), float(np.percentile(v, 10)),
-                    float(np.percentile(v, 90)), len(v), per)
+        p10, p50, p90, p99 = np.percentile(v, [10, 50, 90, 99])
+        return Stat(float(p50), float(p99), float(p10), float(p90), len(v),
+                    v if keep else None)
+
+    @property
+    def median(self) -> float:
+        return self.p50
 
 
-NAN_STAT = Stat(float("nan"), float("nan"), float("nan"), 0, 0)
+NAN_STAT = Stat(float("nan"), float("nan"), float("nan"), float("nan"), 0)
 
 
-def measure(fn: Callable[[], object], batches: int, target_s: float,
-            max_calls: int = 2000) -> Stat:
-    """Time fn in `batches` batches of k consecutive calls, k chosen so that a
-    batch lasts about target_s (one untimed call first)."""
-    t0 = time.perf_counter()
+@dataclass
+class Budget:
+    """How long to sample one cell: at least min_calls calls (a tenth as
+    many at 10^7 elements, a hundredth at 10^8, never under 3), then until
+    seconds have passed or max_calls."""
+    seconds: float
+    min_calls: int
+    max_calls: int
+
+    def for_size(self, n: int) -> "Budget":
+        if n >= 10**7:
+            cut = 10 if n < 10**8 else 100
+            return Budget(self.seconds, max(3, self.min_calls // cut), self.max_calls)
+        return self
+
+
+def sample(fn: Callable[[], object], budget: Budget, keep: bool = False) -> Stat:
+    """Time each call of fn alone (perf_counter_ns around it), after one
+    untimed call: p50 and p99 are over single calls, so p99 shows the slow
+    calls that an average over a batch would hide."""
     fn()
-    one = max(time.perf_counter() - t0, 1e-9)
-    per = int(max(1, min(max_calls, target_s / one)))
-    values = []
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(per):
-            fn()
-        values.append((time.perf_counter() - t0) / per)
-    return Stat.of(values, per)
+    clock = time.perf_counter_ns
+    times: list[int] = []
+    end = time.perf_counter() + budget.seconds
+    while len(times) < budget.max_calls and (len(times) < budget.min_calls
+                                             or time.perf_counter() < end):
+        t0 = clock()
+        fn()
+        times.append(clock() - t0)
+    return Stat.of(np.asarray(times, dtype=float) * 1e-9, keep)
+
+
+def timer_cost() -> float:
+    """What one perf_counter_ns pair around nothing costs (median, s)."""
+    clock = time.perf_counter_ns
+    v = []
+    for _ in range(20000):
+        t0 = clock()
+        v.append(clock() - t0)
+    return float(np.median(v)) * 1e-9
 
 
 # ---- machine ----------------------------------------------------------------
@@ -214,6 +253,101 @@ def available_memory() -> int:
     return 0
 
 
+# ---- the two kernels ---------------------------------------------------------
+
+# Every comparison runs the same work on both sides: "copy" is y = x into a
+# new array (Tessera's noop plugin; a Tesseract whose apply returns x.copy()
+# and whose vjp returns a copy of the cotangent), "axpy" is result = a*s + b
+# (Tessera's vectoradd plugin; a Tesseract computing a * s + b with NumPy).
+CALLS = [("copy", "apply"), ("copy", "vjp"), ("axpy", "apply")]
+PLUGINS = {"copy": NOOP, "axpy": BUILD / "plugins" / "vectoradd.so"}
+AXPY_S = 2.0
+
+TESSERACT_APIS = {
+    "copy": '''"""y = x as a Tesseract, copying as Tessera's noop does (written by bench/report.py)."""
+from typing import Any
+from pydantic import BaseModel
+from tesseract_core.runtime import Array, Differentiable, Float64
+
+
+class InputSchema(BaseModel):
+    x: Differentiable[Array[(None,), Float64]]
+
+
+class OutputSchema(BaseModel):
+    y: Differentiable[Array[(None,), Float64]]
+
+
+def apply(inputs: InputSchema) -> OutputSchema:
+    return OutputSchema(y=inputs.x.copy())
+
+
+def vector_jacobian_product(inputs: InputSchema, vjp_inputs: set[str], vjp_outputs: set[str],
+                            cotangent_vector: dict[str, Any]) -> dict[str, Any]:
+    return {"x": cotangent_vector["y"].copy()} if "x" in vjp_inputs else {}
+''',
+    "axpy": '''"""result = a * s + b as a Tesseract, as Tessera's vectoradd (written by bench/report.py)."""
+from pydantic import BaseModel
+from tesseract_core.runtime import Array, Float64
+
+
+class InputSchema(BaseModel):
+    a: Array[(None,), Float64]
+    b: Array[(None,), Float64]
+    s: Float64
+
+
+class OutputSchema(BaseModel):
+    result: Array[(None,), Float64]
+
+
+def apply(inputs: InputSchema) -> OutputSchema:
+    return OutputSchema(result=inputs.a * inputs.s + inputs.b)
+''',
+}
+
+
+def call_label(kernel: str, ep: str) -> str:
+    """copy apply, copy vjp, axpy apply."""
+    return f"{kernel} {ep}"
+
+
+def kernel_arrays(kernel: str, n: int, alloc: Callable[[int], np.ndarray]) -> dict:
+    """The inputs of one call (filled), the cotangent, and what each endpoint
+    must return (output name, value)."""
+    if kernel == "copy":
+        x, ct = alloc(n), alloc(n)
+        x[:] = 1.5
+        ct[:] = 0.5
+        return {"inputs": {"x": x}, "ct": ct, "apply": ("y", x), "vjp": ("x", ct)}
+    a, b = alloc(n), alloc(n)
+    a[:] = 1.5
+    b[:] = 0.5
+    return {"inputs": {"a": a, "b": b, "s": AXPY_S}, "ct": None,
+            "apply": ("result", np.full(n, 1.5 * AXPY_S + 0.5))}
+
+
+def encode(x: np.ndarray) -> dict:
+    """A Tesseract encoded array, json+base64."""
+    return {"object_type": "array", "shape": list(x.shape), "dtype": "float64",
+            "data": {"buffer": base64.b64encode(x.tobytes()).decode(), "encoding": "base64"}}
+
+
+def payload(kernel: str, ep: str, arrays: dict) -> dict:
+    """The json+base64 request of one call (the CLI's and HTTP's)."""
+    inputs = {k: (encode(v) if isinstance(v, np.ndarray) else v)
+              for k, v in arrays["inputs"].items()}
+    if ep == "apply":
+        return {"inputs": inputs}
+    return {"inputs": inputs, "vjp_inputs": ["x"], "vjp_outputs": ["y"],
+            "cotangent_vector": {"y": encode(arrays["ct"])}}
+
+
+def decoded(answer: dict, key: str) -> np.ndarray:
+    """One array of a json+base64 answer."""
+    return np.frombuffer(base64.b64decode(answer[key]["data"]["buffer"]))
+
+
 # ---- Tessera cells ----------------------------------------------------------
 
 
@@ -222,6 +356,7 @@ class Cell:
     """One measured cell of the grid."""
     system: str
     mode: str
+    kernel: str
     endpoint: str
     n: int
     stat: Stat
@@ -233,97 +368,88 @@ class Report:
     """Everything one run measured."""
     cells: list[Cell] = field(default_factory=list)
     baselines: list[Cell] = field(default_factory=list)
+    loaded: list[Cell] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     mcmc: list[dict] = field(default_factory=list)
 
-    def get(self, system: str, mode: str, endpoint: str, n: int) -> Stat:
+    def get(self, system: str, mode: str, kernel: str, endpoint: str, n: int) -> Stat:
         for c in self.cells + self.baselines:
-            if (c.system, c.mode, c.endpoint, c.n) == (system, mode, endpoint, n):
+            if (c.system, c.mode, c.kernel, c.endpoint, c.n) == (system, mode, kernel, endpoint, n):
                 return c.stat
         return NAN_STAT
 
 
-def tessera_cells(report: Report, sizes: list[int], reps: int, target: float,
+def tessera_cells(report: Report, sizes: list[int], budget: Budget,
                   progress: Progress) -> None:
-    """Every library mode x size x endpoint through the Python package."""
+    """Every library mode x kernel x size x endpoint through the Python package."""
     import tessera
 
     for mode in MODES[:-1]:
-        try:
-            comp = tessera.load(NOOP, **MODE_OPTIONS[mode])
-        except Exception as e:  # a transport this machine lacks: say so, go on
-            report.notes.append(f"{mode}: cannot open noop ({e})")
-            progress.step(mode, 2 * len(sizes))
-            continue
-        try:
-            for n in sizes:
-                if mode == "worker-arena":
-                    x = comp.empty((n,), "float64")
-                    ct = comp.empty((n,), "float64")
-                else:
-                    x, ct = np.empty(n), np.empty(n)
-                x[:] = 1.5
-                ct[:] = 0.5
-                inputs = {"x": x}
-                calls = {
-                    "apply": lambda: comp.apply(inputs),
-                    "vjp": lambda: comp.vjp(inputs, ["x"], ["y"], {"y": ct}),
-                }
-                check_y = comp.apply(inputs)["y"]
-                check_g = comp.vjp(inputs, ["x"], ["y"], {"y": ct})["x"]
-                if not (np.array_equal(check_y, x) and np.array_equal(check_g, ct)):
-                    raise RuntimeError(f"{mode}, n={n}: noop returned wrong values")
-                del check_y, check_g
-                for ep in ENDPOINTS:
-                    st = measure(calls[ep], reps if n < 10**7 else max(3, reps // 3), target)
-                    report.cells.append(Cell("tessera", mode, ep, n, st))
-                    progress.step(f"{mode} {ep} n={size_label(n)}")
-                inputs = calls = x = ct = None  # free the arena buffers before the next n
+        for kernel in ("copy", "axpy"):
+            eps = [ep for k, ep in CALLS if k == kernel]
+            try:
+                comp = tessera.load(PLUGINS[kernel], **MODE_OPTIONS[mode])
+            except Exception as e:  # a transport this machine lacks: say so, go on
+                report.notes.append(f"{mode}: cannot open {PLUGINS[kernel].name} ({e})")
+                progress.step(mode, len(eps) * len(sizes))
+                continue
+            try:
+                for n in sizes:
+                    alloc = ((lambda k: comp.empty((k,), "float64")) if mode == "worker-arena"
+                             else (lambda k: np.empty(k)))
+                    arr = kernel_arrays(kernel, n, alloc)
+                    inputs, ct = arr["inputs"], arr["ct"]
+                    calls = {
+                        "apply": lambda: comp.apply(inputs),
+                        "vjp": lambda: comp.vjp(inputs, ["x"], ["y"], {"y": ct}),
+                    }
+                    for ep in eps:
+                        key, want = arr[ep]
+                        if not np.array_equal(calls[ep]()[key], want):
+                            raise RuntimeError(f"{mode} {kernel} {ep}, n={n}: wrong result")
+                        gc.collect()
+                        st = sample(calls[ep], budget.for_size(n))
+                        report.cells.append(Cell("tessera", mode, kernel, ep, n, st))
+                        progress.step(f"{mode} {kernel} {ep} n={size_label(n)}")
+                    inputs = calls = arr = ct = None  # free the arena buffers before the next n
+                    gc.collect()
+            finally:
                 gc.collect()
-        finally:
-            gc.collect()
-            comp.close()
+                comp.close()
 
 
-def cli_cells(report: Report, sizes: list[int], reps: int, tmp: Path,
+def cli_cells(report: Report, sizes: list[int], budget: Budget, tmp: Path,
               progress: Progress) -> None:
     """`tessera apply|vjp -f json+base64` on a payload file: one process per
     call, start-up included."""
     exe = BUILD / "bin" / "tessera"
-    for n in sizes:
-        x = np.full(n, 1.5)
-        enc = {"object_type": "array", "shape": [n], "dtype": "float64",
-               "data": {"buffer": base64.b64encode(x.tobytes()).decode(), "encoding": "base64"}}
-        payloads = {
-            "apply": {"inputs": {"x": enc}},
-            "vjp": {"inputs": {"x": enc}, "vjp_inputs": ["x"], "vjp_outputs": ["y"],
-                    "cotangent_vector": {"y": enc}},
-        }
-        for ep in ENDPOINTS:
-            path = tmp / f"cli-{ep}-{n}.json"
-            path.write_text(json.dumps(payloads[ep]))
+    for kernel, ep in CALLS:
+        for n in sizes:
+            arr = kernel_arrays(kernel, n, np.empty)
+            path = tmp / f"cli-{kernel}-{ep}-{n}.json"
+            path.write_text(json.dumps(payload(kernel, ep, arr)))
             out = tmp / "cli-out.json"
-            cmd = [str(exe), ep, "-f", "json+base64", "-o", str(out), str(NOOP), f"@{path}"]
+            cmd = [str(exe), ep, "-f", "json+base64", "-o", str(out), str(PLUGINS[kernel]),
+                   f"@{path}"]
 
             def run() -> None:
                 subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
             run()
-            key = "y" if ep == "apply" else "x"
-            got = np.frombuffer(base64.b64decode(json.loads(out.read_text())[key]["data"]["buffer"]))
-            if not np.array_equal(got, x):
-                raise RuntimeError(f"cli {ep}, n={n}: wrong result")
-            st = measure(run, reps if n < 10**7 else 3, 0.0, max_calls=1)
-            report.cells.append(Cell("tessera", "cli-base64", ep, n, st))
+            key, want = arr[ep]
+            if not np.array_equal(decoded(json.loads(out.read_text()), key), want):
+                raise RuntimeError(f"cli {kernel} {ep}, n={n}: wrong result")
+            st = sample(run, budget.for_size(n))
+            report.cells.append(Cell("tessera", "cli-base64", kernel, ep, n, st))
             path.unlink()
             out.unlink(missing_ok=True)
-            progress.step(f"cli {ep} n={size_label(n)}")
+            progress.step(f"cli {kernel} {ep} n={size_label(n)}")
 
 
 # ---- baselines --------------------------------------------------------------
 
 
-def ctypes_cells(report: Report, sizes: list[int], reps: int, target: float) -> None:
+def ctypes_cells(report: Report, sizes: list[int], budget: Budget) -> None:
     """A bare ctypes call of tsr_call_run on a prepared in-process apply: the
     C API's cost with nothing of the binding (the 'direct' baseline)."""
     import ctypes
@@ -337,22 +463,21 @@ def ctypes_cells(report: Report, sizes: list[int], reps: int, target: float) -> 
         for n in sizes:
             ref = CtypesCall(lib, comp, n)
             try:
-                st = measure(ref.run, reps if n < 10**7 else max(3, reps // 3), target)
+                st = sample(ref.run, budget.for_size(n))
             finally:
                 ref.close()
-            report.baselines.append(Cell("baseline", "direct-ctypes", "apply", n, st))
+            report.baselines.append(Cell("baseline", "direct-ctypes", "copy", "apply", n, st))
     del ctypes
 
 
-def copy_and_file_cells(report: Report, sizes: list[int], reps: int, target: float,
+def copy_and_file_cells(report: Report, sizes: list[int], budget: Budget,
                         tmp: Path) -> None:
     """memcpy (a NumPy copy into a touched buffer) and a sequential write +
     read of the same bytes through os.write / os.read (page cache)."""
     for n in sizes:
         src, dst = np.full(n, 1.5), np.empty(n)
-        big = n >= 10**7
-        st = measure(lambda: np.copyto(dst, src), reps if not big else 3, target)
-        report.baselines.append(Cell("baseline", "memcpy", "-", n, st))
+        st = sample(lambda: np.copyto(dst, src), budget.for_size(n))
+        report.baselines.append(Cell("baseline", "memcpy", "-", "-", n, st))
         data = src.tobytes()
         path = tmp / "seq.bin"
 
@@ -375,8 +500,8 @@ def copy_and_file_cells(report: Report, sizes: list[int], reps: int, target: flo
             finally:
                 os.close(fd)
 
-        st = measure(write_read, reps if not big else 3, target)
-        report.baselines.append(Cell("baseline", "file-write+read", "-", n, st))
+        st = sample(write_read, budget.for_size(n))
+        report.baselines.append(Cell("baseline", "file-write+read", "-", "-", n, st))
         path.unlink(missing_ok=True)
         src = dst = data = None  # free before the next n
 
@@ -393,9 +518,9 @@ def c_bench_baselines(report: Report, out: Path, quick: bool) -> None:
         with open(inproc_csv, newline="") as f:
             for row in csv.DictReader(f):
                 if row.get("variant") == "direct":
-                    st = Stat(float(row["median_ns"]) * 1e-9, float(row["p10_ns"]) * 1e-9,
-                              float(row["p90_ns"]) * 1e-9, 0, 0)
-                    report.baselines.append(Cell("baseline", "direct-C", "apply",
+                    st = Stat(float(row["median_ns"]) * 1e-9, float("nan"),
+                              float(row["p10_ns"]) * 1e-9, float(row["p90_ns"]) * 1e-9, 0)
+                    report.baselines.append(Cell("baseline", "direct-C", "copy", "apply",
                                                  int(row["n"]), st))
     except (OSError, subprocess.SubprocessError, KeyError, ValueError) as e:
         report.notes.append(f"bench_inproc did not run ({e}): no direct-C baseline")
@@ -405,11 +530,10 @@ def c_bench_baselines(report: Report, out: Path, quick: bool) -> None:
         text = subprocess.run(cmd, check=True, capture_output=True, text=True,
                               timeout=300).stdout
         for row in csv.DictReader(text.splitlines()):
-            st = Stat(float(row["median_ns"]) * 1e-9, float(row["p10_ns"]) * 1e-9,
-                      float(row["p90_ns"]) * 1e-9, int(row["batches"]),
-                      int(row["calls_per_batch"]))
+            st = Stat(float(row["median_ns"]) * 1e-9, float("nan"), float(row["p10_ns"]) * 1e-9,
+                      float(row["p90_ns"]) * 1e-9, int(row["batches"]))
             name = "futex-sleep" if row["spin_ns"] == "0" else "futex-spin"
-            report.baselines.append(Cell("baseline", name, "-", 0, st))
+            report.baselines.append(Cell("baseline", name, "-", "-", 0, st))
     except (OSError, subprocess.SubprocessError, KeyError, ValueError) as e:
         report.notes.append(f"bench_pingpong did not run ({e}): no futex baseline")
 
@@ -417,24 +541,41 @@ def c_bench_baselines(report: Report, out: Path, quick: bool) -> None:
 # ---- Tesseract --------------------------------------------------------------
 
 
-def tesseract_inproc(report: Report, sizes: list[int], reps: int, target: float,
+def write_tesseract_apis(tmp: Path) -> dict[str, Path]:
+    """The copy and axpy Tesseracts, written into tmp: kernel -> tesseract_api.py."""
+    paths = {}
+    for kernel, text in TESSERACT_APIS.items():
+        d = tmp / f"tesseract-{kernel}"
+        d.mkdir(exist_ok=True)
+        (d / "tesseract_api.py").write_text(text)
+        paths[kernel] = d / "tesseract_api.py"
+    return paths
+
+
+def tesseract_inproc(report: Report, apis: dict[str, Path], sizes: list[int], budget: Budget,
                      progress: Progress) -> None:
-    """The Tesseract no-op through Tesseract.from_tesseract_api."""
+    """The same kernels as Tesseracts, through Tesseract.from_tesseract_api."""
     from tesseract_core import Tesseract
 
-    t = Tesseract.from_tesseract_api(str(TESSERACT_API))
-    for n in sizes:
-        x, ct = np.full(n, 1.5), np.full(n, 0.5)
-        calls = {
-            "apply": lambda: t.apply({"x": x}),
-            "vjp": lambda: t.vector_jacobian_product({"x": x}, ["x"], ["y"], {"y": ct}),
-        }
-        if not np.array_equal(np.asarray(calls["apply"]()["y"]), x):
-            raise RuntimeError("the Tesseract no-op returned a wrong y")
-        for ep in ENDPOINTS:
-            st = measure(calls[ep], reps if n < 10**7 else 3, target, max_calls=200)
-            report.cells.append(Cell("tesseract", "inproc", ep, n, st))
-            progress.step(f"tesseract inproc {ep} n={size_label(n)}")
+    for kernel in ("copy", "axpy"):
+        t = Tesseract.from_tesseract_api(str(apis[kernel]))
+        for n in sizes:
+            arr = kernel_arrays(kernel, n, np.empty)
+            inputs, ct = arr["inputs"], arr["ct"]
+            calls = {
+                "apply": lambda: t.apply(inputs),
+                "vjp": lambda: t.vector_jacobian_product(inputs, ["x"], ["y"], {"y": ct}),
+            }
+            for k, ep in CALLS:
+                if k != kernel:
+                    continue
+                key, want = arr[ep]
+                if not np.array_equal(np.asarray(calls[ep]()[key]), want):
+                    raise RuntimeError(f"the {kernel} Tesseract's {ep} returned a wrong value")
+                gc.collect()
+                st = sample(calls[ep], budget.for_size(n))
+                report.cells.append(Cell("tesseract", "inproc", kernel, ep, n, st))
+                progress.step(f"tesseract inproc {kernel} {ep} n={size_label(n)}")
 
 
 def free_port() -> int:
@@ -444,79 +585,143 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def tesseract_http(report: Report, sizes: list[int], reps: int, tmp: Path,
-                   progress: Progress) -> None:
-    """The Tesseract no-op over HTTP on loopback: tesseract-runtime serve in a
-    subprocess, POST /apply and /vector_jacobian_product with json+base64
-    in and out, on one kept-alive connection."""
+def tesseract_http(report: Report, apis: dict[str, Path], sizes: list[int], budget: Budget,
+                   tmp: Path, progress: Progress) -> None:
+    """The same kernels as Tesseracts over HTTP on loopback: tesseract-runtime
+    serve in a subprocess per kernel, POST /apply and /vector_jacobian_product
+    with json+base64 in and out, on one kept-alive connection."""
     exe = shutil.which("tesseract-runtime")
     if not exe:
         report.notes.append("tesseract-runtime not found: no HTTP figures")
-        progress.step("tesseract http", 2 * len(sizes))
+        progress.step("tesseract http", len(CALLS) * len(sizes))
         return
-    port = free_port()
-    env = dict(os.environ, TESSERACT_API_PATH=str(TESSERACT_API))
-    log = open(tmp / "serve.log", "w+")
-    proc = subprocess.Popen([exe, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                tail = " ".join(log.read().split()[-30:])
-                report.notes.append(f"tesseract-runtime serve did not start: {tail}")
-                progress.step("tesseract http", 2 * len(sizes))
-                return
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    c.close()
-                    break
-            except OSError:
-                time.sleep(0.2)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-        headers = {"Content-Type": "application/json", "Accept": "application/json+base64"}
-        for n in sizes:
-            x = np.full(n, 1.5)
-            enc = {"object_type": "array", "shape": [n], "dtype": "float64",
-                   "data": {"buffer": base64.b64encode(x.tobytes()).decode(),
-                            "encoding": "base64"}}
-            bodies = {
-                "apply": ("/apply", json.dumps({"inputs": {"x": enc}})),
-                "vjp": ("/vector_jacobian_product",
-                        json.dumps({"inputs": {"x": enc}, "vjp_inputs": ["x"],
-                                    "vjp_outputs": ["y"], "cotangent_vector": {"y": enc}})),
-            }
-            for ep in ENDPOINTS:
-                url, body = bodies[ep]
-
-                def post() -> bytes:
-                    conn.request("POST", url, body=body, headers=headers)
-                    r = conn.getresponse()
-                    data = r.read()
-                    if r.status != 200:
-                        raise RuntimeError(f"HTTP {r.status}: {data[:200]!r}")
-                    return data
-
-                key = "y" if ep == "apply" else "x"
-                got = json.loads(post())[key]["data"]["buffer"]
-                if np.frombuffer(base64.b64decode(got)).tolist() != x.tolist()[:n]:
-                    raise RuntimeError(f"tesseract http {ep}: wrong result")
-                st = measure(post, reps if n < 10**7 else 3, 0.05, max_calls=50)
-                report.cells.append(Cell("tesseract", "http", ep, n, st))
-                progress.step(f"tesseract http {ep} n={size_label(n)}")
-        conn.close()
-    finally:
-        proc.terminate()
+    for kernel in ("copy", "axpy"):
+        port = free_port()
+        env = dict(os.environ, TESSERACT_API_PATH=str(apis[kernel]))
+        log = open(tmp / f"serve-{kernel}.log", "w+")
+        proc = subprocess.Popen([exe, "serve", "--host", "127.0.0.1", "--port", str(port)],
+                                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp,
+                                start_new_session=True)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    tail = " ".join(log.read().split()[-30:])
+                    raise RuntimeError(f"tesseract-runtime serve did not start: {tail}")
+                try:
+                    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                    c.request("GET", "/health")
+                    if c.getresponse().status == 200:
+                        c.close()
+                        break
+                except OSError:
+                    time.sleep(0.2)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            headers = {"Content-Type": "application/json",
+                       "Accept": "application/json+base64"}
+            for n in sizes:
+                arr = kernel_arrays(kernel, n, np.empty)
+                for k, ep in CALLS:
+                    if k != kernel:
+                        continue
+                    url = "/apply" if ep == "apply" else "/vector_jacobian_product"
+                    body = json.dumps(payload(kernel, ep, arr))
+
+                    def post() -> bytes:
+                        conn.request("POST", url, body=body, headers=headers)
+                        r = conn.getresponse()
+                        data = r.read()
+                        if r.status != 200:
+                            raise RuntimeError(f"HTTP {r.status}: {data[:200]!r}")
+                        return data
+
+                    key, want = arr[ep]
+                    if not np.array_equal(decoded(json.loads(post()), key), want):
+                        raise RuntimeError(f"tesseract http {kernel} {ep}: wrong result")
+                    st = sample(post, budget.for_size(n))
+                    report.cells.append(Cell("tesseract", "http", kernel, ep, n, st))
+                    progress.step(f"tesseract http {kernel} {ep} n={size_label(n)}")
+            conn.close()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log.close()
+
+
+# ---- on a busy machine ------------------------------------------------------
+
+LOADED_MODES = ["inproc", "worker-arena", "worker-copy"]
+LOADED_N = 10**3
+SPINNER = "import time\nend = time.monotonic() + {limit}\nwhile time.monotonic() < end:\n    pass\n"
+
+
+def start_spinners(count: int, limit_s: float) -> list[subprocess.Popen]:
+    """count processes that keep a CPU busy each, and leave by themselves
+    after limit_s even if nobody stops them."""
+    procs: list[subprocess.Popen] = []
+    try:
+        for _ in range(count):
+            procs.append(subprocess.Popen([sys.executable, "-c", SPINNER.format(limit=limit_s)],
+                                          stdin=subprocess.DEVNULL, start_new_session=True))
+    except BaseException:
+        stop_spinners(procs)
+        raise
+    return procs
+
+
+def stop_spinners(procs: list[subprocess.Popen]) -> None:
+    """Stop each spinner this report started, by its own handle."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    for p in procs:
+        p.wait()
+
+
+def loaded_cells(report: Report, seconds: float, progress: Progress) -> None:
+    """copy apply at 10^3 elements in the worker rows (inproc for reference),
+    per-call times from Python through the tessera package: first on the
+    machine as it is ('idle'), then beside one busy process per CPU
+    ('loaded'). The spinners are stopped whatever happens."""
+    import tessera
+
+    budget = Budget(seconds, 50, 200_000)
+    comps = {}
+    try:
+        for mode in LOADED_MODES:
+            comps[mode] = tessera.load(NOOP, **MODE_OPTIONS[mode])
+        calls = {}
+        for mode, comp in comps.items():
+            x = comp.empty((LOADED_N,), "float64") if mode == "worker-arena" else np.empty(LOADED_N)
+            x[:] = 1.5
+            calls[mode] = (lambda c, inp: lambda: c.apply(inp))(comp, {"x": x})
+        ncpu = os.cpu_count() or 1
+        for condition in ("idle", "loaded"):
+            spinners: list[subprocess.Popen] = []
+            try:
+                if condition == "loaded":
+                    spinners = start_spinners(ncpu, seconds * len(LOADED_MODES) + 30)
+                    time.sleep(0.3)
+                    if any(p.poll() is not None for p in spinners):
+                        raise RuntimeError("a load process left early")
+                for mode in LOADED_MODES:
+                    gc.collect()
+                    st = sample(calls[mode], budget, keep=True)
+                    report.loaded.append(Cell("tessera", mode, "copy", "apply", LOADED_N, st,
+                                              f"{condition}, {len(spinners)} busy"))
+                    progress.step(f"{condition} {mode}")
+            finally:
+                stop_spinners(spinners)
+        calls = x = None
+    finally:
+        gc.collect()
+        for comp in comps.values():
+            comp.close()
 
 
 # ---- MCMC ---------------------------------------------------------------------
@@ -550,14 +755,16 @@ def mcmc(report: Report, quick: bool, out: Path) -> None:
         jsteps = 20_000 if quick else 200_000
         noise, log_u = random_numbers(0, jsteps, 2)
         with tessera.load(BUILD / "plugins" / "rosenbrock.so", "inproc") as rosen:
-            chain = make_chain(rosen, 0.05)
-            args = (jnp.zeros(2), jnp.asarray(noise), jnp.asarray(log_u))
-            chain(*args)[0].block_until_ready()
+            # The example's chain: a start, then lax.scan segments (compiled
+            # before the clock starts), keeping the whole trace.
+            begin, segment = make_chain(rosen, 0.05)
+            x0, noise, log_u = jnp.zeros(2), jnp.asarray(noise), jnp.asarray(log_u)
+            jax.block_until_ready(segment(begin(x0), noise, log_u))
             t0 = time.perf_counter()
-            xs, _ = chain(*args)
-            xs.block_until_ready()
+            _, kept = segment(begin(x0), noise, log_u)
+            jax.block_until_ready(kept)
             seconds = time.perf_counter() - t0
-            del xs, chain
+            del kept, begin, segment
         report.mcmc.append({"from": "JAX jit+scan", "mode": "inproc", "steps": jsteps,
                             "steps_per_s": jsteps / seconds, "budget": ""})
     except Exception as e:  # JAX missing or failing: say so, go on
@@ -570,70 +777,76 @@ def mcmc(report: Report, quick: bool, out: Path) -> None:
 
 # ---- output -----------------------------------------------------------------
 
+ROWS = [("tessera", m) for m in MODES] + [("tesseract", "inproc"), ("tesseract", "http")]
 
-def overhead(report: Report, mode: str, ep: str, n: int, system: str = "tessera") -> float:
-    """Median of the cell minus the direct (ctypes) baseline at the same n."""
-    return report.get(system, mode, ep, n).median - report.get(
-        "baseline", "direct-ctypes", "apply", n).median
+
+def row_label(system: str, mode: str) -> str:
+    return mode if system == "tessera" else f"tesseract-{mode}"
+
+
+def p50_p99(st: Stat) -> str:
+    if st.samples == 0:
+        return "-"
+    return f"{fmt_time(st.p50)} / {fmt_time(st.p99)}"
 
 
 def print_report(report: Report, sizes: list[int], machine: dict[str, str], tee: Tee,
-                 quick: bool) -> None:
+                 quick: bool, timer: float) -> None:
     """The terminal tables (also kept for report.txt)."""
-    tee("Tessera transport-cost report" + (" (quick)" if quick else ""))
+    tee("Tessera transport-cost report v2" + (" (quick)" if quick else ""))
     for k, v in machine.items():
         tee(f"  {k:22s} {v}")
-    tee("Per-call seconds, median [p10 .. p90] over batches; noop plugin (y = x), float64.")
-    tee("The machine's noise moves figures by tens of percent: compare within one run.")
-    tee("noop's apply and vjp copy x (or the cotangent) into a new result; the Tesseract")
-    tee("no-op returns its input itself, so at large n its figures hold no copy.")
-    for ep in ENDPOINTS:
-        tee(f"\n== {ep}: median per call [p10 .. p90]")
-        tee(f"{'mode':18s}" + "".join(f"{'n=' + size_label(n):>30s}" for n in sizes))
-        rows = [("tessera", m) for m in MODES] + [("tesseract", "inproc"), ("tesseract", "http")]
-        for system, mode in rows:
-            label = mode if system == "tessera" else f"tesseract-{mode}"
-            cells = []
-            for n in sizes:
-                st = report.get(system, mode, ep, n)
-                cells.append("-" if st.samples == 0 else
-                             f"{fmt_time(st.median)} [{fmt_time(st.p10)}..{fmt_time(st.p90)}]")
+    tee("Per-call seconds, p50 / p99 over calls each timed alone (timing adds "
+        f"~{fmt_time(timer)} a call).")
+    tee("Both sides do the same work: copy = y = x into a new array (noop plugin; a")
+    tee("Tesseract returning x.copy()), axpy = a*s + b (vectoradd plugin; the same in NumPy")
+    tee("as a Tesseract). float64; the machine's noise moves figures by tens of percent.")
+    for kernel, ep in CALLS:
+        tee(f"\n== {call_label(kernel, ep)}: p50 / p99 per call")
+        tee(f"{'way of calling':18s}" + "".join(f"{'n=' + size_label(n):>22s}" for n in sizes))
+        for system, mode in ROWS:
+            cells = [p50_p99(report.get(system, mode, kernel, ep, n)) for n in sizes]
             if any(c != "-" for c in cells):
-                tee(f"{label:18s}" + "".join(f"{c:>30s}" for c in cells))
-    tee("\n== baselines in the same run (median per operation)")
-    names = ["direct-ctypes", "memcpy", "file-write+read"]
-    tee(f"{'baseline':18s}" + "".join(f"{'n=' + size_label(n):>14s}" for n in sizes))
-    for name in names:
+                tee(f"{row_label(system, mode):18s}" + "".join(f"{c:>22s}" for c in cells))
+    tee("\n== baselines in the same run: p50 / p99 per operation")
+    tee(f"{'baseline':18s}" + "".join(f"{'n=' + size_label(n):>22s}" for n in sizes))
+    for name, kernel, ep in (("direct-ctypes", "copy", "apply"), ("memcpy", "-", "-"),
+                             ("file-write+read", "-", "-")):
         tee(f"{name:18s}" + "".join(
-            f"{fmt_time(report.get('baseline', name, 'apply' if name.startswith('direct') else '-', n).median):>14s}"
-            for n in sizes))
+            f"{p50_p99(report.get('baseline', name, kernel, ep, n)):>22s}" for n in sizes))
     for c in report.baselines:
         if c.mode in ("direct-C", "futex-spin", "futex-sleep"):
-            tee(f"{c.mode:18s} n={c.n:<9d} {fmt_time(c.stat.median)} "
-                f"[{fmt_time(c.stat.p10)}..{fmt_time(c.stat.p90)}]"
-                + ("  (bench_inproc: the plugin's apply, no host)" if c.mode == "direct-C" else
-                   "  (bench_pingpong: a counter between two processes, no data)"))
-    tee("\n== overhead: median - direct ctypes call of tsr_call_run at the same n (apply)")
-    tee("   (ctypes itself costs a few hundred ns, so in-process rows can be below zero)")
-    tee(f"{'mode':18s}" + "".join(f"{'n=' + size_label(n):>14s}" for n in sizes))
-    for mode in MODES:
-        vals = [overhead(report, mode, "apply", n) for n in sizes]
-        if any(v == v for v in vals):
-            tee(f"{mode:18s}" + "".join(f"{fmt_time(v):>14s}" for v in vals))
+            tee(f"{c.mode:18s} n={c.n:<9d} {fmt_time(c.stat.p50)} (median; p10 "
+                f"{fmt_time(c.stat.p10)}, p90 {fmt_time(c.stat.p90)})"
+                + ("  bench_inproc: the plugin's apply, no host" if c.mode == "direct-C" else
+                   "  bench_pingpong: a counter between two processes, no data"))
     if any(c.system == "tesseract" for c in report.cells):
-        for ref, label in (("inproc", "Tesseract in-process"), ("http", "Tesseract over HTTP")):
-            if all(report.get("tesseract", ref, "apply", n).samples == 0 for n in sizes):
-                continue
-            for ep in ENDPOINTS:
-                tee(f"\n== Tessera / {label}, {ep}: ratio of medians (below 1: Tessera is faster)")
-                tee(f"{'mode':18s}" + "".join(f"{'n=' + size_label(n):>12s}" for n in sizes))
+        for kernel, ep in CALLS:
+            tee(f"\n== {call_label(kernel, ep)}: Tessera p50 / Tesseract p50 "
+                "(below 1: Tessera is faster)")
+            tee(f"{'Tessera mode':18s}{'vs':>10s}" + "".join(f"{'n=' + size_label(n):>11s}"
+                                                            for n in sizes))
+            for ref, short in (("inproc", "in-proc"), ("http", "HTTP")):
                 for mode in MODES:
                     vals = []
                     for n in sizes:
-                        a = report.get("tessera", mode, ep, n).median
-                        b = report.get("tesseract", ref, ep, n).median
-                        vals.append("-" if a != a or b != b else f"{a / b:.3g}")
-                    tee(f"{mode:18s}" + "".join(f"{v:>12s}" for v in vals))
+                        x = report.get("tessera", mode, kernel, ep, n).p50
+                        y = report.get("tesseract", ref, kernel, ep, n).p50
+                        vals.append("-" if x != x or y != y else f"{x / y:.3g}")
+                    if any(v != "-" for v in vals):
+                        tee(f"{mode:18s}{short:>10s}" + "".join(f"{v:>11s}" for v in vals))
+    if report.loaded:
+        ncpu = os.cpu_count()
+        tee(f"\n== on a busy machine: copy apply, n={size_label(LOADED_N)}, per call, idle "
+            f"and beside {ncpu} busy processes (one per CPU)")
+        tee("   (timed from Python through the tessera package, each call alone)")
+        tee(f"{'mode':14s}{'condition':>10s}{'calls':>9s}{'p50':>11s}{'p90':>11s}"
+            f"{'p99':>11s}{'max':>11s}")
+        for c in report.loaded:
+            cond = c.note.split(",")[0]
+            mx = float(np.max(c.stat.values)) if c.stat.values is not None else float("nan")
+            tee(f"{c.mode:14s}{cond:>10s}{c.stat.samples:>9d}{fmt_time(c.stat.p50):>11s}"
+                f"{fmt_time(c.stat.p90):>11s}{fmt_time(c.stat.p99):>11s}{fmt_time(mx):>11s}")
     if report.mcmc:
         tee("\n== MALA on 2-D rosenbrock (one apply + one vjp per step)")
         tee(f"{'from':14s}{'mode':10s}{'steps':>10s}{'steps/s':>14s}  budget (>= 1e6/s in-process, C)")
@@ -645,67 +858,111 @@ def print_report(report: Report, sizes: list[int], machine: dict[str, str], tee:
 
 
 def write_csvs(report: Report, out: Path, machine: dict[str, str]) -> None:
-    """cells.csv (Tessera and Tesseract), baselines.csv, machine.txt."""
-    fields = ["system", "mode", "endpoint", "n", "bytes", "median_s", "p10_s", "p90_s",
-              "samples", "calls_per_sample", "overhead_vs_direct_s", "note"]
-    for name, rows in (("cells.csv", report.cells), ("baselines.csv", report.baselines)):
+    """cells.csv (Tessera and Tesseract), baselines.csv, loaded.csv (summary),
+    loaded_calls.csv (every per-call time of the busy-machine section), machine.txt."""
+    fields = ["system", "mode", "kernel", "endpoint", "n", "bytes", "p50_s", "p99_s", "p10_s",
+              "p90_s", "calls", "note"]
+    for name, rows in (("cells.csv", report.cells), ("baselines.csv", report.baselines),
+                       ("loaded.csv", report.loaded)):
         with open(out / name, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(fields)
             for c in rows:
-                ov = overhead(report, c.mode, c.endpoint, c.n, c.system) if name == "cells.csv" else ""
-                w.writerow([c.system, c.mode, c.endpoint, c.n, 8 * c.n, f"{c.stat.median:.9g}",
-                            f"{c.stat.p10:.9g}", f"{c.stat.p90:.9g}", c.stat.samples,
-                            c.stat.calls_per_sample, ov if ov == "" else f"{ov:.9g}", c.note])
+                w.writerow([c.system, c.mode, c.kernel, c.endpoint, c.n, 8 * c.n,
+                            f"{c.stat.p50:.9g}", f"{c.stat.p99:.9g}", f"{c.stat.p10:.9g}",
+                            f"{c.stat.p90:.9g}", c.stat.samples, c.note])
+    with open(out / "loaded_calls.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["mode", "condition", "call", "seconds"])
+        for c in report.loaded:
+            cond = c.note.split(",")[0]
+            for i, v in enumerate(c.stat.values if c.stat.values is not None else []):
+                w.writerow([c.mode, cond, i, f"{v:.9g}"])
     (out / "machine.txt").write_text("".join(f"{k}: {v}\n" for k, v in machine.items()))
 
 
+MODE_STYLE = {mode: (f"C{k}", "o") for k, mode in enumerate(MODES)}
+MODE_STYLE[("tesseract", "inproc")] = ("black", "s")
+MODE_STYLE[("tesseract", "http")] = ("black", "D")
+
+
 def plot(report: Report, sizes: list[int], out: Path, machine: dict[str, str]) -> str:
-    """overhead.png: overhead (median - direct call) against size, log-log,
-    one panel per endpoint, baselines dashed. Returns a note when it cannot."""
+    """calls.png: p50 time per call against size, log-log, one panel per
+    kernel and endpoint, every way of calling (Tessera's and Tesseract's) on
+    the same axes, a band up to p99; loaded.png: the CDF of per-call times
+    idle and loaded. Returns a note when it cannot."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed: no plot (pip install matplotlib)"
-    xs = [max(n, 1) for n in sizes]
-    fig, axes = plt.subplots(1, 2, figsize=(15, 5.5), sharey=True)
-    for ax, ep in zip(axes, ENDPOINTS):
-        for k, mode in enumerate(MODES):
-            ys = [overhead(report, mode, ep, n) for n in sizes]
-            pts = [(x, y) for x, y in zip(xs, ys) if y == y and y > 0]
+    xs = {n: max(n, 1) for n in sizes}
+    fig, axes = plt.subplots(1, len(CALLS), figsize=(18, 6.2), sharey=True)
+    for ax, (kernel, ep) in zip(axes, CALLS):
+        for system, mode in ROWS:
+            pts = [(xs[n], st.p50, st.p99) for n in sizes
+                   for st in [report.get(system, mode, kernel, ep, n)] if st.samples]
+            if not pts:
+                continue
+            x, p50, p99 = zip(*pts)
+            if system == "tessera":
+                color, marker = MODE_STYLE[mode]
+                ls, label = "-", mode
+            else:
+                color, marker = MODE_STYLE[(system, mode)]
+                ls = "--" if mode == "inproc" else "-."
+                label = "Tesseract in-process" if mode == "inproc" else "Tesseract over HTTP"
+            ax.plot(x, p50, marker=marker, color=color, linestyle=ls, label=label,
+                    linewidth=2.2 if system == "tesseract" else 1.5)
+            ax.fill_between(x, p50, p99, color=color, alpha=0.08, linewidth=0)
+        if kernel == "copy":
+            pts = [(xs[n], report.get("baseline", "memcpy", "-", "-", n).p50) for n in sizes
+                   if n > 0 and report.get("baseline", "memcpy", "-", "-", n).samples]
             if pts:
-                ax.plot(*zip(*pts), marker="o", color=f"C{k}", label=mode)
-        for mode in ("inproc", "http"):
-            ys = [overhead(report, mode, ep, n, "tesseract") for n in sizes]
-            pts = [(x, y) for x, y in zip(xs, ys) if y == y and y > 0]
-            if pts:
-                ax.plot(*zip(*pts), marker="s", color="black" if mode == "http" else "grey",
-                        label=f"Tesseract {mode}")
-        for name, style in (("memcpy", ":"), ("file-write+read", "--")):
-            ys = [report.get("baseline", name, "-", n).median for n in sizes]
-            pts = [(x, y) for x, y in zip(xs, ys) if y == y and y > 0]
-            if pts:
-                ax.plot(*zip(*pts), linestyle=style, color="tab:gray", label=f"{name} (baseline)")
+                ax.plot(*zip(*pts), linestyle=":", color="tab:gray",
+                        label="memcpy of the array (NumPy)")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("float64 elements (n = 0 drawn at 1)")
-        ax.set_title(f"{ep}: overhead over a direct C API call")
+        ax.set_xlabel("float64 elements per array (n = 0 drawn at 1)")
+        ax.set_title(f"{call_label(kernel, ep)}: "
+                     + {"apply": "y = x, a new array", "vjp": "x_bar = y_bar, a new array"}[ep]
+                     if kernel == "copy" else f"{call_label(kernel, ep)}: result = a*s + b")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("seconds per call")
+    axes[0].set_ylabel("seconds per call (line: p50; band: up to p99)")
     handles, labels = {}, []
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in handles:
                 handles[lab] = h
                 labels.append(lab)
-    fig.legend([handles[lab] for lab in labels], labels, fontsize=8, loc="center right")
-    fig.suptitle(f"noop plugin, {machine.get('cpu', '')}, {machine.get('nproc')} CPUs "
-                 "(overheads at or below zero are not drawn)", fontsize=10)
-    fig.tight_layout(rect=(0, 0, 0.83, 1))
-    fig.savefig(out / "overhead.png", dpi=110)
+    fig.legend([handles[lab] for lab in labels], labels, fontsize=9, loc="center right")
+    fig.suptitle("Time per call, Tessera (every way of calling) and Tesseract, same work "
+                 f"on both sides - {machine.get('cpu', '')}, {machine.get('nproc')} CPUs",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
+    fig.savefig(out / "calls.png", dpi=100)
     plt.close(fig)
+    if report.loaded:
+        fig, ax = plt.subplots(figsize=(10, 6))
+        for c in report.loaded:
+            cond = c.note.split(",")[0]
+            v = np.sort(c.stat.values)
+            y = np.arange(1, len(v) + 1) / len(v)
+            ax.step(v, y, where="post", color=MODE_STYLE[c.mode][0],
+                    linestyle="-" if cond == "idle" else "--",
+                    label=f"{c.mode}, {cond} (p99 {fmt_time(c.stat.p99)})")
+        ax.set_xscale("log")
+        ax.set_xlabel("seconds per call (log)")
+        ax.set_ylabel("fraction of calls at most this long")
+        ax.set_ylim(0, 1.01)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=9, loc="lower right")
+        ax.set_title(f"copy apply, n={size_label(LOADED_N)}: idle (solid) and beside "
+                     f"{os.cpu_count()} busy processes (dashed), {machine.get('nproc')} CPUs")
+        fig.tight_layout()
+        fig.savefig(out / "loaded.png", dpi=100)
+        plt.close(fig)
     return ""
 
 
@@ -733,6 +990,8 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=BUILD / "bench" / "report",
                    help="where the files go (default build/bench/report)")
     p.add_argument("--no-tesseract", action="store_true", help="skip the Tesseract side")
+    p.add_argument("--no-load", action="store_true",
+                   help="skip the busy-machine section (it loads every CPU for a few seconds)")
     args = p.parse_args()
     if not NOOP.exists():
         print(f"report: {NOOP} is missing (build first, or set TESSERA_BUILD_DIR)",
@@ -750,11 +1009,13 @@ def main() -> int:
         else:
             notes.append("10^8 elements skipped: needs ~12.8 GB of free memory and 3.2 GB "
                          "of disk")
-    reps = 5 if args.quick else 15
-    target = 0.002 if args.quick else 0.01
+    budget = Budget(0.02, 20, 2000) if args.quick else Budget(0.25, 200, 20000)
     tess_sizes = [n for n in sizes if n <= 10**7]
     cli_sizes = [n for n in sizes if n <= (10**5 if args.quick else 10**7)]
     http_sizes = [n for n in sizes if n <= (10**5 if args.quick else 10**7)]
+    cli_budget = Budget(0.0, 3 if args.quick else 7, 20)
+    http_budget = Budget(0.05 if args.quick else 0.5, 5 if args.quick else 20, 500)
+    loaded_seconds = 0.0 if args.no_load else (0.7 if args.quick else 4.0)
     have_tesseract = False
     if not args.no_tesseract:
         if importlib.util.find_spec("tesseract_core") is not None:
@@ -763,9 +1024,11 @@ def main() -> int:
             notes.append("tesseract-core is not importable: no Tesseract side")
 
     machine = machine_description()
+    timer = timer_cost()
     report = Report(notes=notes)
-    total = (6 * 2 * len(sizes) + 2 * len(cli_sizes)
-             + (2 * len(tess_sizes) + 2 * len(http_sizes) if have_tesseract else 0) + 4)
+    total = (6 * len(CALLS) * len(sizes) + len(CALLS) * len(cli_sizes)
+             + (len(CALLS) * (len(tess_sizes) + len(http_sizes)) if have_tesseract else 0)
+             + (2 * len(LOADED_MODES) if loaded_seconds else 0) + 4)
     progress = Progress(total)
     with tempfile.TemporaryDirectory(prefix="tessera-report-") as tmpdir:
         tmp = Path(tmpdir)
@@ -773,19 +1036,22 @@ def main() -> int:
             progress.step("C baselines (bench_inproc, bench_pingpong)")
             c_bench_baselines(report, out, args.quick)
             progress.step("ctypes, memcpy, file baselines")
-            ctypes_cells(report, sizes, reps, target)
-            copy_and_file_cells(report, sizes, reps, target, tmp)
-            tessera_cells(report, sizes, reps, target, progress)
-            cli_cells(report, cli_sizes, 3 if args.quick else 7, tmp, progress)
+            ctypes_cells(report, sizes, budget)
+            copy_and_file_cells(report, sizes, budget, tmp)
+            tessera_cells(report, sizes, budget, progress)
+            cli_cells(report, cli_sizes, cli_budget, tmp, progress)
             if have_tesseract:
+                apis = write_tesseract_apis(tmp)
                 try:
-                    tesseract_inproc(report, tess_sizes, reps, target, progress)
+                    tesseract_inproc(report, apis, tess_sizes, budget, progress)
                 except Exception as e:
                     report.notes.append(f"Tesseract in-process failed ({type(e).__name__}: {e})")
                 try:
-                    tesseract_http(report, http_sizes, 3 if args.quick else 7, tmp, progress)
+                    tesseract_http(report, apis, http_sizes, http_budget, tmp, progress)
                 except Exception as e:
                     report.notes.append(f"Tesseract over HTTP failed ({type(e).__name__}: {e})")
+            if loaded_seconds:
+                loaded_cells(report, loaded_seconds, progress)
             progress.step("MCMC chains")
             mcmc(report, args.quick, out)
             progress.step("writing")
@@ -799,11 +1065,11 @@ def main() -> int:
     if left:
         report.notes.append(f"shared memory still held: {', '.join(left)}")
     tee = Tee()
-    print_report(report, sizes, machine, tee, args.quick)
+    print_report(report, sizes, machine, tee, args.quick, timer)
     write_csvs(report, out, machine)
     (out / "report.txt").write_text("\n".join(tee.lines) + "\n")
-    print(f"\nwrote {out}/report.txt, cells.csv, baselines.csv, mcmc.csv, machine.txt"
-          + ("" if note else ", overhead.png"))
+    print(f"\nwrote {out}/report.txt, cells.csv, baselines.csv, loaded.csv, loaded_calls.csv, "
+          "mcmc.csv, machine.txt" + ("" if note else ", calls.png, loaded.png"))
     return 0
 
 
