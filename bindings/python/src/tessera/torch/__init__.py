@@ -307,6 +307,17 @@ class _Apply(torch.autograd.Function):
                           _plan(component).batchable)
 
 
+def _keep_linear_context(ctx: Any, inputs: tuple) -> None:
+    """What _Vjp and _Jvp keep: ``(component, batch, wrt_in, wrt_out,
+    *inputs, *seeds)`` -> the first four on ctx, the inputs saved for both
+    modes; the seeds are what the result is linear in."""
+    ctx.component, ctx.batch, ctx.wrt_in, ctx.wrt_out = inputs[:4]
+    n = len(ctx.component.schema.inputs)
+    ctx.save_for_backward(*inputs[4:4 + n])
+    ctx.save_for_forward(*inputs[4:4 + n])
+    ctx.set_materialize_grads(False)
+
+
 class _Vjp(torch.autograd.Function):
     """``apply(component, batch, wrt_in, wrt_out, *inputs, *cotangents of
     wrt_out)`` -> cotangents of wrt_in. Linear in the cotangents (its
@@ -321,11 +332,7 @@ class _Vjp(torch.autograd.Function):
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-        ctx.component, ctx.batch, ctx.wrt_in, ctx.wrt_out = inputs[:4]
-        n = len(ctx.component.schema.inputs)
-        ctx.save_for_backward(*inputs[4:4 + n])
-        ctx.save_for_forward(*inputs[4:4 + n])
-        ctx.set_materialize_grads(False)
+        _keep_linear_context(ctx, inputs)
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
@@ -377,11 +384,7 @@ class _Jvp(torch.autograd.Function):
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-        ctx.component, ctx.batch, ctx.wrt_in, ctx.wrt_out = inputs[:4]
-        n = len(ctx.component.schema.inputs)
-        ctx.save_for_backward(*inputs[4:4 + n])
-        ctx.save_for_forward(*inputs[4:4 + n])
-        ctx.set_materialize_grads(False)
+        _keep_linear_context(ctx, inputs)
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
