@@ -41,10 +41,23 @@ typedef struct backend_ops {
     int (*restart)(tsr_component *c);
     /* Optional: release what invoke kept in *call_backend_slot(call). */
     void (*call_free)(tsr_component *c, void *call_state);
+    /* Optional: what a backend does once in the host before another
+     * process opens the component with it (worker mode): build the
+     * environment a Python component runs in, and tell the workers. */
+    int (*prepare)(tsr_component *c, tsr_error *err);
 } backend_ops;
 
 /* backends.c: the backend that serves path with opts (never NULL). */
 const backend_ops *backend_for(const char *path, const struct tsr_options *opts);
+/* For a backend that runs components elsewhere: run the prepare of the
+ * backend that will open c's path there (none: 0). */
+int backend_prepare(tsr_component *c, tsr_error *err);
+
+/* own_dir.c: the directory of the file this code is linked into:
+ * libtessera.so, a Python extension, or the executable of a host linked
+ * with libtessera.a (from /proc/self/exe: dladdr names it by argv[0],
+ * which may be relative or a bare name). "" when unknown. */
+void backend_own_dir(char *dir, size_t n);
 
 /* elf_check.c: whether the shared object at path can be given to dlopen
  * without the loader faulting on it (an ELF shared object for this host,
@@ -67,6 +80,10 @@ void backend_set_endpoint_state(tsr_component *c, void *state);
  * logging, errors); *state is what it made. TSR_E_INIT with the plugin's
  * message in err when it fails. */
 int backend_run_init(tsr_component *c, tsr_init_fn init, void **state, tsr_error *err);
+
+/* An environment variable for c's worker processes (option env). 0 or
+ * TSR_E_NOMEM. */
+int backend_set_worker_env(tsr_component *c, const char *name, const char *value);
 
 /* Where a component's buffers (results, staged inputs, tsr_component_alloc) come
  * from when not from the heap: the worker's shared-memory arena. */

@@ -8,11 +8,13 @@
 
 extern const backend_ops worker_backend_ops;     /* transport/worker/backend.c */
 extern const backend_ops manifest_backend_ops;   /* core/manifest/manifest_open.c */
+extern const backend_ops python_backend_ops;     /* core/python/python_backend.c */
 extern const backend_ops plugin_backend_ops;     /* core/plugin/plugin.c */
 
 static const backend_ops *const backends[] = {
     &worker_backend_ops,     /* mode "worker", whatever the path names */
     &manifest_backend_ops,   /* a JSON manifest of a legacy routine */
+    &python_backend_ops,     /* a Tesseract's tesseract_api.py, or its folder */
     &plugin_backend_ops,     /* a Tessera plugin (.so) */
 };
 
@@ -21,4 +23,16 @@ const backend_ops *backend_for(const char *path, const struct tsr_options *opts)
     for (size_t i = 0; i + 1 < n; i++)
         if (backends[i]->claims(path, opts)) return backends[i];
     return backends[n - 1];
+}
+
+int backend_prepare(tsr_component *c, tsr_error *err) {
+    const char *path = tsr_component_path(c);
+    const struct tsr_options *opts = backend_options(c);
+    size_t n = sizeof backends / sizeof backends[0];
+    for (size_t i = 0; i < n; i++) {
+        const backend_ops *b = backends[i];
+        if (b == &worker_backend_ops || !b->claims(path, opts)) continue;
+        return b->prepare ? b->prepare(c, err) : 0;
+    }
+    return 0;
 }

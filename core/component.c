@@ -68,6 +68,10 @@ TSR_API int tsr_component_restart(tsr_component *c) {
 
 const struct tsr_options *backend_options(const tsr_component *c) { return &c->opts; }
 
+int backend_set_worker_env(tsr_component *c, const char *name, const char *value) {
+    return tsr_options_set_env(&c->opts, name, value) != 0 ? TSR_E_NOMEM : 0;
+}
+
 component_schema backend_schema(const tsr_component *c) {
     return (component_schema){.n_in = c->n_in, .n_out = c->n_out, .in = c->in, .out = c->out,
                               .n_sym = c->n_sym, .sym_names = c->sym_names};

@@ -43,7 +43,8 @@ void options_clear(struct tsr_options *o) {
     free(o->worker_exe);
     free(o->cwd);
     free(o->spool_dir);
-    o->worker_exe = o->cwd = o->spool_dir = NULL;
+    free(o->python);
+    o->worker_exe = o->cwd = o->spool_dir = o->python = NULL;
 }
 
 TSR_API void tsr_options_free(tsr_options *opts) {
@@ -228,15 +229,22 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         opts->clear_env = value[0] == '1';
         return 0;
     }
-    if (strcmp(key, "worker_exe") == 0 || strcmp(key, "cwd") == 0 ||
-        strcmp(key, "spool_dir") == 0) {
+    char **path_slot = strcmp(key, "worker_exe") == 0 ? &opts->worker_exe
+                       : strcmp(key, "cwd") == 0        ? &opts->cwd
+                       : strcmp(key, "spool_dir") == 0  ? &opts->spool_dir
+                       : strcmp(key, "python") == 0     ? &opts->python
+                                                        : NULL;
+    if (path_slot) {
         if (!*value) return bad_value(err, key, value, "a path");
-        rc = set_string(key[0] == 'w' ? &opts->worker_exe
-                        : key[0] == 'c' ? &opts->cwd
-                                        : &opts->spool_dir,
-                        value);
+        rc = set_string(path_slot, value);
         if (rc) error_set(err, rc, "option '%s': out of memory", key);
         return rc;
+    }
+    if (strcmp(key, "python_env") == 0) {
+        if (strcmp(value, "auto") && strcmp(value, "none"))
+            return bad_value(err, key, value, "auto or none");
+        opts->python_env_off = strcmp(value, "none") == 0;
+        return 0;
     }
     if (strcmp(key, "transport") == 0) {
         for (int t = 0; t < 3; t++)
@@ -256,7 +264,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
               "unknown option '%s' (known: mode, log_level, workers, spawn, worker_exe, cwd, "
               "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns, max_array_bytes, "
               "max_call_bytes, max_arena_bytes, max_payload_bytes, rlimit_as, rlimit_cpu, "
-              "rlimit_nofile, transport, spool_dir, file_io)",
+              "rlimit_nofile, transport, spool_dir, file_io, python, python_env)",
               key);
     return TSR_E_ARGUMENT;
 }
@@ -291,7 +299,7 @@ int options_copy(struct tsr_options *dst, const struct tsr_options *src) {
     *dst = *src;
     dst->config = dst->env = NULL;
     dst->n_config = dst->n_env = 0;
-    dst->worker_exe = dst->cwd = dst->spool_dir = NULL;
+    dst->worker_exe = dst->cwd = dst->spool_dir = dst->python = NULL;
     int rc = 0;
     for (int32_t i = 0; !rc && i < src->n_config; i++)
         rc = entry_put(&dst->config, &dst->n_config, src->config[i].key, src->config[i].value);
@@ -300,6 +308,7 @@ int options_copy(struct tsr_options *dst, const struct tsr_options *src) {
     if (!rc && src->worker_exe) rc = set_string(&dst->worker_exe, src->worker_exe);
     if (!rc && src->cwd) rc = set_string(&dst->cwd, src->cwd);
     if (!rc && src->spool_dir) rc = set_string(&dst->spool_dir, src->spool_dir);
+    if (!rc && src->python) rc = set_string(&dst->python, src->python);
     if (rc) options_clear(dst);
     return rc;
 }

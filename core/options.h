@@ -47,6 +47,9 @@ struct tsr_options {
     int transport;                   /* TSR_TRANSPORT_* */
     char *spool_dir;                 /* files: the spool's parent; NULL: $TMPDIR or /tmp */
     int file_io;                     /* files: a tsr_file_io */
+    /* Python components (core/python) */
+    char *python;                    /* the interpreter; NULL: see python_env.c */
+    int python_env_off;              /* python_env=none: never build an environment */
 };
 
 /* Option "transport": shared memory, falling back to files where it

@@ -20,7 +20,7 @@ declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make
 # clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
 # CLI's memcheck test.
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
-          liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev
+          liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev libgsl-dev
           clang libclang-rt-dev valgrind)
 
 missing=()
@@ -47,13 +47,13 @@ else
 fi
 
 # Python packages the bindings, their tests and the interoperability tests
-# use. torch is pinned to the CPU build that pip finds locally; a plain
+# use; uv builds Python components' environments. torch is pinned to the CPU build that pip finds locally; a plain
 # `torch` would fetch a multi-GB CUDA build.
 python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
             "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
-            "matplotlib:matplotlib"; do
+            "matplotlib:matplotlib" "uv:uv"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done
@@ -67,6 +67,9 @@ fi
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" -DTESSERA_WERROR="$werror"
 cmake --build "$build_dir" -j"$(nproc)"
 echo "setup: built into $build_dir"
+
+# tesseract-core's own example components, run unchanged by the tests.
+TESSERA_BUILD_DIR="$build_dir" PYTHON="$python" "$root/scripts/fetch_tesseract_examples.sh"
 
 # The Python package `tessera` (bindings/python), built from the same
 # sources into $build_dir/python and installed; again only when its sources,

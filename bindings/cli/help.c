@@ -13,7 +13,8 @@ void cli_print_main_help(void) {
     fputs(
         "Usage: tessera [--help] [--version] COMMAND [OPTIONS] PLUGIN [PAYLOAD]\n"
         "\n"
-        "Load a Tessera component (a plugin .so) and call it with a Tesseract-style\n"
+        "Load a Tessera component (a plugin .so, a manifest, or a Tesseract's\n"
+        "tesseract_api.py) and call it with a Tesseract-style\n"
         "JSON payload. Results are written to stdout, diagnostics to stderr.\n"
         "\n"
         "Commands:\n"
@@ -37,6 +38,9 @@ void cli_print_main_help(void) {
         "PAYLOAD is JSON text, @FILE to read it from FILE, or - (or @-) for stdin.\n"
         "PLUGIN is a path to a .so; a bare name that exists in the current\n"
         "directory is taken from there, any other is searched by the loader.\n"
+        "It may also be a JSON manifest of a legacy routine, or a Python component:\n"
+        "a folder holding tesseract_api.py (with its tesseract_requirements.txt, an\n"
+        "environment is built for it at first use in worker mode), or the file.\n"
         "\n"
         "Options:\n"
         "  -h, --help       show this help\n"
@@ -86,6 +90,8 @@ static void print_common_options(int with_format) {
               stdout);
     fputs("  -o, --output FILE      write the result to FILE instead of stdout\n"
           "  --mode MODE            inproc (default), isolated or worker\n"
+          "  --option KEY=VALUE     a library option (tsr_options_set), e.g. workers=2,\n"
+          "                         timeout_ms=5000, python=PATH; repeatable\n"
           "  --config KEY=VALUE     configuration for the plugin's init; repeatable\n"
           "                         (e.g. --config matrix=A.txt for the linear plugin)\n"
           "  -h, --help             show this help\n",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Options shared by the subcommands: -f, -o, --mode, --config, -h, and
+/* Options shared by the subcommands: -f, -o, --mode, --option, --config, -h, and
  * for endpoint calls those of arrays in files: --input-path,
  * --output-path, --compression, --checksum, --io, --allow-escape. */
 #include <getopt.h>
@@ -11,6 +11,7 @@
 
 enum {
     OPT_MODE = 256,
+    OPT_OPTION,
     OPT_CONFIG,
     OPT_INPUT_PATH,
     OPT_OUTPUT_PATH,
@@ -34,6 +35,23 @@ int cli_set_config(const char *command, tsr_options *lib, const char *assignment
     free(key);
     if (rc != 0) return cli_usage_error(command, "cannot set --config '%s': %s", assignment, tsr_strerror(rc));
     return CLI_OK;
+}
+
+/* --option KEY=VALUE: any option of tsr_options_set (workers, timeout_ms,
+ * python, ...). */
+static int set_library_option(const char *command, tsr_options *lib, const char *assignment) {
+    const char *eq = strchr(assignment, '=');
+    if (eq == NULL || eq == assignment)
+        return cli_usage_error(command, "--option takes KEY=VALUE, got '%s'", assignment);
+    char *key = strndup(assignment, (size_t)(eq - assignment));
+    if (key == NULL) {
+        cli_error(command, "out of memory");
+        return CLI_USAGE;
+    }
+    tsr_error err = {0};
+    int rc = tsr_options_set(lib, key, eq + 1, &err);
+    free(key);
+    return rc ? cli_usage_error(command, "--option %s: %s", assignment, err.message) : CLI_OK;
 }
 
 static const char *file_option_name(int opt) {
@@ -103,6 +121,8 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
         if (tsr_options_set(o->library, "mode", arg, &err) != 0)
             return cli_usage_error(command, "unknown mode '%s' (inproc, isolated or worker)", arg);
         return CLI_OK;
+    case OPT_OPTION:
+        return set_library_option(command, o->library, arg);
     case OPT_CONFIG:
         return cli_set_config(command, o->library, arg);
     case OPT_INPUT_PATH:
@@ -129,6 +149,7 @@ int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out)
         {"output-format", required_argument, NULL, 'f'}, /* Tesseract's spelling */
         {"output", required_argument, NULL, 'o'},
         {"mode", required_argument, NULL, OPT_MODE},
+        {"option", required_argument, NULL, OPT_OPTION},
         {"config", required_argument, NULL, OPT_CONFIG},
         {"input-path", required_argument, NULL, OPT_INPUT_PATH},
         {"output-path", required_argument, NULL, OPT_OUTPUT_PATH},

@@ -173,6 +173,17 @@ void tsr_options_free(tsr_options *opts);
  *   "file_io"     files: "auto" (default: io_uring where it works), "io_uring"
  *                 (TSR_E_IO at tsr_open where it does not) or "posix"
  *                 (pread/pwrite)
+ * Python components (a folder with tesseract_api.py, or the file itself):
+ *   "python"      the interpreter to run the component under: a venv's
+ *                 python runs it with that venv's packages (default:
+ *                 $TESSERA_PYTHON, else an environment built from the
+ *                 folder's tesseract_requirements.txt, else the Python
+ *                 Tessera was built with). In-process in a host that
+ *                 already runs Python, the host's interpreter is used.
+ *   "python_env"  "auto" (default): build an environment from the
+ *                 requirements file at first use, cached by its hash under
+ *                 $TESSERA_ENV_DIR (default ~/.cache/tessera/envs);
+ *                 "none": never build one
  * Limits, refused with TSR_E_LIMIT and a message naming the option, before
  * anything is allocated (0: no limit):
  *   "max_array_bytes"    bytes of one array: an input, a tangent or

@@ -50,6 +50,8 @@ static int worker_open(tsr_component *c, tsr_error *err) {
     }
     backend_set_state(c, wb);
     backend_set_lanes(c, o->workers);
+    int prepared = backend_prepare(c, err); /* e.g. a Python component's environment */
+    if (prepared) return prepared;
     char why[TSR_ERRMSG_MAX - 64];
     char *schema = NULL;
     int rc = TSR_E_SHM;

@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The workers of a component: started at open, lent to one call at a time,
  * restarted after a death when asked to, stopped at close. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <jansson.h>
-#include <libgen.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,27 +27,8 @@ static int worker_at(const char *path, char *looked, size_t n) {
     return 0;
 }
 
-/* The directory of the file this code is linked into: libtessera.so, a
- * Python extension, or the executable of a host linked with libtessera.a
- * (from /proc/self/exe: dladdr names it by argv[0], which may be relative
- * or a bare name). "" when unknown. */
-static void own_dir(char *dir, size_t n) {
-    Dl_info info;
-    struct link_map *map = NULL;
-    dir[0] = '\0';
-    if (!dladdr1((void *)tsr_open, &info, (void **)&map, RTLD_DL_LINKMAP)) return;
-    char path[4096] = "";
-    if (map && map->l_name[0] == '\0') { /* the main program */
-        ssize_t len = readlink("/proc/self/exe", path, sizeof path - 1);
-        path[len > 0 ? len : 0] = '\0';
-    }
-    if (!path[0] && info.dli_fname && strchr(info.dli_fname, '/'))
-        snprintf(path, sizeof path, "%s", info.dli_fname);
-    if (path[0]) snprintf(dir, n, "%s", dirname(path));
-}
-
 /* Where tessera-worker is, in order: the option worker_exe, $TESSERA_WORKER,
- * then relative to own_dir: the install's libexec seen from libdir (the
+ * then relative to backend_own_dir: the install's libexec seen from libdir (the
  * shared library) or from bindir (a static host), bin/ of the build tree,
  * beside it (a Python extension, a build tree's programs); last the
  * libexec of the prefix configured at build time. 0 with the path in *exe
@@ -69,7 +47,7 @@ static int find_worker_exe(const tsr_component *c, char **exe, char *why, size_t
         return TSR_E_WORKER;
     }
     char dir[4096], looked[1024] = "";
-    own_dir(dir, sizeof dir);
+    backend_own_dir(dir, sizeof dir);
     const char *rel[] = {TSR_WORKER_RELPATH, TSR_WORKER_RELPATH_FROM_BIN, "../bin/tessera-worker",
                          "tessera-worker"};
     for (size_t i = 0; dir[0] && i < sizeof rel / sizeof rel[0]; i++) {

@@ -197,7 +197,11 @@ def load(
     env: Mapping[str, str] | None = None,
     **options: Any,
 ) -> Component:
-    """Load the plugin at ``path``.
+    """Load the component at ``path``: a plugin (``.so``), a JSON manifest,
+    or a Python component (a Tesseract's folder with ``tesseract_api.py``,
+    or the file; in-process it runs in this interpreter, in worker mode in
+    its own, e.g. ``python="/path/venv/bin/python"``, or in an environment
+    built from its ``tesseract_requirements.txt``).
 
     Args:
         mode: ``"inproc"`` (dlopen), ``"isolated"`` (dlmopen, its own copies

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* The bridge's parts: the interpreter (interpreter.c), the component's
+ * descriptor (descriptor.c) and its endpoints (endpoints.c). Everything
+ * here runs with the GIL held unless said otherwise. */
+#ifndef TESSERA_CORE_PYTHON_BRIDGE_H
+#define TESSERA_CORE_PYTHON_BRIDGE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "core/python/pybridge.h"
+#include "tessera/tessera.h"
+
+typedef struct pycomponent {
+    PyObject *component;             /* the glue's Component */
+    PyObject *glue;                  /* the glue module (format_error) */
+    PyObject *views;                 /* views(buffers, dtype codes, shapes) -> arrays */
+    PyObject *endpoint[TSR_EP_COUNT]; /* bound methods, NULL where absent */
+    tsr_plugin desc;
+    tsr_field *fields;               /* inputs, then outputs */
+    tsr_dim *dims;
+    char **strings;                  /* what the descriptor points to */
+    size_t n_strings;
+} pycomponent;
+
+/* interpreter.c: start the interpreter (once per process, never stopped:
+ * extension modules such as NumPy cannot be initialised twice) or join
+ * the host's. Called without the GIL; returns with it held on success. */
+int interpreter_enter(const char *python, PyGILState_STATE *gil, char *why, size_t n);
+
+/* The pending Python exception as text (type, message, the component's
+ * traceback lines), cleared. */
+void exception_text(PyObject *glue, char *buf, size_t n);
+
+/* descriptor.c: the descriptor from the glue's Component. */
+int descriptor_build(pycomponent *pc, char *why, size_t n);
+void descriptor_free(pycomponent *pc);
+
+/* endpoints.c: the endpoint functions of every Python component. */
+int endpoint_run(tsr_ctx *ctx, const tsr_args *args);
+
+#endif

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* One call of a Python component: the arguments become read-only NumPy
+ * views of the host's buffers (no copy), the glue runs the component's
+ * endpoint, and each result array is copied once into the buffer the host
+ * gave (or asked for, when the shape depends on values). */
+#include <stdio.h>
+#include <string.h>
+
+#include "bridge.h"
+
+/* A list of n ints. */
+static PyObject *int_list(const int32_t *v, int32_t n) {
+    PyObject *list = PyList_New(n);
+    for (int32_t i = 0; list && i < n; i++) {
+        PyObject *x = PyLong_FromLong(v[i]);
+        if (!x) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, x);
+    }
+    return list;
+}
+
+static PyObject *shape_tuple(const tsr_array *a) {
+    PyObject *t = PyTuple_New(a->rank);
+    for (int32_t k = 0; t && k < a->rank; k++) {
+        PyObject *x = PyLong_FromLongLong(a->shape[k]);
+        if (!x) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, k, x);
+    }
+    return t;
+}
+
+static size_t dtype_size(tsr_dtype d) {
+    static const unsigned char size[TSR_DTYPE_COUNT] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8,
+                                                        2, 4, 8, 8, 16};
+    return d > 0 && d < TSR_DTYPE_COUNT ? size[d] : 0;
+}
+
+/* Whether a buffer's struct format is dtype d (NumPy writes "<d", "d", "l" or "q"). */
+static int format_is(const char *format, tsr_dtype d) {
+    static const char *const formats[TSR_DTYPE_COUNT] = {
+        "", "?", "b", "h", "i", "lq", "B", "H", "I", "LQ", "e", "f", "d", "Zf", "Zd"};
+    if (!format) return 0;
+    while (*format == '<' || *format == '=' || *format == '@' || *format == '|') format++;
+    if (d <= 0 || d >= TSR_DTYPE_COUNT || !*format) return 0;
+    if (format[0] == 'Z') return strcmp(format, formats[d]) == 0;
+    return format[1] == '\0' && strchr(formats[d], format[0]) != NULL;
+}
+
+static size_t array_bytes(const tsr_array *a) {
+    size_t bytes = dtype_size(a->dtype);
+    for (int32_t k = 0; k < a->rank; k++) bytes *= (size_t)a->shape[k];
+    return bytes;
+}
+
+/* Read-only NumPy views of n arrays (the glue's views function). */
+static PyObject *views_of(pycomponent *pc, const tsr_array *arrays, int32_t n) {
+    PyObject *bufs = PyList_New(n), *codes = PyList_New(n), *shapes = PyList_New(n);
+    PyObject *out = NULL;
+    if (!bufs || !codes || !shapes) goto done;
+    for (int32_t i = 0; i < n; i++) {
+        const tsr_array *a = &arrays[i];
+        static char empty[1];
+        PyObject *mv = PyMemoryView_FromMemory(a->data ? (char *)a->data : empty,
+                                               (Py_ssize_t)array_bytes(a), PyBUF_READ);
+        PyObject *code = PyLong_FromLong(a->dtype);
+        PyObject *shape = shape_tuple(a);
+        if (!mv || !code || !shape) {
+            Py_XDECREF(mv);
+            Py_XDECREF(code);
+            Py_XDECREF(shape);
+            goto done;
+        }
+        PyList_SET_ITEM(bufs, i, mv);
+        PyList_SET_ITEM(codes, i, code);
+        PyList_SET_ITEM(shapes, i, shape);
+    }
+    out = PyObject_CallFunctionObjArgs(pc->views, bufs, codes, shapes, NULL);
+done:
+    Py_XDECREF(bufs);
+    Py_XDECREF(codes);
+    Py_XDECREF(shapes);
+    return out;
+}
+
+/* (shape, dtype code) of each input, for abstract_eval. */
+static PyObject *abstract_inputs(const tsr_args *a) {
+    PyObject *list = PyList_New(a->n_inputs);
+    for (int32_t i = 0; list && i < a->n_inputs; i++) {
+        PyObject *shape = shape_tuple(&a->inputs[i]);
+        PyObject *pair = shape ? Py_BuildValue("(Ni)", shape, (int)a->inputs[i].dtype) : NULL;
+        if (!pair) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, pair);
+    }
+    return list;
+}
+
+/* abstract_eval's answer: (shape, dtype) per output into the results. */
+static int store_abstract(tsr_ctx *ctx, const tsr_args *a, PyObject *out) {
+    for (int32_t k = 0; k < a->n_results; k++) {
+        PyObject *pair = PySequence_GetItem(out, k);
+        PyObject *shape = NULL;
+        int code = 0;
+        if (!pair || !PyArg_ParseTuple(pair, "Oi", &shape, &code) || !PySequence_Check(shape) ||
+            PySequence_Size(shape) > TSR_MAX_RANK) {
+            Py_XDECREF(pair);
+            PyErr_Clear();
+            return tsr_ctx_errorf(ctx, "abstract_eval of output %d: not a (shape, dtype) pair", k);
+        }
+        tsr_array *r = &a->results[k];
+        r->rank = (int32_t)PySequence_Size(shape);
+        for (int32_t d = 0; d < r->rank; d++) {
+            PyObject *x = PySequence_GetItem(shape, d);
+            r->shape[d] = x ? PyLong_AsLongLong(x) : -1;
+            Py_XDECREF(x);
+        }
+        Py_DECREF(pair);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return tsr_ctx_errorf(ctx, "abstract_eval of output %d: a dimension is not an int", k);
+        }
+        r->dtype = (tsr_dtype)code;
+    }
+    return 0;
+}
+
+/* Copy result k from a C-contiguous array of the result's dtype (the glue
+ * casts) into the host's buffer, asking for one when the host could not
+ * size it. */
+static int store_one(tsr_ctx *ctx, const tsr_args *a, int32_t k, PyObject *item) {
+    tsr_array *r = &a->results[k];
+    Py_buffer v;
+    if (PyObject_GetBuffer(item, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        return tsr_ctx_errorf(ctx, "result %d is not a C-contiguous array", k);
+    }
+    int rc = 0;
+    if (!format_is(v.format, r->dtype) || (size_t)v.itemsize != dtype_size(r->dtype) ||
+        v.ndim != r->rank || v.ndim > TSR_MAX_RANK) {
+        rc = tsr_ctx_errorf(ctx, "result %d has %d axes of items '%s'; %d axes of dtype %d expected",
+                            k, v.ndim, v.format ? v.format : "?", r->rank, (int)r->dtype);
+    } else if (r->data == NULL) {
+        for (int32_t d = 0; d < r->rank; d++) r->shape[d] = v.shape[d];
+        if (!tsr_ctx_alloc(ctx, k)) rc = -1; /* the host said why */
+    } else {
+        for (int32_t d = 0; d < r->rank && !rc; d++)
+            if (v.shape[d] != r->shape[d])
+                rc = tsr_ctx_errorf(ctx, "result %d has size %zd on axis %d; %lld expected", k,
+                                    v.shape[d], d, (long long)r->shape[d]);
+    }
+    if (!rc && v.len) memcpy(r->data, v.buf, (size_t)v.len);
+    PyBuffer_Release(&v);
+    return rc;
+}
+
+static int store_results(tsr_ctx *ctx, const tsr_args *a, PyObject *out) {
+    if (!PySequence_Check(out) || PySequence_Size(out) != a->n_results) {
+        PyErr_Clear();
+        return tsr_ctx_errorf(ctx, "the glue returned %zd results; %d expected",
+                              PySequence_Check(out) ? PySequence_Size(out) : -1, a->n_results);
+    }
+    for (int32_t k = 0; k < a->n_results; k++) {
+        PyObject *item = PySequence_GetItem(out, k);
+        int rc = item ? store_one(ctx, a, k, item) : -1;
+        Py_XDECREF(item);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* The endpoint's Python call; NULL with an exception pending. */
+static PyObject *call_endpoint(pycomponent *pc, const tsr_args *a) {
+    PyObject *fn = pc->endpoint[a->endpoint];
+    if (a->endpoint == TSR_EP_ABSTRACT_EVAL) {
+        PyObject *shapes = abstract_inputs(a);
+        PyObject *out = shapes ? PyObject_CallOneArg(fn, shapes) : NULL;
+        Py_XDECREF(shapes);
+        return out;
+    }
+    PyObject *inputs = views_of(pc, a->inputs, a->n_inputs);
+    if (!inputs) return NULL;
+    if (a->endpoint == TSR_EP_APPLY) {
+        PyObject *out = PyObject_CallOneArg(fn, inputs);
+        Py_DECREF(inputs);
+        return out;
+    }
+    PyObject *wrt_in = int_list(a->wrt_in, a->n_wrt_in);
+    PyObject *wrt_out = int_list(a->wrt_out, a->n_wrt_out);
+    PyObject *seeds = a->endpoint == TSR_EP_JACOBIAN ? NULL : views_of(pc, a->seeds, a->n_seeds);
+    PyObject *out = NULL;
+    if (wrt_in && wrt_out && (seeds || a->endpoint == TSR_EP_JACOBIAN))
+        out = PyObject_CallFunctionObjArgs(fn, inputs, wrt_in, wrt_out, seeds, NULL);
+    Py_DECREF(inputs);
+    Py_XDECREF(wrt_in);
+    Py_XDECREF(wrt_out);
+    Py_XDECREF(seeds);
+    return out;
+}
+
+int endpoint_run(tsr_ctx *ctx, const tsr_args *a) {
+    pycomponent *pc = ctx->state;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *out = call_endpoint(pc, a);
+    int rc;
+    if (!out) {
+        char text[4096];
+        exception_text(pc->glue, text, sizeof text);
+        tsr_ctx_error(ctx, text);
+        rc = -1;
+    } else {
+        rc = a->endpoint == TSR_EP_ABSTRACT_EVAL ? store_abstract(ctx, a, out)
+                                                 : store_results(ctx, a, out);
+        Py_DECREF(out);
+    }
+    PyGILState_Release(gil);
+    return rc;
+}
