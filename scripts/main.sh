@@ -68,3 +68,8 @@ echo "== a short MCMC chain (MALA on 2-D rosenbrock, one apply + one vjp per ste
 echo
 echo "== what a call costs in each mode, quick form (python3 bench/report.py for the full one)"
 "$python" "$root/bench/report.py" --quick --out "$build_dir/bench/report-quick"
+
+echo
+echo "== Python components: a Tesseract's tesseract_api.py in its own environment"
+show apply --mode worker "$root/plugins/python/cumsum_numpy2" '{"inputs": {"y": [1, 2, 3]}}'
+"$python" "$root/bindings/python/examples/python_clash.py"
