@@ -218,3 +218,24 @@ Test(python_component, tesseract_core_vectoradd_unchanged) {
     tsr_call_free(call);
     tsr_close(c);
 }
+
+static char logged[1024];
+static void keep_log(void *user, tsr_log_level level, const char *component, const char *msg) {
+    (void)user;
+    (void)component;
+    if (level == TSR_LOG_WARN) snprintf(logged, sizeof logged, "%s", msg);
+}
+
+Test(python_component, an_input_kept_after_the_call_is_reported) {
+    tsr_options *o = options("inproc");
+    tsr_options_set_log(o, keep_log, NULL);
+    tsr_component *c = open_ok(PYCOMPONENT("keeping"), o);
+    tsr_options_free(o);
+    double x[2] = {1, 2};
+    int rc;
+    tsr_call *call = apply_on(c, x, 2, &rc);
+    cr_assert_eq(rc, 0, "%s", tsr_call_errmsg(call));
+    assert_contains(logged, "the component kept input 'x' after the call");
+    tsr_call_free(call);
+    tsr_close(c);
+}

@@ -230,3 +230,15 @@ def test_tesseract_examples_match_tesseract_core(name, inputs, wrt_in, wrt_out, 
         for i in wrt_in:
             np.testing.assert_allclose(g[i], ref_g[i], rtol=1e-6, atol=1e-12)
     comp.close()
+
+
+def test_the_cli_runs_a_tesseract_example_in_its_own_environment(tmp_path):
+    """The issue's own words: `tessera apply --mode worker FOLDER @inputs.json`,
+    the environment built from the example's requirements by Tessera itself."""
+    path = example("vectoradd")
+    payload = tmp_path / "inputs.json"
+    payload.write_text('{"inputs": {"a": [1, 2, 3], "b": [4, 5, 6], "s": 2, "normalize": false}}')
+    out = subprocess.run([str(BUILD / "bin" / "tessera"), "apply", "--mode", "worker", str(path),
+                          f"@{payload}"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert '"buffer":[6.0,9.0,12.0]' in out.stdout, out.stdout

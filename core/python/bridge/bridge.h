@@ -21,6 +21,7 @@ typedef struct pycomponent {
     tsr_dim *dims;
     char **strings;                  /* what the descriptor points to */
     size_t n_strings;
+    int warned_kept;                 /* a kept view was reported */
 } pycomponent;
 
 /* interpreter.c: start the interpreter (once per process, never stopped:

@@ -176,8 +176,10 @@ static int store_results(tsr_ctx *ctx, const tsr_args *a, PyObject *out) {
     return 0;
 }
 
-/* The endpoint's Python call; NULL with an exception pending. */
-static PyObject *call_endpoint(pycomponent *pc, const tsr_args *a) {
+/* The endpoint's Python call; NULL with an exception pending. The views
+ * it made are left in views[0] (inputs) and views[1] (seeds) for the
+ * caller to look at after the call. */
+static PyObject *call_endpoint(pycomponent *pc, const tsr_args *a, PyObject *views[2]) {
     PyObject *fn = pc->endpoint[a->endpoint];
     if (a->endpoint == TSR_EP_ABSTRACT_EVAL) {
         PyObject *shapes = abstract_inputs(a);
@@ -185,30 +187,43 @@ static PyObject *call_endpoint(pycomponent *pc, const tsr_args *a) {
         Py_XDECREF(shapes);
         return out;
     }
-    PyObject *inputs = views_of(pc, a->inputs, a->n_inputs);
+    PyObject *inputs = views[0] = views_of(pc, a->inputs, a->n_inputs);
     if (!inputs) return NULL;
-    if (a->endpoint == TSR_EP_APPLY) {
-        PyObject *out = PyObject_CallOneArg(fn, inputs);
-        Py_DECREF(inputs);
-        return out;
-    }
+    if (a->endpoint == TSR_EP_APPLY) return PyObject_CallOneArg(fn, inputs);
     PyObject *wrt_in = int_list(a->wrt_in, a->n_wrt_in);
     PyObject *wrt_out = int_list(a->wrt_out, a->n_wrt_out);
-    PyObject *seeds = a->endpoint == TSR_EP_JACOBIAN ? NULL : views_of(pc, a->seeds, a->n_seeds);
+    PyObject *seeds = NULL;
+    if (a->endpoint != TSR_EP_JACOBIAN) seeds = views[1] = views_of(pc, a->seeds, a->n_seeds);
     PyObject *out = NULL;
     if (wrt_in && wrt_out && (seeds || a->endpoint == TSR_EP_JACOBIAN))
         out = PyObject_CallFunctionObjArgs(fn, inputs, wrt_in, wrt_out, seeds, NULL);
-    Py_DECREF(inputs);
     Py_XDECREF(wrt_in);
     Py_XDECREF(wrt_out);
-    Py_XDECREF(seeds);
     return out;
+}
+
+/* A view still referenced after the call was kept by the component (a
+ * cache, a global): the memory under it is the caller's, or the arena's,
+ * and the next call reuses it. Said once per component. */
+static void check_kept(tsr_ctx *ctx, pycomponent *pc, PyObject *views, int seeds) {
+    for (Py_ssize_t i = 0; views && !pc->warned_kept && i < PyList_GET_SIZE(views); i++) {
+        if (Py_REFCNT(PyList_GET_ITEM(views, i)) <= 1) continue;
+        char text[512];
+        snprintf(text, sizeof text,
+                 "the component kept %s%s%s after the call: a view of memory that is not its "
+                 "own and that later calls reuse; keep a copy (numpy.array(x)) instead",
+                 seeds ? "a tangent or cotangent" : "input '",
+                 seeds ? "" : pc->desc.inputs[i].name, seeds ? "" : "'");
+        tsr_ctx_log(ctx, TSR_LOG_WARN, text);
+        pc->warned_kept = 1;
+    }
 }
 
 int endpoint_run(tsr_ctx *ctx, const tsr_args *a) {
     pycomponent *pc = ctx->state;
     PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *out = call_endpoint(pc, a);
+    PyObject *views[2] = {NULL, NULL};
+    PyObject *out = call_endpoint(pc, a, views);
     int rc;
     if (!out) {
         char text[4096];
@@ -220,6 +235,10 @@ int endpoint_run(tsr_ctx *ctx, const tsr_args *a) {
                                                  : store_results(ctx, a, out);
         Py_DECREF(out);
     }
+    check_kept(ctx, pc, views[0], 0);
+    check_kept(ctx, pc, views[1], 1);
+    Py_XDECREF(views[0]);
+    Py_XDECREF(views[1]);
     PyGILState_Release(gil);
     return rc;
 }
