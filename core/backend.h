@@ -45,10 +45,17 @@ typedef struct backend_ops {
      * process opens the component with it (worker mode): build the
      * environment a Python component runs in, and tell the workers. */
     int (*prepare)(tsr_component *c, tsr_error *err);
+    /* Optional: 1 when the component at path says it may end the process
+     * it runs in (a manifest's "may_exit"), why in why; it then runs in a
+     * worker unless the host chose the mode. */
+    int (*may_end_process)(const char *path, char *why, size_t n);
 } backend_ops;
 
-/* backends.c: the backend that serves path with opts (never NULL). */
-const backend_ops *backend_for(const char *path, const struct tsr_options *opts);
+/* backends.c: the backend that serves path with opts (never NULL). When
+ * that is worker mode only because the component may end the process
+ * (the host did not choose a mode), why says so; else why is "". */
+const backend_ops *backend_for(const char *path, const struct tsr_options *opts, char *why,
+                               size_t n);
 /* For a backend that runs components elsewhere: run the prepare of the
  * backend that will open c's path there (none: 0). */
 int backend_prepare(tsr_component *c, tsr_error *err);

@@ -18,11 +18,23 @@ static const backend_ops *const backends[] = {
     &plugin_backend_ops,     /* a Tessera plugin (.so) */
 };
 
-const backend_ops *backend_for(const char *path, const struct tsr_options *opts) {
-    size_t n = sizeof backends / sizeof backends[0];
-    for (size_t i = 0; i + 1 < n; i++)
-        if (backends[i]->claims(path, opts)) return backends[i];
-    return backends[n - 1];
+const backend_ops *backend_for(const char *path, const struct tsr_options *opts, char *why,
+                               size_t n) {
+    size_t count = sizeof backends / sizeof backends[0];
+    const backend_ops *b = backends[count - 1];
+    for (size_t i = 0; i + 1 < count; i++)
+        if (backends[i]->claims(path, opts)) {
+            b = backends[i];
+            break;
+        }
+    why[0] = '\0';
+    /* A routine that may end the process is confined to a worker unless
+     * the host asked for a mode. */
+    if (b != &worker_backend_ops && !opts->mode_set && b->may_end_process &&
+        b->may_end_process(path, why, n))
+        return &worker_backend_ops;
+    why[0] = '\0';
+    return b;
 }
 
 int backend_prepare(tsr_component *c, tsr_error *err) {

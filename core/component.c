@@ -46,7 +46,15 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
     c->mode = c->opts.mode;
     c->lanes = 1;
     pthread_mutex_init(&c->lock, NULL);
-    c->backend = backend_for(c->path, &c->opts);
+    char confined[512];
+    c->backend = backend_for(c->path, &c->opts, confined, sizeof confined);
+    if (confined[0]) {
+        c->mode = c->opts.mode = TSR_MODE_WORKER;
+        comp_log(c, TSR_LOG_INFO,
+                 "runs in worker mode: its routines may end the process that runs them (%s); "
+                 "set the mode to run it elsewhere",
+                 confined);
+    }
     int rc = c->backend->open(c, err);
     if (rc) {
         component_free(c);

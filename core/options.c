@@ -192,6 +192,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         for (int m = 0; m < 3; m++)
             if (strcmp(value, mode_names[m]) == 0) {
                 opts->mode = (tsr_mode)m;
+                opts->mode_set = 1;
                 return 0;
             }
         return bad_value(err, key, value, "inproc, isolated or worker");

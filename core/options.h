@@ -16,6 +16,7 @@ typedef struct config_entry {
 
 struct tsr_options {
     tsr_mode mode;
+    int mode_set;                    /* "mode" was given: the host insists on it */
     tsr_log_level log_level;
     int log_off;
     tsr_log_fn log_fn;

@@ -18,9 +18,11 @@ werror="${TESSERA_WERROR:-OFF}"
 declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make
                     [clang]=clang [valgrind]=valgrind)
 # clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
-# CLI's memcheck test.
+# CLI's memcheck test; libmicrohttpd: `tessera serve`; libcurl: the remote
+# backend (a served Tesseract as a component).
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
           liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev libgsl-dev
+          libmicrohttpd-dev libcurl4-openssl-dev
           clang libclang-rt-dev valgrind)
 
 missing=()
@@ -47,13 +49,14 @@ else
 fi
 
 # Python packages the bindings, their tests and the interoperability tests
-# use; uv builds Python components' environments. torch is pinned to the CPU build that pip finds locally; a plain
-# `torch` would fetch a multi-GB CUDA build.
+# use; uv builds Python components' environments, dask[distributed] runs
+# tessera.dask. torch is pinned to the CPU build that pip finds locally; a
+# plain `torch` would fetch a multi-GB CUDA build.
 python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
             "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
-            "matplotlib:matplotlib" "uv:uv"; do
+            "matplotlib:matplotlib" "uv:uv" "distributed:dask[distributed]"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done

@@ -212,8 +212,9 @@ Test(cli_gradcheck, max_evals_seed_and_steps) {
 Test(cli_gradcheck, served_by_finite_differences_only_when_named) {
     const case_ c = {TEST_PLUGIN("fd_central"), NULL, "{\"inputs\": {\"x\": [1, 2], \"a\": 2}}"};
     cli_run r = check(&c, NULL);
-    assert_ok(&r);
+    cr_assert_eq(r.status, 1, "a check that compared nothing has not passed: %s", r.out);
     assert_contains(r.out, "nothing checked: the plugin implements no derivative endpoint");
+    assert_contains(r.out, "result: NOTHING CHECKED");
     run_free(&r);
     r = check(&c, EXTRA("--endpoints", "jvp,vjp,jacobian"));
     assert_ok(&r);

@@ -173,8 +173,9 @@ Test(manifest_args, a_private_copy_keeps_an_input_the_routine_overwrites_unchang
     }
 }
 
-Test(manifest_args, without_copy_the_routine_does_overwrite_the_input) {
-    /* what "copy" prevents: in-process, the routine writes to the host's x */
+Test(manifest_args, declared_readonly_the_routine_is_trusted_not_to_write) {
+    /* what the default copy prevents: in-process, a routine wrongly declared
+     * "readonly" writes to the host's x */
     tsr_component *c = open_ok(MANIFEST("fx_clobber_nocopy"), NULL);
     double x[2] = {1, 2};
     tsr_call *call = new_call(c, TSR_EP_APPLY);

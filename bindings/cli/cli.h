@@ -10,6 +10,7 @@
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
  *   cmd_gradcheck.c, gradcheck_args.c, gradcheck_print.c
  *                 `tessera check-gradients`
+ *   exit_guard.c  a component that ends the process is an error, never success
  */
 #ifndef TESSERA_CLI_H
 #define TESSERA_CLI_H
@@ -71,6 +72,13 @@ int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((fo
  * current directory is made "./name", since tsr_open would otherwise
  * search the loader's path. Returns arg or buf. */
 const char *cli_plugin_path(const char *arg, char *buf, size_t size);
+
+/* exit_guard.c: while armed, an exit by the component (a legacy routine's
+ * STOP) prints what happened and ends the command with CLI_CALL_FAILED
+ * instead of the status the component chose. what: "its load", "the call
+ * of apply", ... (a string literal); component: a name or path. */
+void cli_exit_guard_arm(const char *component, const char *what);
+void cli_exit_guard_disarm(void);
 
 void cli_print_main_help(void);
 void cli_print_exit_statuses(void);   /* the one table, for every help text */

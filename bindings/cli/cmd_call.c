@@ -31,10 +31,12 @@ static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
 
     char path_buf[PATH_MAX];
     const char *path = cli_plugin_path(o->positional[0], path_buf, sizeof path_buf);
+    cli_exit_guard_arm(path, "its load");
     if (tsr_open(path, o->library, &inv->component, &err) != 0) {
         cli_error(NULL, "%s", err.message);
         return CLI_LOAD_FAILED;
     }
+    cli_exit_guard_arm(tsr_component_name(inv->component), tsr_endpoint_name(ep));
     tsr_input_options in = {.struct_size = sizeof in, .base_dir = o->binref_in,
                             .allow_escape = o->allow_escape, .io = o->io};
     if (tsr_payload_parse_ex(inv->component, ep, inv->payload_text, inv->payload_len, &in,
@@ -81,7 +83,8 @@ int cli_cmd_call(tsr_endpoint ep, int argc, char **argv) {
     } else if (rc == CLI_OK) {
         invocation inv = {0};
         rc = run(ep, &o, &inv);
-        release(&inv);
+        release(&inv);   /* still guarded: a component's fini may end the process too */
+        cli_exit_guard_disarm();
     }
     cli_options_free(&o);
     return rc;

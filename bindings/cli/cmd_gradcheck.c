@@ -66,10 +66,12 @@ static int run(gradcheck_args *a, invocation *inv) {
     if (rc != CLI_OK) return rc;
     char path_buf[PATH_MAX];
     const char *path = cli_plugin_path(a->positional[0], path_buf, sizeof path_buf);
+    cli_exit_guard_arm(path, "its load");
     if (tsr_open(path, a->library, &inv->component, &err) != 0) {
         cli_error(NULL, "%s", err.message);
         return CLI_LOAD_FAILED;
     }
+    cli_exit_guard_arm(tsr_component_name(inv->component), "the gradient check");
     if (tsr_payload_parse(inv->component, TSR_EP_APPLY, inv->payload_text, inv->payload_len,
                           &inv->payload, &err) != 0) {
         cli_error(NULL, "%s", err.message);
@@ -96,6 +98,10 @@ static int run(gradcheck_args *a, invocation *inv) {
             return CLI_OUTPUT;
         }
     }
+    if (cli_gradcheck_nothing_checked(inv->report)) {
+        if (a->json) cli_gradcheck_why_nothing(inv->report, inv->component, stderr);
+        return CLI_CALL_FAILED;
+    }
     return tsr_gradcheck_passed(inv->report) ? CLI_OK : CLI_CALL_FAILED;
 }
 
@@ -112,6 +118,7 @@ int cli_cmd_check_gradients(int argc, char **argv) {
         invocation inv = {0};
         rc = run(&a, &inv);
         release(&inv);
+        cli_exit_guard_disarm();
     }
     cli_gradcheck_args_free(&a);
     return rc;

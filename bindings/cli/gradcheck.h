@@ -5,6 +5,7 @@
 #define TESSERA_CLI_GRADCHECK_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <tessera/gradcheck.h>
 
@@ -34,6 +35,12 @@ void cli_gradcheck_args_free(gradcheck_args *a);
 /* The human-readable report on stdout. */
 void cli_gradcheck_print(const tsr_gradcheck_report *r, const tsr_component *c,
                          const gradcheck_args *a);
+
+/* Whether the report compared nothing (every derivative left out, or
+ * served by finite differences and not named): not a pass. */
+bool cli_gradcheck_nothing_checked(const tsr_gradcheck_report *r);
+/* Why, in one or two lines. */
+void cli_gradcheck_why_nothing(const tsr_gradcheck_report *r, const tsr_component *c, FILE *f);
 
 /* Progress bar on stderr (installed only when stderr is a terminal). */
 void cli_gradcheck_progress(void *user, int64_t done, int64_t total);

@@ -126,28 +126,43 @@ static void print_taylor(const tsr_gradcheck_report *r) {
     }
 }
 
-/* Why a check may have had nothing to compare. */
-static void print_nothing_checked(const tsr_gradcheck_report *r, const tsr_component *c) {
+bool cli_gradcheck_nothing_checked(const tsr_gradcheck_report *r) {
+    int64_t checks = 0;
+    for (size_t k = 0; k < 3; k++) checks += tsr_gradcheck_summary_of(r, endpoints[k])->checks;
+    return checks == 0;
+}
+
+/* Why a check had nothing to compare: said plainly, since a check that
+ * compared nothing has not passed. */
+void cli_gradcheck_why_nothing(const tsr_gradcheck_report *r, const tsr_component *c, FILE *f) {
     int checked = 0, served = 0;
     for (size_t k = 0; k < 3; k++) {
         checked |= tsr_gradcheck_summary_of(r, endpoints[k])->checked;
         served |= tsr_component_has_endpoint(c, endpoints[k]) && !tsr_component_has_native_endpoint(c, endpoints[k]);
     }
     if (!checked && served)
-        printf("nothing checked: the plugin implements no derivative endpoint; those served by\n"
-               "finite differences are checked only when --endpoints names them\n");
+        fprintf(f, "nothing checked: the plugin implements no derivative endpoint; those served "
+                   "by\nfinite differences of apply are checked only when --endpoints names "
+                   "them\n");
     else if (!checked)
-        printf("nothing checked: the plugin has no derivative endpoint\n");
+        fprintf(f, "nothing checked: the plugin has no derivative endpoint\n");
+    else
+        fprintf(f, "nothing checked: no selected input and output had an element to compare "
+                   "(see the fields skipped)\n");
 }
 
 void cli_gradcheck_print(const tsr_gradcheck_report *r, const tsr_component *c,
                          const gradcheck_args *a) {
     print_fields(c, a);
     print_summaries(r);
-    print_nothing_checked(r, c);
+    if (cli_gradcheck_nothing_checked(r)) cli_gradcheck_why_nothing(r, c, stdout);
     print_skipped(r);
     print_taylor(r);
     print_failures(r);
+    if (cli_gradcheck_nothing_checked(r)) {
+        printf("\nresult: NOTHING CHECKED\n");
+        return;
+    }
     if (tsr_gradcheck_passed(r)) {
         printf("\nresult: passed\n");
         return;

@@ -159,6 +159,7 @@ TSR_API int tsr_gradcheck_run(tsr_component *c, const tsr_array *inputs,
         mark_checked(&s, o.taylor != 0);
         if (s.endpoints && s.n_in > 0 && s.n_out > 0)
             rc = o.taylor ? gc_run_taylor(&s) : gc_run_fd(&s);
+        if (!rc && s.endpoints && s.n_in > 0 && s.n_out > 0) rc = gc_check_repeatable(&s);
     }
     release(&s);
     if (rc) {

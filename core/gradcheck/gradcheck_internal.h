@@ -9,6 +9,7 @@
  *   gradcheck_noise.c    how noisy apply is, for the FD tolerance
  *   gradcheck_dense.c    jvp and vjp against a verified jacobian
  *   gradcheck_taylor.c   Taylor remainder convergence
+ *   gradcheck_repeat.c   each endpoint's last call, run again, must agree
  *   gradcheck_report.c   the report object and its accessors
  *   gradcheck_json.c     the report as JSON
  */
@@ -77,6 +78,7 @@ typedef struct gc_session {
     /* calls */
     tsr_call *apply, *jvp, *vjp, *jac;
     int64_t done, total;         /* progress */
+    int uncounted;               /* calls not counted in summaries or progress (repeats) */
     tsr_gradcheck_report *rep;
 } gc_session;
 
@@ -146,6 +148,9 @@ int gc_noise_levels(gc_session *s, int32_t k, double *delta, double *table, cons
 int gc_run_fd(gc_session *s);
 int gc_check_dense(gc_session *s);
 int gc_run_taylor(gc_session *s);
+/* After a strategy: each endpoint's last call run again gives the same
+ * results (TSR_E_PLUGIN_RESULT naming the first difference otherwise). */
+int gc_check_repeatable(gc_session *s);
 
 /* ---- gradcheck_report.c ------------------------------------------------- */
 

@@ -17,15 +17,16 @@ const char *const mf_kind_names[MF_KIND_COUNT] = {
 };
 
 /* Modifiers, and which kinds take them. */
-enum { M_TYPE, M_PASS, M_AXIS, M_COPY, M_ORDER, M_INIT, M_ZERO, M_HIDDEN, M_DOC, M_COUNT };
+enum { M_TYPE, M_PASS, M_AXIS, M_COPY, M_READONLY, M_ORDER, M_INIT, M_ZERO, M_HIDDEN, M_DOC,
+       M_COUNT };
 static const char *const modifier_names[M_COUNT] = {
-    "type", "pass", "axis", "copy", "order", "init", "zero", "hidden_length", "doc"};
+    "type", "pass", "axis", "copy", "readonly", "order", "init", "zero", "hidden_length", "doc"};
 #define BIT(m) (1u << (m))
 static const unsigned kind_modifiers[MF_KIND_COUNT] = {
-    [MF_IN] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_ORDER),
+    [MF_IN] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_READONLY) | BIT(M_ORDER),
     [MF_OUT] = BIT(M_TYPE) | BIT(M_ORDER) | BIT(M_INIT) | BIT(M_ZERO),
-    [MF_TANGENT] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_ORDER),
-    [MF_COTANGENT] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_ORDER),
+    [MF_TANGENT] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_READONLY) | BIT(M_ORDER),
+    [MF_COTANGENT] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_READONLY) | BIT(M_ORDER),
     [MF_RESULT] = BIT(M_TYPE) | BIT(M_ORDER) | BIT(M_ZERO),
     [MF_JACOBIAN] = BIT(M_TYPE) | BIT(M_ORDER) | BIT(M_ZERO),
     [MF_DIM] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_AXIS),
@@ -146,13 +147,33 @@ static int parse_pass(arg_parse *ap, int scalar) {
     return 0;
 }
 
+/* The caller's arrays are protected by default: an argument that reads one
+ * (in, tangent, cotangent) gets a private copy unless the manifest states
+ * that the routine does not write it ("readonly": true). A routine that
+ * overwrites an argument it was trusted with would otherwise change the
+ * caller's array in-process, and silently (a worker hides it). */
+static int parse_protection(arg_parse *ap) {
+    mf_arg *a = ap->a;
+    int copy = -1, readonly = -1;
+    int rc = mf_get_bool(ap->p, ap->obj, "copy", ap->entry, &copy);
+    if (!rc) rc = mf_get_bool(ap->p, ap->obj, "readonly", ap->entry, &readonly);
+    if (rc) return rc;
+    if (copy == 0)
+        return fail_key(ap, "copy",
+                        "inputs are copied unless the routine is declared not to write them: "
+                        "say \"readonly\": true instead of \"copy\": false");
+    if (copy == 1 && readonly == 1)
+        return fail_key(ap, "readonly",
+                        "\"copy\": true and \"readonly\": true contradict each other");
+    a->copy = readonly != 1 && !a->by_value;   /* a value passed by value is a copy already */
+    return 0;
+}
+
 static int parse_flags(arg_parse *ap) {
     mf_arg *a = ap->a;
-    int copy = 0, zero = 0;
-    int rc = mf_get_bool(ap->p, ap->obj, "copy", ap->entry, &copy);
-    if (!rc) rc = mf_get_bool(ap->p, ap->obj, "zero", ap->entry, &zero);
+    int zero = 0;
+    int rc = mf_get_bool(ap->p, ap->obj, "zero", ap->entry, &zero);
     if (rc) return rc;
-    a->copy = (uint8_t)copy;
     a->zero = (uint8_t)zero;
     json_t *order = json_object_get(ap->obj, "order");
     if (order) {
@@ -191,6 +212,7 @@ static int parse_field_arg(arg_parse *ap) {
     int by_value_possible = a->kind == MF_IN || a->kind == MF_TANGENT || a->kind == MF_COTANGENT;
     if ((rc = parse_pass(ap, by_value_possible && f->field.rank == 0))) return rc;
     if ((rc = parse_flags(ap))) return rc;
+    if (by_value_possible && (rc = parse_protection(ap))) return rc;
     a->field2 = -1;
     json_t *init = json_object_get(ap->obj, "init");
     if (init) {

@@ -283,10 +283,17 @@ static int call_routine(tsr_ctx *ctx, const struct manifest *m, const mf_endpoin
     }
     ffi_arg status = 0;
     int64_t status64 = 0;
+    mf_scalar value;   /* a function's result: at least an ffi_arg, as libffi wants */
+    void *rvalue = e->result ? (void *)&value : e->returns == TSR_INT64 ? (void *)&status64
+                                                                        : (void *)&status;
     /* ffi_call takes a non-const cif that it only reads; a copy keeps the
      * endpoint, shared by every call, const. */
     ffi_cif cif = e->cif;
-    ffi_call(&cif, e->fn, e->returns == TSR_INT64 ? (void *)&status64 : &status, avalues);
+    ffi_call(&cif, e->fn, rvalue, avalues);
+    if (e->result) {
+        void *dst = mf_result_target(e, args);
+        if (dst) mf_result_store(e->result, dst, &value);
+    }
     if (e->returns == TSR_INT32 && (int32_t)status != 0)
         return status_failed(ctx, e, "returned", (int32_t)status);
     if (e->returns == TSR_INT64 && status64 != 0)

@@ -7,7 +7,7 @@
 
 #include "manifest_internal.h"
 
-static ffi_type *scalar_type(tsr_dtype d) {
+ffi_type *mf_ffi_scalar_type(tsr_dtype d) {
     switch (d) {
     case TSR_BOOL:
     case TSR_UINT8: return &ffi_type_uint8;
@@ -35,14 +35,15 @@ int mf_cif_prepare(mf_parse *p, mf_endpoint *e, const char *entry) {
     int32_t h = e->n_args;
     for (int32_t i = 0; i < e->n_args; i++) {
         const mf_arg *a = &e->args[i];
-        ffi_type *t = a->by_value ? scalar_type(a->dtype) : &ffi_type_pointer;
+        ffi_type *t = a->by_value ? mf_ffi_scalar_type(a->dtype) : &ffi_type_pointer;
         if (!t)
             return mf_fail(p, TSR_E_DESCRIPTOR, entry,
                            "internal error: args[%d] has no libffi type", (int)i);
         e->types[i] = t;
         if (a->kind == MF_CHAR && a->hidden_len) e->types[h++] = size_type();
     }
-    ffi_type *rtype = e->returns == TSR_INT32   ? &ffi_type_sint32
+    ffi_type *rtype = e->result                 ? mf_ffi_scalar_type(e->result->dtype)
+                      : e->returns == TSR_INT32 ? &ffi_type_sint32
                       : e->returns == TSR_INT64 ? &ffi_type_sint64
                                                 : &ffi_type_void;
     ffi_status st = ffi_prep_cif(&e->cif, FFI_DEFAULT_ABI, (unsigned)n, rtype, e->types);

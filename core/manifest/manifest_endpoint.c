@@ -85,8 +85,9 @@ static int count_uses(const mf_endpoint *e, mf_kind kind, int32_t n, int input_s
     u->count = calloc((size_t)n + 1, sizeof *u->count);
     u->first = calloc((size_t)n + 1, sizeof *u->first);
     if (!u->count || !u->first) return -1;
-    for (int32_t i = 0; i < e->n_args; i++) {
-        const mf_arg *a = &e->args[i];
+    for (int32_t i = -1; i < e->n_args; i++) {
+        const mf_arg *a = i < 0 ? e->result : &e->args[i];   /* -1: the function's result */
+        if (!a) continue;
         int32_t f = -1;
         if (a->kind == kind) f = (kind == MF_JACOBIAN && input_side) ? a->field2 : a->field;
         else if (input_side && kind == MF_IN && a->kind == MF_DIM && a->dim.field >= 0)
@@ -188,21 +189,6 @@ static int check_coverage(mf_parse *p, const mf_endpoint *e, const char *entry) 
     }
 }
 
-static int parse_returns(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry) {
-    const char *returns = NULL;
-    char at[160];
-    int rc = mf_get_string(p, obj, "returns", entry, 0, &returns);
-    if (rc || !returns || strcmp(returns, "void") == 0) return rc;
-    int d = tsr_dtype_from_name(returns);
-    e->returns = d < 0 ? TSR_DTYPE_INVALID : (tsr_dtype)d;
-    if (e->returns != TSR_INT32 && e->returns != TSR_INT64)
-        return mf_fail(p, TSR_E_DESCRIPTOR, mf_entry(at, sizeof at, entry, "returns"),
-                       "expected \"void\", or \"int32\" / \"int64\" for a status (0 = success), "
-                       "got '%s'",
-                       returns);
-    return 0;
-}
-
 static int parse_args(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry) {
     char at[160];
     mf_entry(at, sizeof at, entry, "args");
@@ -242,7 +228,7 @@ static int parse_routine(mf_parse *p, mf_endpoint *e, json_t *obj) {
     if (!rc) rc = mf_get_string(p, obj, "symbol", entry, 1, &e->symbol);
     if (!rc && !*e->symbol)
         rc = mf_fail(p, TSR_E_DESCRIPTOR, entry, "the symbol is empty");
-    if (!rc) rc = parse_returns(p, e, obj, entry);
+    if (!rc) rc = mf_returns_parse(p, e, obj, entry);
     if (!rc) rc = parse_args(p, e, obj, entry);
     json_t *errors = json_object_get(obj, "errors");
     if (!rc && errors) {

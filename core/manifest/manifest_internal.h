@@ -115,6 +115,7 @@ typedef struct mf_endpoint {
     int32_t n_args;
     mf_arg *args;
     tsr_dtype returns;           /* TSR_INT32 / TSR_INT64: a status; INVALID: void */
+    mf_arg *result;              /* a function's result into a rank-0 field, or NULL */
     mf_message *messages;
     int32_t n_messages;
     int32_t n_hidden;            /* hidden lengths appended */
@@ -129,6 +130,7 @@ struct manifest {
     char *library;               /* the library as it was loaded */
     void *dl;                    /* its dlopen handle */
     int fortran;                 /* convention: scalars by reference, hidden lengths */
+    const char *may_exit;        /* why the routines may end the process, or NULL */
     tsr_plugin desc;
     tsr_field *fields;           /* inputs then outputs */
     tsr_dim *dims;
@@ -159,6 +161,11 @@ int mf_get_bool(mf_parse *p, json_t *obj, const char *key, const char *entry, in
 const char *mf_entry(char *buf, size_t n, const char *entry, const char *key);
 const char *mf_entry_at(char *buf, size_t n, const char *entry, size_t index);
 
+/* manifest_may_exit.c: the manifest's "may_exit" (true, false or a reason)
+ * into *reason (NULL: the routines never end the process). 0, or -1 when
+ * the value is of another kind. */
+int mf_may_exit(json_t *root, const char **reason);
+
 /* manifest_schema.c: inputs and outputs into m->fields, then, after
  * the descriptor is loaded, where each symbol and output dimension comes from. */
 int mf_schema_parse(mf_parse *p);
@@ -171,6 +178,16 @@ int mf_endpoints_parse(mf_parse *p);     /* their arguments (after it is loaded)
 
 /* manifest_args.c: one argument. */
 int mf_arg_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry, mf_arg *out);
+
+/* manifest_returns.c: "returns", a status or a function's result. */
+int mf_returns_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry);
+/* Where the function's result goes at this call (NULL: nobody asked). */
+void *mf_result_target(const mf_endpoint *e, const tsr_args *args);
+/* Store a result as libffi returned it (widened to ffi_arg when smaller). */
+void mf_result_store(const mf_arg *a, void *dst, const void *ret);
+
+/* manifest_cif.c: the libffi type of a scalar passed or returned by value (NULL: none). */
+ffi_type *mf_ffi_scalar_type(tsr_dtype d);
 
 /* manifest_expr.c */
 int mf_expr_compile(mf_parse *p, const char *text, const char *entry, mf_expr *out);

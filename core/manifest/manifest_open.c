@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "manifest.h"
 #include "manifest_internal.h"
 
 #define MANIFEST_FORMAT_VERSION 1
@@ -21,7 +22,7 @@
 
 static const char *const top_keys[] = {"tessera_manifest", "name", "version", "description",
                                        "library", "convention", "thread_safe", "fd", "inputs",
-                                       "outputs", "endpoints", "doc", NULL};
+                                       "outputs", "endpoints", "may_exit", "doc", NULL};
 static const char *const fd_keys[] = {"method", "step", "samples", NULL};
 
 /* A manifest rather than a plugin: the path ends in ".json", or names a
@@ -53,6 +54,7 @@ static void manifest_free(struct manifest *m) {
             free(e->args[i].text);
         }
         free(e->args);
+        free(e->result);
         free(e->messages);
         mf_cif_free(e);
     }
@@ -154,6 +156,11 @@ static int parse_top(mf_parse *p) {
                        "hidden character lengths, or \"c\": scalars by value)",
                        convention);
     d->flags = thread_safe ? TSR_PLUGIN_THREAD_SAFE : 0;
+    rc = mf_may_exit(p->m->root, &m->may_exit);
+    if (rc)
+        return mf_fail(p, TSR_E_DESCRIPTOR, "may_exit",
+                       "expected true, false or a string saying when the routines end the "
+                       "process (e.g. \"XERBLA stops on an illegal argument\")");
     json_t *fd = json_object_get(root, "fd");
     return fd ? parse_fd(p, fd) : 0;
 }
@@ -219,9 +226,10 @@ static int load_library(mf_parse *p) {
     if (!m->dl) {
         const char *why = dlerror();
         return mf_fail(p, TSR_E_LOAD, "library", "cannot load '%s' (%s): %s", lib,
-                       strchr(lib, '/') ? "relative to the manifest's folder"
-                                        : "looked for beside the manifest, then by the "
-                                          "loader's search path",
+                       lib[0] == '/'        ? "an absolute path, used as is"
+                       : strchr(lib, '/')   ? "relative to the manifest's folder"
+                                            : "looked for beside the manifest, then by the "
+                                              "loader's search path",
                        why ? why : "dlopen failed");
     }
     return 0;
@@ -284,6 +292,11 @@ static int manifest_open(tsr_component *c, tsr_error *err) {
     if (!rc) rc = load_library(&p);
     if (!rc) rc = resolve_symbols(&p);
     if (!rc) backend_set_endpoint_state(c, m);   /* the endpoints read their plan there */
+    if (!rc && m->may_exit)
+        comp_log(c, TSR_LOG_INFO,
+                 "the manifest says its routines may end the process that runs them (%s): "
+                 "in-process that is the host; worker mode confines it to a worker",
+                 m->may_exit);
     return rc;
 }
 
@@ -300,4 +313,5 @@ const backend_ops manifest_backend_ops = {
     .open = manifest_open,
     .invoke = invoke_in_process,
     .close = manifest_close,
+    .may_end_process = manifest_may_exit,
 };

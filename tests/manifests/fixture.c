@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -25,6 +26,8 @@ EXPORT void fx_model_jvp(int32_t n, const double *x, const double *w, const doub
                          const double *wd, double *yd, double *sd);
 EXPORT void fx_model_vjp(int32_t n, const double *x, const double *w, const double *yb,
                          const double *sb, double *xb, double *wb);
+EXPORT void fx_stop_(const int32_t *n, const double *x, double *y);
+EXPORT double fx_sum(int32_t n, const double *x);
 EXPORT void fx_model_jac(int32_t n, const double *x, const double *w, double *jyx, double *jyw,
                          double *jsx, double *jsw);
 
@@ -138,4 +141,18 @@ EXPORT void fx_model_jac(int32_t n, const double *x, const double *w, double *jy
         jsx[j] = 2 * x[j];
         jsw[j] = 0.0;
     }
+}
+
+/* A routine that ends the process on a bad argument, as reference
+ * LAPACK's XERBLA does (a Fortran STOP is exit(0)): y = x unless x(1) < 0. */
+EXPORT void fx_stop_(const int32_t *n, const double *x, double *y) {
+    if (*n > 0 && x[0] < 0) exit(0);
+    for (int32_t i = 0; i < *n; i++) y[i] = x[i];
+}
+
+/* A C function with a value: the sum of x. */
+EXPORT double fx_sum(int32_t n, const double *x) {
+    double s = 0;
+    for (int32_t i = 0; i < n; i++) s += x[i];
+    return s;
 }

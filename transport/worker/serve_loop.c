@@ -89,6 +89,9 @@ static int load_plugin(worker_state *ws, const worker_args *a) {
     tsr_options_set_log(opts, log_from_core, NULL);
     /* Every message goes to the host, which applies its own log_level. */
     tsr_options_set(opts, "log_level", "debug", NULL);
+    /* Explicitly: a component that would be sent to a worker by default
+     * (a manifest's may_exit) runs here. */
+    tsr_options_set(opts, "mode", "inproc", NULL);
     int rc = read_config(ws, opts, why, sizeof why);
     if (rc) {
         tsr_options_free(opts);

@@ -55,7 +55,7 @@ class Component(_ext.Component):
     def __init__(
         self,
         path: str | os.PathLike[str],
-        mode: str = "inproc",
+        mode: str | None = None,
         *,
         workers: int | None = None,
         timeout_ms: int | None = None,
@@ -63,7 +63,9 @@ class Component(_ext.Component):
         env: Mapping[str, str] | None = None,
         **options: Any,
     ) -> None:
-        opts = {"mode": mode}
+        # No mode: the library's choice (in-process, or a worker for a
+        # manifest whose routines may end the process).
+        opts = {} if mode is None else {"mode": mode}
         if workers is not None:
             opts["workers"] = workers
         if timeout_ms is not None:
@@ -189,7 +191,7 @@ def _spec(value: Any) -> tuple[tuple[int, ...], str]:
 
 def load(
     path: str | os.PathLike[str],
-    mode: str = "inproc",
+    mode: str | None = None,
     *,
     workers: int | None = None,
     timeout_ms: int | None = None,
@@ -206,7 +208,9 @@ def load(
     Args:
         mode: ``"inproc"`` (dlopen), ``"isolated"`` (dlmopen, its own copies
             of the libraries it links) or ``"worker"`` (a separate process;
-            arrays cross through shared memory).
+            arrays cross through shared memory). Default: in-process, except
+            a manifest that says its routines may end the process
+            (``may_exit``), which runs in a worker.
         workers: worker mode, pool size (concurrent calls from several threads).
         timeout_ms: worker mode, per-call limit; a call running longer raises
             :class:`~tessera.CallTimeoutError` and its worker is killed.
