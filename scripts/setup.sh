@@ -56,7 +56,8 @@ python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
             "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
-            "matplotlib:matplotlib" "uv:uv" "distributed:dask[distributed]"; do
+            "matplotlib:matplotlib" "uv:uv" "distributed:dask[distributed]" \
+            "tesseract_jax:tesseract-jax"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done

@@ -91,6 +91,7 @@ if ! FUZZ_SEED="${FUZZ_SEED:-1}" \
      FUZZ_RUNS_binref="${FUZZ_RUNS_binref:-2000000}" \
      FUZZ_RUNS_manifest="${FUZZ_RUNS_manifest:-60000}" \
      FUZZ_RUNS_payload="${FUZZ_RUNS_payload:-1000000}" \
+     FUZZ_RUNS_serve="${FUZZ_RUNS_serve:-300000}" \
      FUZZ_RUNS_worker_answer="${FUZZ_RUNS_worker_answer:-2000000}" \
      FUZZ_RUNS_worker_request="${FUZZ_RUNS_worker_request:-5000000}" \
      FUZZ_RUNS_worker_schema="${FUZZ_RUNS_worker_schema:-90000}" \

@@ -53,6 +53,8 @@ typedef struct cli_options {
  * subcommand takes -f. Returns CLI_OK or CLI_USAGE (message printed). */
 int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out);
 void cli_options_free(cli_options *o);
+/* --option KEY=VALUE (tsr_options_set) into lib. CLI_OK or CLI_USAGE (message printed). */
+int cli_set_option(const char *command, tsr_options *lib, const char *assignment);
 /* --config KEY=VALUE into lib. Returns CLI_OK or CLI_USAGE (message printed). */
 int cli_set_config(const char *command, tsr_options *lib, const char *assignment);
 
@@ -96,5 +98,8 @@ int cli_make_dirs(const char *dir);
 /* ep: the endpoint the subcommand names. */
 int cli_cmd_call(tsr_endpoint ep, int argc, char **argv);
 int cli_cmd_check_gradients(int argc, char **argv);
+/* cmd_serve.c: `tessera serve`. */
+int cli_cmd_serve(int argc, char **argv);
+void cli_print_serve_help(void);
 
 #endif /* TESSERA_CLI_H */

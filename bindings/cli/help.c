@@ -227,3 +227,41 @@ void cli_print_gradcheck_help(void) {
           stdout);
     cli_print_exit_statuses();
 }
+
+void cli_print_serve_help(void) {
+    fputs("Usage: tessera serve [OPTIONS] PLUGIN\n"
+          "\n"
+          "Serve the component over HTTP with Tesseract's REST API until SIGINT or\n"
+          "SIGTERM: GET /health, GET /openapi.json, POST /apply and whichever of\n"
+          "/jacobian, /jacobian_vector_product, /vector_jacobian_product and\n"
+          "/abstract_eval it has. tesseract-core's Tesseract.from_url and\n"
+          "tesseract-jax call it unchanged. The output format follows the Accept\n"
+          "header (application/json, application/json+base64, application/json+binref);\n"
+          "bad requests get 422 with {\"detail\": [...]}, component failures 500 with\n"
+          "a JSON body naming the cause. One access-log line per request on stderr.\n"
+          "\n"
+          "Options:\n"
+          "  --host ADDR            IPv4 address to bind (default 127.0.0.1: this machine only)\n"
+          "  --port N               port (default 0: any free one, printed at start)\n"
+          "  --mode MODE            inproc (default), isolated or worker\n"
+          "  --option KEY=VALUE     a library option, e.g. workers=4 (concurrent calls in\n"
+          "                         worker mode), timeout_ms=5000; repeatable\n"
+          "  --config KEY=VALUE     configuration for the plugin's init; repeatable\n"
+          "  --token-file FILE      require 'Authorization: Bearer TOKEN', TOKEN being the\n"
+          "                         file's first line\n"
+          "  --input-path DIR       where binref inputs are read (never outside it);\n"
+          "                         without it binref inputs are refused\n"
+          "  --output-path DIR      where json+binref outputs are written; without it\n"
+          "                         json+binref is not offered\n"
+          "  --output-format FMT    the format when Accept names none (default json)\n"
+          "  --compression lz4      base64 and binref outputs as lz4 frames\n"
+          "  --max-body-bytes N     larger requests get 413 (default 1 GiB)\n"
+          "  --threads N            request threads (default 4)\n"
+          "  --max-connections N    (default 256)\n"
+          "  --idle-timeout S       close connections idle this long (default 60)\n"
+          "  --quiet                no access log\n"
+          "  -h, --help             show this help\n"
+          "\n",
+          stdout);
+    cli_print_exit_statuses();
+}

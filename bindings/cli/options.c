@@ -39,7 +39,7 @@ int cli_set_config(const char *command, tsr_options *lib, const char *assignment
 
 /* --option KEY=VALUE: any option of tsr_options_set (workers, timeout_ms,
  * python, ...). */
-static int set_library_option(const char *command, tsr_options *lib, const char *assignment) {
+int cli_set_option(const char *command, tsr_options *lib, const char *assignment) {
     const char *eq = strchr(assignment, '=');
     if (eq == NULL || eq == assignment)
         return cli_usage_error(command, "--option takes KEY=VALUE, got '%s'", assignment);
@@ -122,7 +122,7 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
             return cli_usage_error(command, "unknown mode '%s' (inproc, isolated or worker)", arg);
         return CLI_OK;
     case OPT_OPTION:
-        return set_library_option(command, o->library, arg);
+        return cli_set_option(command, o->library, arg);
     case OPT_CONFIG:
         return cli_set_config(command, o->library, arg);
     case OPT_INPUT_PATH:

@@ -147,6 +147,8 @@ typedef struct tsr_input_options {
                                 current directory */
     int32_t allow_escape;    /* binref paths may lead outside base_dir */
     tsr_file_io io;          /* default auto */
+    int32_t refuse_files;    /* binref arrays are refused: no file is read at all
+                                (a server without an input directory) */
 } tsr_input_options;
 
 /* ---- requests ------------------------------------------------------------ */

@@ -225,7 +225,9 @@ static int queue_binref(json_t *buffer, const tsr_stored *st, tsr_dtype want,
                                 "a binref buffer must be a string \"<path>:<offset>\", not %s",
                                 json_kind(buffer));
     if (ctx->binrefs == NULL)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "binref buffers cannot be read here");
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "arrays in files (binref) are refused here: the reader has no "
+                                "directory to read them from");
     const char *text;
     size_t len;
     tsr_hoist_string(ctx->hoist, buffer, &text, &len);

@@ -80,10 +80,14 @@ TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype
         return tsr_payload_fail(&ctx, TSR_E_PAYLOAD, NULL, "malformed JSON at line %d, column %d: %s",
                                 jerr.line, jerr.column, jerr.text);
     ctx.hoist = &hoist;
-    ctx.binrefs = tsr_binref_batch_new(in.base_dir, in.allow_escape != 0, tsr_binref_io_of(in.io));
+    /* No batch: a binref array is then refused (array_decode.c). */
+    ctx.binrefs = in.refuse_files ? NULL
+                                  : tsr_binref_batch_new(in.base_dir, in.allow_escape != 0,
+                                                         tsr_binref_io_of(in.io));
     tsr_decoded decoded = {0};
-    rc = ctx.binrefs == NULL ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
-                             : tsr_decode_array_value(root, dtype, false, &ctx, "", &decoded);
+    rc = ctx.binrefs == NULL && !in.refuse_files
+             ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
+             : tsr_decode_array_value(root, dtype, false, &ctx, "", &decoded);
     json_decref(root);
     tsr_hoist_free(&hoist);
     ctx.hoist = NULL;

@@ -101,8 +101,13 @@ TSR_API int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const 
                                 "malformed JSON at line %d, column %d: %s",
                                 jerr.line, jerr.column, jerr.text);
     ctx.hoist = &hoist;
-    ctx.binrefs = tsr_binref_batch_new(in.base_dir, in.allow_escape != 0, tsr_binref_io_of(in.io));
-    rc = ctx.binrefs == NULL ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory") : 0;
+    /* No batch: a binref array is then refused (array_decode.c). */
+    ctx.binrefs = in.refuse_files ? NULL
+                                  : tsr_binref_batch_new(in.base_dir, in.allow_escape != 0,
+                                                         tsr_binref_io_of(in.io));
+    rc = ctx.binrefs == NULL && !in.refuse_files
+             ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
+             : 0;
     if (rc == 0) rc = check_top_level(root, ep, &ctx);
     tsr_payload *p = NULL;
     if (rc == 0) {

@@ -127,6 +127,12 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
 /* The Python function that coerces objects (set by tessera at import). */
 extern PyObject *coerce_fn;
 
+/* ---- tessera.serve (serve.c) --------------------------------------------------- */
+
+PyObject *serve_start(PyObject *module, PyObject *args);
+PyObject *serve_port(PyObject *module, PyObject *capsule);
+PyObject *serve_stop(PyObject *module, PyObject *capsule);
+
 /* ---- errors (errors.c) ------------------------------------------------------- */
 
 /* Raise the exception class registered for code, with the message (its

@@ -63,6 +63,11 @@ static PyMethodDef module_methods[] = {
     {"_close_all", close_all, METH_NOARGS,
      "Close every component still open (the exit hook): workers stop, shared memory goes."},
     {"strerror", strerror_fn, METH_O, "strerror(code) -> the library's short description"},
+    {"_serve_start", serve_start, METH_VARARGS,
+     "_serve_start(component, host, port, token, input_dir, output_dir, encoding, lz4, "
+     "max_body_bytes, threads) -> a running server (capsule)"},
+    {"_serve_port", serve_port, METH_O, "_serve_port(server) -> the port it listens on"},
+    {"_serve_stop", serve_stop, METH_O, "_serve_stop(server): stop it now"},
     {"_debug_counts", debug_counts, METH_NOARGS,
      "Counters of this process: calls (call objects alive), results_in_call (results viewed "
      "in a call's buffer), results_owned (results whose buffer was handed over), copy_limit."},

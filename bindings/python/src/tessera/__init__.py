@@ -43,6 +43,7 @@ from ._errors import (
     error_class,
 )
 from ._schema import Field, Schema, ShapeDtype
+from ._serve import Server, serve
 
 # One version for the package and the library, written once in CMake's
 # project(tessera VERSION ...); pyproject.toml reads it from there too.
@@ -75,6 +76,7 @@ __all__ = [
     "PluginError",
     "PluginResultError",
     "Schema",
+    "Server",
     "ShapeDtype",
     "ShapeError",
     "SharedMemoryError",
@@ -84,4 +86,5 @@ __all__ = [
     "WorkerError",
     "error_class",
     "load",
+    "serve",
 ]

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/* `tessera serve PLUGIN`: the component behind Tesseract's REST API
+ * (libtessera-serve) until SIGINT or SIGTERM. A program, unlike the
+ * library: it blocks those signals in every thread and waits for them, so
+ * that a stop finishes the requests in progress. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera_serve.h"
+
+#include "cli.h"
+
+enum {
+    OPT_HOST = 256,
+    OPT_PORT,
+    OPT_MODE,
+    OPT_OPTION,
+    OPT_CONFIG,
+    OPT_TOKEN_FILE,
+    OPT_INPUT_PATH,
+    OPT_OUTPUT_PATH,
+    OPT_FORMAT,
+    OPT_COMPRESSION,
+    OPT_MAX_BODY,
+    OPT_THREADS,
+    OPT_MAX_CONNECTIONS,
+    OPT_IDLE_TIMEOUT,
+    OPT_QUIET
+};
+
+typedef struct serve_args {
+    tsr_options *library;
+    tsr_serve_options serve;
+    const char *token_file;
+    const char *plugin;
+    int quiet;
+    int help;
+} serve_args;
+
+static int number(const char *opt, const char *text, unsigned long long max,
+                  unsigned long long *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end || v > max)
+        return cli_usage_error("serve", "%s takes a number up to %llu, got '%s'", opt, max, text);
+    *out = v;
+    return CLI_OK;
+}
+
+static int parse_one(int opt, const char *arg, serve_args *a) {
+    unsigned long long v;
+    int rc = CLI_OK;
+    switch (opt) {
+    case 'h': a->help = 1; break;
+    case OPT_HOST: a->serve.host = arg; break;
+    case OPT_PORT:
+        if ((rc = number("--port", arg, 65535, &v)) == CLI_OK) a->serve.port = (uint16_t)v;
+        break;
+    case OPT_MODE: {
+        tsr_error err;
+        if (tsr_options_set(a->library, "mode", arg, &err) != 0)
+            rc = cli_usage_error("serve", "unknown mode '%s' (inproc, isolated or worker)", arg);
+        break;
+    }
+    case OPT_OPTION: rc = cli_set_option("serve", a->library, arg); break;
+    case OPT_CONFIG: rc = cli_set_config("serve", a->library, arg); break;
+    case OPT_TOKEN_FILE: a->token_file = arg; break;
+    case OPT_INPUT_PATH: a->serve.input_dir = arg; break;
+    case OPT_OUTPUT_PATH: a->serve.output_dir = arg; break;
+    case OPT_FORMAT: {
+        int enc = tsr_encoding_from_name(arg);
+        if (enc < 0)
+            rc = cli_usage_error("serve", "unknown format '%s' (json, json+base64, json+binref)",
+                                 arg);
+        else
+            a->serve.default_encoding = (tsr_encoding)enc;
+        break;
+    }
+    case OPT_COMPRESSION:
+        if (strcmp(arg, "lz4") && strcmp(arg, "none"))
+            rc = cli_usage_error("serve", "unsupported compression '%s' (lz4 or none)", arg);
+        a->serve.lz4 = strcmp(arg, "lz4") == 0;
+        break;
+    case OPT_MAX_BODY:
+        if ((rc = number("--max-body-bytes", arg, UINT64_MAX >> 1, &v)) == CLI_OK)
+            a->serve.max_body_bytes = v;
+        break;
+    case OPT_THREADS:
+        if ((rc = number("--threads", arg, 1024, &v)) == CLI_OK) a->serve.threads = (uint32_t)v;
+        break;
+    case OPT_MAX_CONNECTIONS:
+        if ((rc = number("--max-connections", arg, 65536, &v)) == CLI_OK)
+            a->serve.max_connections = (uint32_t)v;
+        break;
+    case OPT_IDLE_TIMEOUT:
+        if ((rc = number("--idle-timeout", arg, 86400, &v)) == CLI_OK)
+            a->serve.idle_timeout_s = (uint32_t)v;
+        break;
+    case OPT_QUIET: a->quiet = 1; break;
+    case ':': rc = cli_usage_error("serve", "an option needs a value"); break;
+    default: rc = cli_usage_error("serve", "unknown option"); break;
+    }
+    return rc;
+}
+
+static int parse(int argc, char **argv, serve_args *a) {
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"host", required_argument, NULL, OPT_HOST},
+        {"port", required_argument, NULL, OPT_PORT},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"option", required_argument, NULL, OPT_OPTION},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+        {"input-path", required_argument, NULL, OPT_INPUT_PATH},
+        {"output-path", required_argument, NULL, OPT_OUTPUT_PATH},
+        {"output-format", required_argument, NULL, OPT_FORMAT},
+        {"compression", required_argument, NULL, OPT_COMPRESSION},
+        {"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+        {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {NULL, 0, NULL, 0},
+    };
+    int opt, rc = CLI_OK;
+    opterr = 0;
+    while (rc == CLI_OK && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+        rc = parse_one(opt, optarg, a);
+    if (rc != CLI_OK || a->help) return rc;
+    if (optind != argc - 1)
+        return cli_usage_error("serve", optind >= argc ? "missing PLUGIN" : "too many arguments");
+    a->plugin = argv[optind];
+    return CLI_OK;
+}
+
+/* The token: the file's first line, which must not be empty. */
+static int read_token(const char *path, char *token, size_t n) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("serve", "cannot read the token file '%s': %s", path, strerror(errno));
+        return CLI_USAGE;
+    }
+    int ok = fgets(token, (int)n, f) != NULL;
+    fclose(f);
+    token[strcspn(token, "\r\n")] = '\0';
+    if (!ok || !token[0]) {
+        cli_error("serve", "the token file '%s' is empty", path);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+static void log_line(void *user, const char *line) {
+    (void)user;
+    fprintf(stderr, "tessera serve: %s\n", line);
+}
+
+/* Serve until SIGINT or SIGTERM (blocked in every thread, taken here). */
+static int serve_until_signal(tsr_component *c, const serve_args *a) {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    tsr_server *s = NULL;
+    tsr_error err;
+    if (tsr_serve_start(c, &a->serve, &s, &err) != 0) {
+        cli_error("serve", "%s", err.message);
+        return CLI_LOAD_FAILED;
+    }
+    fprintf(stderr, "tessera serve: %s on http://%s:%u (stop with Ctrl-C or SIGTERM)\n",
+            tsr_component_name(c) ? tsr_component_name(c) : a->plugin,
+            a->serve.host ? a->serve.host : "127.0.0.1", (unsigned)tsr_serve_port(s));
+    int sig = 0;
+    while (sigwait(&stop, &sig) != 0) {
+    }
+    fprintf(stderr, "tessera serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    tsr_serve_stop(s);
+    return CLI_OK;
+}
+
+int cli_cmd_serve(int argc, char **argv) {
+    serve_args a = {.library = tsr_options_new(), .serve = {.struct_size = sizeof a.serve}};
+    if (!a.library) {
+        cli_error("serve", "out of memory");
+        return CLI_USAGE;
+    }
+    char token[1024];
+    int rc = parse(argc, argv, &a);
+    if (rc == CLI_OK && a.help) cli_print_serve_help();
+    if (rc == CLI_OK && !a.help && a.token_file &&
+        (rc = read_token(a.token_file, token, sizeof token)) == CLI_OK)
+        a.serve.token = token;
+    if (!a.quiet) a.serve.log = log_line;
+    if (rc == CLI_OK && !a.help) {
+        char path_buf[PATH_MAX];
+        tsr_component *c = NULL;
+        tsr_error err;
+        if (tsr_open(cli_plugin_path(a.plugin, path_buf, sizeof path_buf), a.library, &c,
+                     &err) != 0) {
+            cli_error(NULL, "%s", err.message);
+            rc = CLI_LOAD_FAILED;
+        } else {
+            rc = serve_until_signal(c, &a);
+            tsr_close(c);
+        }
+    }
+    tsr_options_free(a.library);
+    return rc;
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* The OpenAPI document of a served component, shaped as tesseract-core
+ * writes it, for what its clients read: `paths` (which endpoints exist),
+ * `Apply_InputSchema` / `Apply_OutputSchema` (every field: an array is an
+ * object whose object_type is the constant "array", with its shape and
+ * dtype; nested models are nested objects), and `ApplyInputSchema` /
+ * `ApplyOutputSchema` with `differentiable_arrays` and `field_order`
+ * (tesseract-jax). */
+#include <string.h>
+
+#include "serve_internal.h"
+
+static const char *const array_dtypes[] = {"float16", "float32", "float64", "int8",
+                                           "int16", "int32", "int64", "bool",
+                                           "uint8", "uint16", "uint32", "uint64",
+                                           "complex64", "complex128"};
+
+const char *serve_endpoint_route(tsr_endpoint ep) {
+    switch (ep) {
+    case TSR_EP_APPLY: return "apply";
+    case TSR_EP_JVP: return "jacobian_vector_product";
+    case TSR_EP_VJP: return "vector_jacobian_product";
+    case TSR_EP_JACOBIAN: return "jacobian";
+    case TSR_EP_ABSTRACT_EVAL: return "abstract_eval";
+    default: return "";
+    }
+}
+
+static json_t *dtype_enum(void) {
+    json_t *e = json_array();
+    for (size_t i = 0; i < sizeof array_dtypes / sizeof array_dtypes[0]; i++)
+        json_array_append_new(e, json_string(array_dtypes[i]));
+    return e;
+}
+
+/* [3, null] for a shape of a fixed and a free axis (symbols are free). */
+static json_t *shape_list(const tsr_field *f) {
+    json_t *s = json_array();
+    for (int32_t k = 0; k < f->rank; k++)
+        json_array_append_new(s, f->dims[k].symbol || f->dims[k].size < 0
+                                     ? json_null()
+                                     : json_integer(f->dims[k].size));
+    return s;
+}
+
+static json_t *shape_schema(const tsr_field *f) {
+    json_t *items = json_array();
+    for (int32_t k = 0; k < f->rank; k++) {
+        const tsr_dim *d = &f->dims[k];
+        json_array_append_new(items, d->symbol || d->size < 0
+                                         ? json_pack("{s:s, s:f}", "type", "integer",
+                                                     "minimum", 0.0)
+                                         : json_pack("{s:s, s:[I]}", "type", "integer", "enum",
+                                                     (json_int_t)d->size));
+    }
+    json_t *s = json_pack("{s:s, s:i, s:i, s:s}", "type", "array", "minItems", f->rank,
+                          "maxItems", f->rank, "title", "Shape");
+    json_object_set_new(s, "prefixItems", items);
+    return s;
+}
+
+static json_t *array_schema(const tsr_field *f) {
+    int diff = (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0;
+    char title[160];
+    snprintf(title, sizeof title, "EncodedArrayModel__%s__%s%s", f->rank ? "shaped" : "scalar",
+             tsr_dtype_name(f->dtype), diff ? "__DIFFERENTIABLE" : "");
+    json_t *dtype = json_pack("{s:s, s:o, s:[s], s:s}", "type", "string", "enum", dtype_enum(),
+                              "examples", tsr_dtype_name(f->dtype), "title", "Dtype");
+    json_t *props = json_pack("{s:{s:s, s:s, s:s}, s:o, s:o, s:{s:s}}", "object_type", "type",
+                              "string", "const", "array", "default", "array", "shape",
+                              shape_schema(f), "dtype", dtype, "data", "title", "Data");
+    json_t *a = json_pack("{s:o, s:b, s:s, s:[s,s,s], s:s}", "properties", props,
+                          "additionalProperties", 0, "type", "object", "required", "shape",
+                          "dtype", "data", "title", title);
+    if (f->doc) json_object_set_new(a, "description", json_string(f->doc));
+    if (diff) json_object_set_new(a, "array_flags", json_pack("[s]", "DIFFERENTIABLE"));
+    return a;
+}
+
+static json_t *new_model(const char *title) {
+    return json_pack("{s:{}, s:b, s:s, s:[], s:s}", "properties", "additionalProperties", 0,
+                     "type", "object", "required", "title", title);
+}
+
+/* The object for the dotted prefix of name in model, made when missing;
+ * the last part of the name in *leaf. field_order lists each object's
+ * members in order under its dotted path ("" for the top). */
+static json_t *parent_of(json_t *model, json_t *order, const char *name, const char **leaf) {
+    json_t *obj = model;
+    const char *part = name, *dot;
+    char path[512] = "";
+    while ((dot = strchr(part, '.')) != NULL) {
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(dot - part), part);
+        json_t *props = json_object_get(obj, "properties");
+        json_t *child = json_object_get(props, key);
+        if (!child) {
+            child = new_model(key);
+            json_object_set_new(props, key, child);
+            json_array_append_new(json_object_get(obj, "required"), json_string(key));
+            json_t *list = json_object_get(order, path);
+            if (!list) json_object_set_new(order, path, list = json_array());
+            json_array_append_new(list, json_string(key));
+        }
+        size_t used = strlen(path);
+        snprintf(path + used, sizeof path - used, "%s%s", used ? "." : "", key);
+        obj = child;
+        part = dot + 1;
+    }
+    json_t *list = json_object_get(order, path);
+    if (!list) json_object_set_new(order, path, list = json_array());
+    json_array_append_new(list, json_string(part));
+    *leaf = part;
+    return obj;
+}
+
+/* Apply_InputSchema or Apply_OutputSchema, with its differentiable arrays
+ * and field order. */
+static json_t *fields_model(const tsr_component *c, int outputs, const char *title,
+                            json_t *diff, json_t *order) {
+    json_t *model = new_model(title);
+    int32_t n = outputs ? tsr_component_n_outputs(c) : tsr_component_n_inputs(c);
+    for (int32_t i = 0; i < n; i++) {
+        const tsr_field *f = outputs ? tsr_component_output(c, i) : tsr_component_input(c, i);
+        const char *leaf;
+        json_t *parent = parent_of(model, order, f->name, &leaf);
+        json_object_set_new(json_object_get(parent, "properties"), leaf, array_schema(f));
+        json_array_append_new(json_object_get(parent, "required"), json_string(leaf));
+        if (f->flags & TSR_FIELD_DIFFERENTIABLE)
+            json_object_set_new(diff, f->name,
+                                json_pack("{s:s, s:o}", "dtype", tsr_dtype_name(f->dtype),
+                                          "shape", shape_list(f)));
+    }
+    return model;
+}
+
+static json_t *ref(const char *name) {
+    char text[128];
+    snprintf(text, sizeof text, "#/components/schemas/%s", name);
+    return json_pack("{s:s}", "$ref", text);
+}
+
+/* The list of differentiable names a wrt argument may hold. */
+static json_t *wrt_schema(const tsr_component *c, int outputs) {
+    json_t *names = json_array();
+    int32_t n = outputs ? tsr_component_n_outputs(c) : tsr_component_n_inputs(c);
+    for (int32_t i = 0; i < n; i++) {
+        const tsr_field *f = outputs ? tsr_component_output(c, i) : tsr_component_input(c, i);
+        if (f->flags & TSR_FIELD_DIFFERENTIABLE)
+            json_array_append_new(names, json_pack("{s:s, s:s}", "type", "string", "const",
+                                                   f->name));
+    }
+    return json_pack("{s:{s:o}, s:s, s:i, s:b}", "items", "anyOf", names, "type", "array",
+                     "minItems", 1, "uniqueItems", 1);
+}
+
+static json_t *operation(const char *summary, const char *in, const char *out) {
+    json_t *ok = json_pack("{s:s, s:{s:{s:o}}}", "description", "Successful Response", "content",
+                           "application/json", "schema", ref(out));
+    json_t *bad = json_pack("{s:s, s:{s:{s:o}}}", "description", "Validation Error", "content",
+                            "application/json", "schema", ref("HTTPValidationError"));
+    return json_pack("{s:{s:s, s:{s:b, s:{s:{s:o}}}, s:{s:o, s:o}}}", "post", "summary", summary,
+                     "requestBody", "required", 1, "content", "application/json", "schema",
+                     ref(in), "responses", "200", ok, "422", bad);
+}
+
+/* The request model of a derivative endpoint: inputs, its wrt lists and
+ * (jvp, vjp) its seeds, as arrays keyed by name. */
+static json_t *derivative_model(const tsr_component *c, tsr_endpoint ep, const char *title) {
+    static const char *const keys[][3] = {[TSR_EP_JVP] = {"jvp_inputs", "jvp_outputs",
+                                                          "tangent_vector"},
+                                          [TSR_EP_VJP] = {"vjp_inputs", "vjp_outputs",
+                                                          "cotangent_vector"},
+                                          [TSR_EP_JACOBIAN] = {"jac_inputs", "jac_outputs",
+                                                               NULL}};
+    json_t *m = new_model(title);
+    json_t *props = json_object_get(m, "properties");
+    json_object_set_new(props, "inputs", ref("Apply_InputSchema"));
+    json_object_set_new(props, keys[ep][0], wrt_schema(c, 0));
+    json_object_set_new(props, keys[ep][1], wrt_schema(c, 1));
+    json_t *req = json_object_get(m, "required");
+    json_array_append_new(req, json_string("inputs"));
+    json_array_append_new(req, json_string(keys[ep][0]));
+    json_array_append_new(req, json_string(keys[ep][1]));
+    if (keys[ep][2]) {
+        json_object_set_new(props, keys[ep][2],
+                            json_pack("{s:s, s:{s:s}}", "type", "object", "additionalProperties",
+                                      "title", "EncodedArrayModel"));
+        json_array_append_new(req, json_string(keys[ep][2]));
+    }
+    return m;
+}
+
+json_t *serve_openapi_doc(const tsr_component *c, const tsr_serve_options *opts) {
+    json_t *schemas = json_object(), *paths = json_object();
+    json_t *in_diff = json_object(), *in_order = json_object();
+    json_t *out_diff = json_object(), *out_order = json_object();
+    json_object_set_new(schemas, "Apply_InputSchema",
+                        fields_model(c, 0, "Apply_InputSchema", in_diff, in_order));
+    json_object_set_new(schemas, "Apply_OutputSchema",
+                        fields_model(c, 1, "Apply_OutputSchema", out_diff, out_order));
+    json_t *apply_in = new_model("ApplyInputSchema");
+    json_object_set_new(json_object_get(apply_in, "properties"), "inputs",
+                        ref("Apply_InputSchema"));
+    json_array_append_new(json_object_get(apply_in, "required"), json_string("inputs"));
+    json_object_set_new(apply_in, "differentiable_arrays", in_diff);
+    json_object_set_new(apply_in, "field_order", in_order);
+    json_object_set_new(schemas, "ApplyInputSchema", apply_in);
+    json_t *apply_out = ref("Apply_OutputSchema");
+    json_object_set_new(apply_out, "title", json_string("ApplyOutputSchema"));
+    json_object_set_new(apply_out, "differentiable_arrays", out_diff);
+    json_object_set_new(apply_out, "field_order", out_order);
+    json_object_set_new(schemas, "ApplyOutputSchema", apply_out);
+    json_object_set_new(paths, "/apply", operation("Apply", "ApplyInputSchema",
+                                                   "ApplyOutputSchema"));
+    static const struct {
+        tsr_endpoint ep;
+        const char *in, *summary;
+    } derivatives[] = {{TSR_EP_JACOBIAN, "JacobianInputSchema", "Jacobian"},
+                       {TSR_EP_JVP, "JVPInputSchema", "Jacobian Vector Product"},
+                       {TSR_EP_VJP, "VJPInputSchema", "Vector Jacobian Product"}};
+    for (size_t i = 0; i < 3; i++) {
+        if (!tsr_component_has_endpoint(c, derivatives[i].ep)) continue;
+        char path[64];
+        snprintf(path, sizeof path, "/%s", serve_endpoint_route(derivatives[i].ep));
+        json_object_set_new(schemas, derivatives[i].in,
+                            derivative_model(c, derivatives[i].ep, derivatives[i].in));
+        json_object_set_new(paths, path, operation(derivatives[i].summary, derivatives[i].in,
+                                                   "ApplyOutputSchema"));
+    }
+    if (tsr_component_has_endpoint(c, TSR_EP_ABSTRACT_EVAL)) {
+        json_t *m = new_model("AbstractInputSchema");
+        json_object_set_new(json_object_get(m, "properties"), "inputs",
+                            json_pack("{s:s}", "type", "object"));
+        json_array_append_new(json_object_get(m, "required"), json_string("inputs"));
+        json_object_set_new(schemas, "AbstractInputSchema", m);
+        json_object_set_new(schemas, "AbstractOutputSchema", json_pack("{s:s}", "type", "object"));
+        json_object_set_new(paths, "/abstract_eval",
+                            operation("Abstract Eval", "AbstractInputSchema",
+                                      "AbstractOutputSchema"));
+    }
+    json_object_set_new(paths, "/health",
+                        json_pack("{s:{s:s, s:{s:{s:s}}}}", "get", "summary", "Health",
+                                  "responses", "200", "description", "Successful Response"));
+    json_object_set_new(schemas, "ValidationError",
+                        json_pack("{s:s, s:[s,s,s], s:s}", "type", "object", "required", "loc",
+                                  "msg", "type", "title", "ValidationError"));
+    json_object_set_new(schemas, "HTTPValidationError",
+                        json_pack("{s:{s:{s:o, s:s}}, s:s, s:s}", "properties", "detail", "items",
+                                  ref("ValidationError"), "type", "array", "type", "object",
+                                  "title", "HTTPValidationError"));
+    const char *name = tsr_component_name(c);
+    json_t *formats = json_pack("[s,s]", "json", "json+base64");
+    if (opts->output_dir) json_array_append_new(formats, json_string("json+binref"));
+    json_t *compressions = opts->lz4 ? json_pack("[s]", "lz4") : json_pack("[s]", "none");
+    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}, s:o, s:o}", "openapi", "3.1.0", "info",
+                     "title", name ? name : "Tessera component", "version", tsr_version(),
+                     "paths", paths, "components", "schemas", schemas,
+                     "x-supported-output-formats", formats, "x-supported-compressions",
+                     compressions);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Serving a component over HTTP with Tesseract's REST API (libtessera-serve,
+ * the library behind `tessera serve` and Python's tessera.serve):
+ *
+ *   GET  /health                  {"status": "ok"}
+ *   GET  /openapi.json            the endpoints and the schema, as tesseract-core's
+ *                                 clients read them
+ *   POST /apply, /jacobian, /jacobian_vector_product,
+ *        /vector_jacobian_product, /abstract_eval
+ *                                 Tesseract's request and response bodies; an
+ *                                 endpoint the component lacks is absent (404)
+ *
+ * The output encoding comes from the Accept header (application/json,
+ * application/json+base64, application/json+binref with an output
+ * directory); anything else is answered 406 naming the accepted ones. A
+ * request the component refuses is answered 422 with Tesseract's
+ * {"detail": [{"type", "loc", "msg", "input"}]}; a failure of the component
+ * 500 with a JSON body naming it and the cause; a body over
+ * max_body_bytes 413; a missing or wrong bearer token 401 (every route
+ * but /health, which load balancers ask without one).
+ *
+ * Requests run on a pool of threads; calls of a component that is not
+ * thread-safe are serialised by the library, and a worker-mode component
+ * with workers=N runs N at once. The server never installs signal handlers.
+ */
+#ifndef TESSERA_SERVE_PUBLIC_H
+#define TESSERA_SERVE_PUBLIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/payload.h"
+#include "tessera/tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One line per request: method, path, status, bytes in and out, time. */
+typedef void (*tsr_serve_log_fn)(void *user, const char *line);
+
+/* struct_size first; members left zero take their defaults. */
+typedef struct tsr_serve_options {
+    uint32_t struct_size;
+    const char *host;            /* address to bind; default "127.0.0.1" */
+    uint16_t port;               /* 0: any free port (tsr_serve_port says which) */
+    const char *token;           /* bearer token the requests must carry; NULL: none */
+    const char *input_dir;       /* where binref inputs are read; NULL: refused */
+    const char *output_dir;      /* where json+binref outputs go; NULL: not offered */
+    tsr_encoding default_encoding; /* no Accept, or * / *: default json */
+    int32_t lz4;                 /* base64 and binref outputs as lz4 frames */
+    uint64_t max_body_bytes;     /* default 1 GiB */
+    uint32_t threads;            /* request threads; default 4 */
+    uint32_t max_connections;    /* default 256 */
+    uint32_t idle_timeout_s;     /* a connection silent this long is closed; default 60 */
+    tsr_serve_log_fn log;        /* access log; NULL: none */
+    void *log_user;
+} tsr_serve_options;
+
+typedef struct tsr_server tsr_server;
+
+/* Serve c (which must outlive the server) until tsr_serve_stop. 0, or a
+ * TSR_E_* code with the cause in err (the address in use, ...). */
+int tsr_serve_start(tsr_component *c, const tsr_serve_options *opts, tsr_server **out,
+                    tsr_error *err);
+/* The port the server listens on. */
+uint16_t tsr_serve_port(const tsr_server *s);
+/* Stop accepting, finish the requests in progress, release everything. */
+void tsr_serve_stop(tsr_server *s);
+
+/* The OpenAPI document of c as GET /openapi.json answers it; *out is
+ * released with tsr_json_free. */
+int tsr_serve_openapi(const tsr_component *c, const tsr_serve_options *opts, char **out,
+                      tsr_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
