@@ -76,10 +76,19 @@ static void access_log(const struct tsr_server *s, struct MHD_Connection *conn, 
     s->cfg.opts.log(s->cfg.opts.log_user, line);
 }
 
-static enum MHD_Result answer(struct MHD_Connection *conn, const serve_response *rs) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(rs->len, rs->body ? rs->body : "",
-                                                             MHD_RESPMEM_MUST_COPY);
-    if (!r) return MHD_NO;
+static void free_json_text(void *body) { tsr_json_free(body); }
+
+/* The body goes to libmicrohttpd as it is (no copy: an answer of a 1e6
+ * array is megabytes), with the function that frees it; rs no longer
+ * owns it. */
+static enum MHD_Result answer(struct MHD_Connection *conn, serve_response *rs) {
+    static char empty[1];
+    char *body = rs->body ? rs->body : empty;
+    void (*release)(void *) = !rs->body ? NULL : rs->free_body ? free_json_text : free;
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback(rs->len, body, release);
+    if (!r) return MHD_NO; /* rs still owns the body */
+    rs->body = NULL;
     if (rs->content_type) MHD_add_response_header(r, "Content-Type", rs->content_type);
     if (rs->allow) MHD_add_response_header(r, "Allow", rs->allow);
     if (rs->bearer_challenge) MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
@@ -98,6 +107,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(p = calloc(1, sizeof *p))) return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &p->started);
         *state = p;
+        /* A body of announced length is gathered in one buffer, not grown. */
+        const char *length =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        unsigned long long announced = length ? strtoull(length, NULL, 10) : 0;
+        if (announced > s->cfg.opts.max_body_bytes) {
+            p->too_large = 1;
+        } else if (announced && (p->body = malloc(announced + 1))) {
+            p->cap = announced + 1;
+        }
         return MHD_YES;
     }
     if (*upload_size) {
@@ -116,8 +134,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     };
     serve_response rs;
     serve_handle(&s->cfg, &rq, &rs);
+    size_t out_len = rs.len;
     enum MHD_Result ok = answer(conn, &rs);
-    access_log(s, conn, method, url, rs.status, p, rs.len);
+    access_log(s, conn, method, url, rs.status, p, out_len);
     if (rs.free_body)
         rs.free_body(rs.body);
     else
