@@ -73,3 +73,32 @@ echo
 echo "== Python components: a Tesseract's tesseract_api.py in its own environment"
 show apply --mode worker "$root/plugins/python/cumsum_numpy2" '{"inputs": {"y": [1, 2, 3]}}'
 "$python" "$root/bindings/python/examples/python_clash.py"
+
+echo
+echo "== tessera serve: a component behind Tesseract's REST API, called by tesseract-core's client"
+port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+"$tessera" serve --quiet --port "$port" "$plugins/vectoradd.so" &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+"$python" - "$port" <<'PY'
+import sys, time
+import numpy as np
+import requests
+from tesseract_core import Tesseract
+
+url = f"http://127.0.0.1:{sys.argv[1]}"
+for _ in range(100):
+    try:
+        if requests.get(url + "/health", timeout=1).ok:
+            break
+    except requests.ConnectionError:
+        time.sleep(0.05)
+t = Tesseract.from_url(url)
+inputs = {"a": np.array([1.0, 2.0, 3.0]), "b": np.array([10.0, 20.0, 30.0]), "s": 2.0}
+print(f"Tesseract.from_url({url!r}).available_endpoints = {t.available_endpoints}")
+print(f"apply    -> {t.apply(inputs)}")
+print(f"jacobian -> {t.jacobian(inputs, jac_inputs=['s'], jac_outputs=['result'])}")
+PY
+kill "$server"
+wait "$server" 2>/dev/null || true
+trap - EXIT
