@@ -38,6 +38,7 @@ typedef struct cli_options {
     const char *output_path; /* -o; NULL: stdout */
     tsr_options *library;    /* --mode, --config */
     bool help;               /* -h */
+    bool openapi;            /* schema --openapi */
     char **positional;       /* what remains after the options */
     int n_positional;
     /* Arrays in files (endpoint calls only). */

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* `tessera schema PLUGIN`: the component's schema as JSON. */
+/* `tessera schema PLUGIN`: the component's schema as JSON; with
+ * --openapi, the OpenAPI document `tessera serve` answers at
+ * /openapi.json (libtessera-serve writes both). */
 #include <limits.h>
 #include <stdlib.h>
 
 #include "cli.h"
+#include "tessera_serve.h"
 
 int cli_cmd_schema(int argc, char **argv) {
     cli_options o;
@@ -20,7 +23,8 @@ int cli_cmd_schema(int argc, char **argv) {
         if (tsr_open(cli_plugin_path(o.positional[0], path_buf, sizeof path_buf), o.library, &c, &err) != 0) {
             cli_error(NULL, "%s", err.message);
             rc = CLI_LOAD_FAILED;
-        } else if (tsr_schema_to_json(c, &text, &err) != 0) {
+        } else if ((o.openapi ? tsr_serve_openapi(c, NULL, &text, &err)
+                              : tsr_schema_to_json(c, &text, &err)) != 0) {
             cli_error(NULL, "%s", err.message);
             rc = CLI_OUTPUT;
         } else {

@@ -106,6 +106,10 @@ void cli_print_schema_help(void) {
           "inputs and outputs (name, dtype, shape, differentiable, doc) and the\n"
           "endpoints it implements. In shapes, an int is a fixed dimension, a\n"
           "string a symbolic one shared between fields, null any size.\n"
+          "\n"
+          "  --openapi              print instead the OpenAPI document that `tessera serve`\n"
+          "                         answers at /openapi.json, as tesseract-core's clients\n"
+          "                         and tesseract-jax read it\n"
           "\n",
           stdout);
     print_common_options(0);

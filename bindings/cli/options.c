@@ -18,7 +18,8 @@ enum {
     OPT_COMPRESSION,
     OPT_CHECKSUM,
     OPT_IO,
-    OPT_ALLOW_ESCAPE
+    OPT_ALLOW_ESCAPE,
+    OPT_OPENAPI
 };
 
 int cli_set_config(const char *command, tsr_options *lib, const char *assignment) {
@@ -123,6 +124,11 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
         return CLI_OK;
     case OPT_OPTION:
         return cli_set_option(command, o->library, arg);
+    case OPT_OPENAPI:
+        /* only `schema` takes it, which has no -f */
+        if (with_format) return cli_usage_error(command, "unknown option '--openapi'");
+        o->openapi = true;
+        return CLI_OK;
     case OPT_CONFIG:
         return cli_set_config(command, o->library, arg);
     case OPT_INPUT_PATH:
@@ -150,6 +156,7 @@ int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out)
         {"output", required_argument, NULL, 'o'},
         {"mode", required_argument, NULL, OPT_MODE},
         {"option", required_argument, NULL, OPT_OPTION},
+        {"openapi", no_argument, NULL, OPT_OPENAPI},
         {"config", required_argument, NULL, OPT_CONFIG},
         {"input-path", required_argument, NULL, OPT_INPUT_PATH},
         {"output-path", required_argument, NULL, OPT_OUTPUT_PATH},
