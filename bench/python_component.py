@@ -41,6 +41,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -54,6 +55,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_python import TsrArray, ctypes_library, per_call  # noqa: E402
 
 import tessera  # noqa: E402
+
+# tesseract-core's in-process client writes a run folder per call into its
+# output path (the current directory by default).
+os.environ.setdefault("TESSERACT_OUTPUT_PATH", tempfile.mkdtemp(prefix="tessera-bench-runs-"))
 
 CODES = {np.dtype(np.float32): 11, np.dtype(np.float64): 12, np.dtype(np.bool_): 1}
 

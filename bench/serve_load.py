@@ -42,6 +42,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -80,8 +81,11 @@ class Server:
     def __init__(self, name: str, argv: list[str], env: dict | None = None) -> None:
         self.name, self.port = name, free_port()
         argv = [a.replace("{port}", str(self.port)) for a in argv]
+        # tesseract-runtime writes a run folder per request into its cwd.
+        self.scratch = tempfile.TemporaryDirectory(prefix="serve-load-")
         self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+                                     stderr=subprocess.DEVNULL, start_new_session=True,
+                                     cwd=self.scratch.name)
         wait_healthy(self.port, self.proc, name)
 
     def stop(self) -> None:
@@ -91,6 +95,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.scratch.cleanup()
 
 
 def tessera_server(name: str, path: Path, *extra: str) -> Server:
@@ -103,6 +108,7 @@ def tesseract_server(name: str, api: Path) -> Server:
     if not exe:
         raise RuntimeError("tesseract-runtime is not installed")
     env = dict(os.environ, TESSERACT_API_PATH=str(api))
+    env.pop("TESSERACT_OUTPUT_PATH", None)  # its run folders go to its cwd, the scratch
     return Server(name, [exe, "serve", "--host", "127.0.0.1", "--port", "{port}"], env=env)
 
 

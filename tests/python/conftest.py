@@ -9,9 +9,12 @@ repository root (scripts/test.sh sets the variable).
 
 from __future__ import annotations
 
+import atexit
 import gc
 import glob
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +32,14 @@ PLUGINS = BUILD / "plugins"
 TEST_PLUGINS = BUILD / "tests" / "plugins"
 MATRIX = ROOT / "plugins" / "linear" / "example_matrix.txt"
 MODES = ("inproc", "isolated", "worker")
+
+# tesseract-core's runtime (Tesseract.from_tesseract_api, tesseract-runtime
+# serve) writes a run_<id>/logs folder per call into its output path, the
+# current directory by default: into a scratch folder instead, for this
+# process and the servers it starts.
+_RUNS = tempfile.mkdtemp(prefix="tessera-test-runs-")
+os.environ.setdefault("TESSERACT_OUTPUT_PATH", _RUNS)
+atexit.register(shutil.rmtree, _RUNS, True)
 
 
 def pytest_configure(config: pytest.Config) -> None:
