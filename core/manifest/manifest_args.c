@@ -14,27 +14,30 @@ const char *const mf_kind_names[MF_KIND_COUNT] = {
     [MF_COTANGENT] = "cotangent", [MF_RESULT] = "result", [MF_JACOBIAN] = "jacobian",
     [MF_DIM] = "dim",         [MF_INT] = "int",         [MF_CONST] = "const",
     [MF_WORKSPACE] = "workspace", [MF_CHAR] = "char",   [MF_INFO] = "info",
+    [MF_LENGTH] = "length",
 };
 
 /* Modifiers, and which kinds take them. */
-enum { M_TYPE, M_PASS, M_AXIS, M_COPY, M_READONLY, M_ORDER, M_INIT, M_ZERO, M_HIDDEN, M_DOC,
-       M_COUNT };
+enum { M_TYPE, M_PASS, M_AXIS, M_COPY, M_READONLY, M_ORDER, M_INIT, M_ZERO, M_HIDDEN, M_NAME,
+       M_QUERY, M_DOC, M_COUNT };
 static const char *const modifier_names[M_COUNT] = {
-    "type", "pass", "axis", "copy", "readonly", "order", "init", "zero", "hidden_length", "doc"};
+    "type", "pass", "axis", "copy", "readonly", "order", "init", "zero", "hidden_length", "name",
+    "query", "doc"};
 #define BIT(m) (1u << (m))
 static const unsigned kind_modifiers[MF_KIND_COUNT] = {
     [MF_IN] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_READONLY) | BIT(M_ORDER),
     [MF_OUT] = BIT(M_TYPE) | BIT(M_ORDER) | BIT(M_INIT) | BIT(M_ZERO),
     [MF_TANGENT] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_READONLY) | BIT(M_ORDER),
     [MF_COTANGENT] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_COPY) | BIT(M_READONLY) | BIT(M_ORDER),
-    [MF_RESULT] = BIT(M_TYPE) | BIT(M_ORDER) | BIT(M_ZERO),
+    [MF_RESULT] = BIT(M_TYPE) | BIT(M_ORDER) | BIT(M_ZERO) | BIT(M_INIT),
     [MF_JACOBIAN] = BIT(M_TYPE) | BIT(M_ORDER) | BIT(M_ZERO),
     [MF_DIM] = BIT(M_TYPE) | BIT(M_PASS) | BIT(M_AXIS),
     [MF_INT] = BIT(M_TYPE) | BIT(M_PASS),
     [MF_CONST] = BIT(M_TYPE) | BIT(M_PASS),
-    [MF_WORKSPACE] = BIT(M_TYPE) | BIT(M_ZERO),
+    [MF_WORKSPACE] = BIT(M_TYPE) | BIT(M_ZERO) | BIT(M_NAME) | BIT(M_QUERY),
     [MF_CHAR] = BIT(M_HIDDEN),
     [MF_INFO] = BIT(M_TYPE),
+    [MF_LENGTH] = BIT(M_TYPE) | BIT(M_PASS),
 };
 
 /* Which endpoints take which kinds. */
@@ -133,6 +136,7 @@ static int parse_pass(arg_parse *ap, int scalar) {
     const char *pass = json_string_value(v);
     if (v && (!pass || (strcmp(pass, "value") != 0 && strcmp(pass, "reference") != 0)))
         return fail_key(ap, "pass", "expected \"value\" or \"reference\"");
+    a->pass_given = v != NULL;
     if (!scalar) {
         if (pass && strcmp(pass, "value") == 0)
             return fail_key(ap, "pass",
@@ -216,14 +220,23 @@ static int parse_field_arg(arg_parse *ap) {
     a->field2 = -1;
     json_t *init = json_object_get(ap->obj, "init");
     if (init) {
+        /* out: an input copied in; result: a seed copied in (vjp: the
+         * cotangent of an output, jvp: the tangent of an input) */
         const char *from = json_string_value(init);
-        int32_t k = from ? find_field(backend_schema(c).in, backend_schema(c).n_in, from) : -1;
+        int from_out = a->kind == MF_RESULT && ap->e->ep == TSR_EP_VJP;
+        const field_info *side = from_out ? backend_schema(c).out : backend_schema(c).in;
+        int32_t n_side = from_out ? backend_schema(c).n_out : backend_schema(c).n_in;
+        int32_t k = from ? find_field(side, n_side, from) : -1;
         char at[288];
         at_key(ap, "init", at, sizeof at);
-        if (k < 0)
-            return mf_fail(ap->p, TSR_E_DESCRIPTOR, at, "expects the name of an input, got %s",
+        const char *what = a->kind == MF_OUT ? "an input"
+                           : from_out       ? "a differentiable output, whose cotangent is "
+                                              "copied in"
+                                            : "a differentiable input, whose tangent is copied in";
+        if (k < 0 || (a->kind == MF_RESULT && !(side[k].field.flags & TSR_FIELD_DIFFERENTIABLE)))
+            return mf_fail(ap->p, TSR_E_DESCRIPTOR, at, "expects the name of %s, got %s", what,
                            from ? from : "no string");
-        const field_info *src = &backend_schema(c).in[k];
+        const field_info *src = &side[k];
         char a_shape[160], b_shape[160];
         int same = src->field.dtype == f->field.dtype && src->field.rank == f->field.rank;
         for (int32_t d = 0; same && d < f->field.rank; d++)
@@ -232,10 +245,11 @@ static int parse_field_arg(arg_parse *ap) {
                                              : src->dims[d].size == f->dims[d].size);
         if (!same)
             return mf_fail(ap->p, TSR_E_DESCRIPTOR, at,
-                           "input '%s' (%s %s) cannot initialise output '%s' (%s %s): dtype and "
+                           "%s '%s' (%s %s) cannot initialise %s '%s' (%s %s): dtype and "
                            "declared shape must be the same",
-                           from, tsr_dtype_name(src->field.dtype),
-                           field_shape_str(src, a_shape, sizeof a_shape), name,
+                           from_out ? "output" : "input", from, tsr_dtype_name(src->field.dtype),
+                           field_shape_str(src, a_shape, sizeof a_shape),
+                           input ? "the gradient of" : "output", name,
                            tsr_dtype_name(f->field.dtype),
                            field_shape_str(f, b_shape, sizeof b_shape));
         a->field2 = k;
@@ -312,7 +326,7 @@ static int parse_dim_arg(arg_parse *ap) {
                        name, (int)f->field.rank);
     }
     if (in >= 0)
-        a->dim = (mf_dim_src){in, (int32_t)ax, 0};
+        a->dim = (mf_dim_src){in, (int32_t)ax, 0, NULL};
     else
         a->dim = ap->p->m->out_dims[out * TSR_MAX_FIELD_RANK + ax];
     return 0;
@@ -336,14 +350,57 @@ static int parse_expr_value(arg_parse *ap) {
     return mf_expr_compile(ap->p, src, ap->entry, a->expr);
 }
 
+/* A name a {"length": NAME} argument refers to. */
+static int parse_name_key(arg_parse *ap, json_t *v, const char *key) {
+    const char *name = json_string_value(v);
+    int ok = name && *name;
+    for (const char *c = name; ok && *c; c++) ok = *c == '_' || (*c >= '0' && *c <= '9') ||
+                                                  (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z');
+    if (!ok) {
+        if (key) return fail_key(ap, key, "expected a name (letters, digits and '_')");
+        return mf_fail(ap->p, TSR_E_DESCRIPTOR, ap->entry,
+                       "'length' expects the name of a workspace of this routine");
+    }
+    ap->a->name = name;
+    return 0;
+}
+
+/* {"workspace": "max(1, 3*n-1)", "name": "work", "query": true}: scratch
+ * memory; with "query" the expression is the least size and the routine is
+ * asked for its own (LAPACK's LWORK = -1) once per shape. */
 static int parse_workspace_arg(arg_parse *ap) {
     mf_arg *a = ap->a;
     a->dtype = TSR_FLOAT64;
+    int query = 0;
     int rc = parse_type(ap, &a->dtype);
     if (!rc) rc = parse_flags(ap);
     if (!rc) rc = parse_expr_value(ap);
+    if (!rc) rc = mf_get_bool(ap->p, ap->obj, "query", ap->entry, &query);
+    json_t *name = json_object_get(ap->obj, "name");
+    if (!rc && name) rc = parse_name_key(ap, name, "name");
     a->field = a->field2 = -1;
+    a->query = (uint8_t)query;
+    if (!rc && query && a->dtype != TSR_FLOAT64 && a->dtype != TSR_FLOAT32 &&
+        a->dtype != TSR_INT32 && a->dtype != TSR_INT64 && a->dtype != TSR_COMPLEX64 &&
+        a->dtype != TSR_COMPLEX128)
+        rc = fail_key(ap, "query",
+                      "a queried workspace is float32, float64, complex64, complex128, int32 "
+                      "or int64 (the routine writes the size it wants into its first element), "
+                      "not %s",
+                      tsr_dtype_name(a->dtype));
+    if (!rc && query && !name)
+        rc = fail_key(ap, "query",
+                      "a queried workspace needs a \"name\", so that its length argument can "
+                      "say {\"length\": NAME}");
     return rc;
+}
+
+/* {"length": "work"}: the length of workspace "work" (linked by
+ * mf_workspaces_link once every argument is read). */
+static int parse_length_arg(arg_parse *ap) {
+    int rc = parse_int_type(ap);
+    if (!rc) rc = parse_pass(ap, 1);
+    return rc ? rc : parse_name_key(ap, ap->kind_value, NULL);
 }
 
 static int store_const(arg_parse *ap, json_t *v) {
@@ -429,7 +486,7 @@ static int find_kind(arg_parse *ap) {
     if (found < 0)
         return mf_fail(ap->p, TSR_E_DESCRIPTOR, ap->entry,
                        "no kind: expected one of in, out, tangent, cotangent, result, "
-                       "jacobian, dim, int, const, workspace, char, info");
+                       "jacobian, dim, int, const, workspace, length, char, info");
     ap->a->kind = (mf_kind)found;
     ap->kind_value = json_object_get(ap->obj, mf_kind_names[found]);
     const char *key;
@@ -454,7 +511,7 @@ static int find_kind(arg_parse *ap) {
 
 int mf_arg_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry, mf_arg *out) {
     memset(out, 0, sizeof *out);
-    out->field = out->field2 = -1;
+    out->field = out->field2 = out->partner = -1;
     arg_parse ap = {.p = p, .e = e, .obj = obj, .entry = entry, .a = out};
     if (!json_is_object(obj))
         return mf_fail(p, TSR_E_DESCRIPTOR, entry, "expected an object such as {\"in\": \"x\"}");
@@ -476,6 +533,7 @@ int mf_arg_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry, mf
     case MF_WORKSPACE: return parse_workspace_arg(&ap);
     case MF_CHAR: return parse_char_arg(&ap);
     case MF_INFO: return parse_info_arg(&ap);
+    case MF_LENGTH: return parse_length_arg(&ap);
     default: return mf_fail(p, TSR_E_DESCRIPTOR, entry, "internal error: unknown kind");
     }
 }

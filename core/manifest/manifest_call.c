@@ -9,7 +9,9 @@
  * Arguments that need memory of their own (a private copy, a column-major
  * copy, a zero tangent, a result nobody asked for, a workspace) are
  * "staged" in one scratch buffer: in the host, one that the call object
- * keeps and reuses; elsewhere (a worker's context) one for this call. */
+ * keeps and reuses; elsewhere (a worker's context) one for this call.
+ * A routine with queried workspaces (LAPACK's LWORK = -1) is first asked
+ * for their sizes, once per shape (manifest_query.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,9 +20,12 @@
 typedef struct live {
     const tsr_array *host;   /* the host's array this argument reads or fills, or NULL */
     const tsr_array *init;   /* what is copied in first (out with init), or NULL */
+    int64_t count;           /* elements (a workspace's length) */
     size_t bytes;
     size_t offset;           /* in the scratch buffer, when staged */
     int staged;
+    int alias;               /* an earlier step's argument prepared this buffer */
+    int init_zeros;          /* init from a seed the caller did not give: zeros */
 } live;
 
 #define ALIGN_UP(x) (((x) + TSR_ALIGNMENT - 1) / TSR_ALIGNMENT * TSR_ALIGNMENT)
@@ -30,24 +35,45 @@ static const char *arg_label(const mf_endpoint *e, int32_t i, char *buf, size_t 
     return buf;
 }
 
-/* An integer argument's value, checked against its type. */
+static const char *eval_failure(int rc) {
+    return rc == -2 ? "the size expression divides by zero"
+                    : "the size expression overflows 64-bit integers";
+}
+
+/* An integer argument's value (query: this is a workspace query), checked
+ * against its type, and against the workspace it is the length of. */
 static int int_value(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e, int32_t i,
-                     const tsr_array *inputs, mf_scalar *out) {
+                     const tsr_array *inputs, const live *lives, int query, mf_scalar *out) {
     const mf_arg *a = &e->args[i];
-    int64_t v;
-    if (a->kind == MF_DIM) {
-        v = a->dim.field < 0 ? a->dim.fixed : inputs[a->dim.field].shape[a->dim.axis];
-    } else if (mf_expr_eval(a->expr, m, inputs, &v) != 0) {
-        char label[128];
-        return tsr_ctx_errorf(ctx, "%s: the size expression overflows 64-bit integers",
-                              arg_label(e, i, label, sizeof label));
-    }
+    char label[128];
+    int64_t v = 0;
+    int rc = 0;
+    if (a->kind == MF_DIM)
+        rc = mf_dim_value(m, &a->dim, inputs, &v);
+    else if (a->kind == MF_LENGTH)
+        v = query && e->args[a->partner].query ? -1 : lives[a->partner].count;
+    else if (a->kind == MF_CONST)
+        v = a->dtype == TSR_INT64 ? a->value.i64 : a->value.i32;
+    else
+        rc = mf_expr_eval(a->expr, m, inputs, &v);
+    if (rc)
+        return tsr_ctx_errorf(ctx, "%s: %s", arg_label(e, i, label, sizeof label),
+                              eval_failure(rc));
+    if ((a->kind == MF_INT || a->kind == MF_CONST) && a->partner >= 0 && lives &&
+        v > lives[a->partner].count)
+        return tsr_ctx_errorf(ctx,
+                              "%s: %lld follows a workspace of %lld elements (args[%d]), where "
+                              "a routine takes the workspace's length, and is larger: the "
+                              "routine would write past it, so it was not called (name the "
+                              "workspace and pass {\"length\": NAME})",
+                              arg_label(e, i, label, sizeof label), (long long)v,
+                              (long long)lives[a->partner].count, (int)a->partner);
+    if (a->kind == MF_CONST) return 0;
     if (a->dtype == TSR_INT64) {
         out->i64 = v;
         return 0;
     }
     if (v < INT32_MIN || v > INT32_MAX) {
-        char label[128];
         return tsr_ctx_errorf(ctx, "%s: %lld does not fit the routine's int32",
                               arg_label(e, i, label, sizeof label), (long long)v);
     }
@@ -67,10 +93,12 @@ static const char *status_text(const mf_endpoint *e, int64_t v) {
     return NULL;
 }
 
-static int status_failed(tsr_ctx *ctx, const mf_endpoint *e, const char *how, int64_t v) {
+static int status_failed(tsr_ctx *ctx, const mf_endpoint *e, int query, const char *how,
+                         int64_t v) {
     const char *text = status_text(e, v);
-    return tsr_ctx_errorf(ctx, "%s %s %lld%s%s", e->symbol, how, (long long)v, text ? ": " : "",
-                          text ? text : "");
+    return tsr_ctx_errorf(ctx, "%s%s%s%s %s %lld%s%s", e->where, *e->where ? ": " : "", e->symbol,
+                          query ? " (asked for its workspace sizes, length -1)" : "", how,
+                          (long long)v, text ? ": " : "", text ? text : "");
 }
 
 /* A scalar (dim, int, const, info) by value or through its address. */
@@ -89,21 +117,10 @@ static inline int32_t position(const int32_t *list, int32_t n, int32_t v) {
     return -1;
 }
 
-static int64_t output_count(const struct manifest *m, const tsr_args *args, int32_t o,
-                            int32_t rank) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < rank; d++) {
-        const mf_dim_src *s = &m->out_dims[o * TSR_MAX_FIELD_RANK + d];
-        n *= s->field < 0 ? s->fixed : args->inputs[s->field].shape[s->axis];
-    }
-    return n;
-}
-
 /* Which host array an array argument reads or fills at this call, and how
  * many bytes it spans. Returns 0, or -1 after setting the error. */
 static int locate(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e, int32_t i,
-                  const tsr_args *args, live *l) {
-    const tsr_field *outs = m->desc.outputs;
+                  const tsr_args *args, const int64_t *qsizes, live *l) {
     const mf_arg *a = &e->args[i];
     size_t esize = tsr_dtype_size(a->dtype);
     int64_t count = 0;
@@ -119,46 +136,59 @@ static int locate(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e, 
     case MF_COTANGENT: {
         int32_t k = position(args->wrt_out, args->n_wrt_out, a->field);
         l->host = k >= 0 ? &args->seeds[k] : NULL;
-        count = output_count(m, args, a->field, outs[a->field].rank);
+        if (!l->host && mf_output_count(ctx, m, args, a->field, &count) != 0) return -1;
         break;
     }
     case MF_OUT:
         if (e->ep == TSR_EP_APPLY) l->host = &args->results[a->field];
         l->init = a->field2 >= 0 ? &args->inputs[a->field2] : NULL;
-        count = output_count(m, args, a->field, outs[a->field].rank);
+        if (!l->host && mf_output_count(ctx, m, args, a->field, &count) != 0) return -1;
         break;
-    case MF_RESULT:
-        if (e->ep == TSR_EP_JVP) {
-            int32_t k = position(args->wrt_out, args->n_wrt_out, a->field);
-            l->host = k >= 0 ? &args->results[k] : NULL;
-            count = output_count(m, args, a->field, outs[a->field].rank);
-        } else {
-            int32_t k = position(args->wrt_in, args->n_wrt_in, a->field);
-            l->host = k >= 0 ? &args->results[k] : NULL;
-            count = tsr_array_count(&args->inputs[a->field]);
+    case MF_RESULT: {
+        int jvp = e->ep == TSR_EP_JVP;
+        int32_t k = jvp ? position(args->wrt_out, args->n_wrt_out, a->field)
+                        : position(args->wrt_in, args->n_wrt_in, a->field);
+        l->host = k >= 0 ? &args->results[k] : NULL;
+        if (jvp && !l->host && mf_output_count(ctx, m, args, a->field, &count) != 0) return -1;
+        if (!jvp) count = tsr_array_count(&args->inputs[a->field]);
+        if (a->field2 >= 0) {   /* init from a seed: jvp an input's tangent, vjp an output's */
+            int32_t ks = jvp ? position(args->wrt_in, args->n_wrt_in, a->field2)
+                             : position(args->wrt_out, args->n_wrt_out, a->field2);
+            l->init = ks >= 0 ? &args->seeds[ks] : NULL;
+            l->init_zeros = ks < 0;
         }
         break;
+    }
     case MF_JACOBIAN: {
         int32_t ko = position(args->wrt_out, args->n_wrt_out, a->field);
         int32_t ki = position(args->wrt_in, args->n_wrt_in, a->field2);
         l->host = ko >= 0 && ki >= 0 ? &args->results[ko * args->n_wrt_in + ki] : NULL;
-        if (__builtin_mul_overflow(output_count(m, args, a->field, outs[a->field].rank),
-                                   tsr_array_count(&args->inputs[a->field2]), &count)) {
+        int64_t out_count = 0;
+        if (!l->host && mf_output_count(ctx, m, args, a->field, &out_count) != 0) return -1;
+        if (__builtin_mul_overflow(out_count, tsr_array_count(&args->inputs[a->field2]),
+                                   &count)) {
             char label[128];
             return tsr_ctx_errorf(ctx, "%s: the block's size overflows",
                                   arg_label(e, i, label, sizeof label));
         }
         break;
     }
-    default: /* MF_WORKSPACE */
-        if (mf_expr_eval(a->expr, m, args->inputs, &count) != 0 || count < 0) {
-            char label[128];
-            return tsr_ctx_errorf(ctx, "%s: its size is %s", arg_label(e, i, label, sizeof label),
-                                  count < 0 ? "negative" : "beyond 64-bit integers");
-        }
+    default: { /* MF_WORKSPACE */
+        char label[128];
+        int rc = mf_expr_eval(a->expr, m, args->inputs, &count);
+        if (rc)
+            return tsr_ctx_errorf(ctx, "%s: %s", arg_label(e, i, label, sizeof label),
+                                  eval_failure(rc));
+        if (count < 0)
+            return tsr_ctx_errorf(ctx, "%s: its size is negative (%lld)",
+                                  arg_label(e, i, label, sizeof label), (long long)count);
+        if (a->query && qsizes[i] > count) count = qsizes[i];
         break;
     }
+    }
     if (l->host) count = tsr_array_count(l->host);
+    l->count = count;
+    if (a->query && count == 0) count = 1;   /* room for the query's answer */
     if (count > 0 && (uint64_t)count > SIZE_MAX / esize) {
         char label[128];
         return tsr_ctx_errorf(ctx, "%s: %lld elements do not fit in memory",
@@ -175,7 +205,8 @@ static void prepare(const mf_arg *a, const live *l, void *buf) {
     size_t esize = tsr_dtype_size(a->dtype);
     const tsr_array *src = l->init ? l->init : (a->kind == MF_OUT || a->kind == MF_RESULT ||
                                                 a->kind == MF_JACOBIAN ? NULL : l->host);
-    if (a->zero || (!src && (a->kind == MF_TANGENT || a->kind == MF_COTANGENT))) {
+    if (a->zero || l->init_zeros ||
+        (!src && (a->kind == MF_TANGENT || a->kind == MF_COTANGENT))) {
         memset(buf, 0, l->bytes);
     } else if (src && buf != src->data) {
         if (a->order_f) mf_to_fortran(buf, src->data, src->shape, src->rank, esize);
@@ -203,36 +234,55 @@ static char *scratch_get(tsr_ctx *ctx, size_t bytes, void **owned, char *why, si
     return *owned;
 }
 
-/* Lay out the staged arguments and fill what the routine reads. */
-static int stage(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e,
-                 const tsr_args *args, live *lives, char **scratch, void **owned) {
+/* The arguments of every step of an endpoint, at one call. */
+typedef struct plan {
+    live lives[MF_MAX_STEPS][MF_MAX_ARGS];
+    int64_t qsizes[MF_MAX_STEPS][MF_MAX_ARGS];   /* queried workspaces' sizes */
+} plan;
+
+/* Lay out the staged arguments of every step (a buffer the steps share
+ * once) and fill what the routines read. */
+static int stage(tsr_ctx *ctx, const struct manifest *m, const mf_steps *st,
+                 const tsr_args *args, plan *pl, char **scratch, void **owned) {
     size_t total = 0;
-    for (int32_t i = 0; i < e->n_args; i++) {
-        if (!mf_is_array_kind(e->args[i].kind)) continue;
-        if (locate(ctx, m, e, i, args, &lives[i]) != 0) return -1;
-        if (!lives[i].staged) continue;
-        lives[i].offset = total;
-        if (lives[i].bytes > SIZE_MAX / 2 - total)
-            return tsr_ctx_errorf(ctx, "%s: scratch memory beyond the address space", e->symbol);
-        total += ALIGN_UP(lives[i].bytes);
+    for (int32_t s = 0; s < st->n; s++) {
+        const mf_endpoint *e = &st->r[s];
+        for (int32_t i = 0; i < e->n_args; i++) {
+            if (!mf_is_array_kind(e->args[i].kind)) continue;
+            live *l = &pl->lives[s][i];
+            if (locate(ctx, m, e, i, args, pl->qsizes[s], l) != 0) return -1;
+            int32_t s0, i0;
+            if (s > 0 && mf_steps_alias(st, s, i, &s0, &i0) == 0) {
+                l->alias = 1;
+                l->offset = pl->lives[s0][i0].offset;
+                continue;
+            }
+            if (!l->staged) continue;
+            l->offset = total;
+            if (l->bytes > SIZE_MAX / 2 - total)
+                return tsr_ctx_errorf(ctx, "%s: scratch memory beyond the address space",
+                                      e->symbol);
+            total += ALIGN_UP(l->bytes);
+        }
     }
     char why[256];
     *scratch = scratch_get(ctx, total, owned, why, sizeof why);
     if (!*scratch)
         return tsr_ctx_errorf(ctx, "%s: cannot allocate %zu bytes of scratch memory: %s",
-                              e->symbol, total, why);
-    for (int32_t i = 0; i < e->n_args; i++)
-        if (mf_is_array_kind(e->args[i].kind)) {
-            live *l = &lives[i];
-            void *data = l->staged ? *scratch + l->offset : l->host->data;
-            prepare(&e->args[i], l, data);
+                              st->r[0].symbol, total, why);
+    for (int32_t s = 0; s < st->n; s++)
+        for (int32_t i = 0; i < st->r[s].n_args; i++) {
+            const live *l = &pl->lives[s][i];
+            if (!mf_is_array_kind(st->r[s].args[i].kind) || l->alias) continue;
+            prepare(&st->r[s].args[i], l, l->staged ? *scratch + l->offset : l->host->data);
         }
     return 0;
 }
 
-/* Build the argument list, call, and check the status. */
+/* Build the argument list, call, and check the status. query: every
+ * queried workspace's length is -1 (the routine only reports sizes). */
 static int call_routine(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e,
-                        const tsr_args *args, const live *lives, char *scratch) {
+                        const tsr_args *args, const live *lives, char *scratch, int query) {
     mf_scalar vals[MF_MAX_ARGS];
     void *refs[MF_MAX_ARGS];
     size_t text_lens[MF_MAX_ARGS];   /* the hidden lengths of MF_CHAR arguments */
@@ -244,10 +294,13 @@ static int call_routine(tsr_ctx *ctx, const struct manifest *m, const mf_endpoin
         switch (a->kind) {
         case MF_DIM:
         case MF_INT:
-            if (int_value(ctx, m, e, i, args->inputs, &vals[i]) != 0) return -1;
+        case MF_LENGTH:
+            if (int_value(ctx, m, e, i, args->inputs, lives, query, &vals[i]) != 0) return -1;
             pass_scalar(a, &vals[i], &refs[i], av);
             break;
         case MF_CONST:
+            if (a->partner >= 0 && int_value(ctx, m, e, i, args->inputs, lives, query, &vals[i]))
+                return -1;
             vals[i] = a->value;   /* a copy: a routine may write through a reference */
             pass_scalar(a, &vals[i], &refs[i], av);
             break;
@@ -295,30 +348,75 @@ static int call_routine(tsr_ctx *ctx, const struct manifest *m, const mf_endpoin
         if (dst) mf_result_store(e->result, dst, &value);
     }
     if (e->returns == TSR_INT32 && (int32_t)status != 0)
-        return status_failed(ctx, e, "returned", (int32_t)status);
+        return status_failed(ctx, e, query, "returned", (int32_t)status);
     if (e->returns == TSR_INT64 && status64 != 0)
-        return status_failed(ctx, e, "returned", status64);
+        return status_failed(ctx, e, query, "returned", status64);
     if (info_at >= 0) {
         int64_t info = e->args[info_at].dtype == TSR_INT64 ? vals[info_at].i64 : vals[info_at].i32;
-        if (info != 0) return status_failed(ctx, e, "reported info =", info);
+        if (info != 0) return status_failed(ctx, e, query, "reported info =", info);
     }
     return 0;
 }
 
+/* Ask the routine for its workspaces' sizes (the arrays are staged, each
+ * queried workspace has room for the answer), keep them for this shape. */
+static int ask_sizes(tsr_ctx *ctx, struct manifest *m, mf_endpoint *e, const tsr_args *args,
+                     const live *lives, char *scratch, int64_t *qsizes) {
+    int rc = call_routine(ctx, m, e, args, lives, scratch, 1);
+    if (rc) return rc;
+    for (int32_t i = 0; i < e->n_args; i++) {
+        const mf_arg *a = &e->args[i];
+        if (a->kind != MF_WORKSPACE || !a->query) continue;
+        qsizes[i] = mf_query_reported(a, scratch + lives[i].offset);
+        if (qsizes[i] < 0) {
+            char label[128];
+            return tsr_ctx_errorf(ctx,
+                                  "%s: asked for its size (length -1), the routine wrote no "
+                                  "usable size into its first element",
+                                  arg_label(e, i, label, sizeof label));
+        }
+    }
+    mf_query_store(m, e, args->inputs, qsizes);
+    return 0;
+}
+
 static int invoke(tsr_ctx *ctx, const tsr_args *args, tsr_endpoint ep) {
-    const struct manifest *m = ctx->state;
-    const mf_endpoint *e = &m->ep[ep];
-    if (!e->stages) return call_routine(ctx, m, e, args, NULL, NULL);
-    live lives[MF_MAX_ARGS];
+    struct manifest *m = ctx->state;
+    const mf_steps *st = &m->ep[ep];
+    if (m->sized_outputs && mf_sizes_prepare(ctx, m, args) != 0) return -1;
+    if (!st->stages) return call_routine(ctx, m, &st->r[0], args, NULL, NULL, 0);
+    plan pl;
     char *scratch = NULL;
     void *owned = NULL;
-    int rc = stage(ctx, m, e, args, lives, &scratch, &owned);
-    if (!rc) rc = call_routine(ctx, m, e, args, lives, scratch);
-    for (int32_t i = 0; !rc && i < e->n_args; i++)
-        if (mf_is_array_kind(e->args[i].kind))
-            finish(&e->args[i], &lives[i], scratch + lives[i].offset);
+    int known = 1;
+    for (int32_t s = 0; s < st->n; s++) {
+        memset(pl.qsizes[s], 0, (size_t)st->r[s].n_args * sizeof pl.qsizes[s][0]);
+        known &= mf_query_lookup(m, &st->r[s], args->inputs, pl.qsizes[s]);
+    }
+    int rc = stage(ctx, m, st, args, &pl, &scratch, &owned);
+    if (!rc && !known) {   /* ask, then lay out again with the sizes */
+        for (int32_t s = 0; s < st->n && !rc; s++)
+            if (st->r[s].queries.n_query)
+                rc = ask_sizes(ctx, m, &st->r[s], args, pl.lives[s], scratch, pl.qsizes[s]);
+        free(owned);
+        owned = NULL;
+        if (!rc) rc = stage(ctx, m, st, args, &pl, &scratch, &owned);
+    }
+    for (int32_t s = 0; s < st->n && !rc; s++)
+        rc = call_routine(ctx, m, &st->r[s], args, pl.lives[s], scratch, 0);
+    for (int32_t s = 0; s < st->n && !rc; s++)
+        for (int32_t i = 0; i < st->r[s].n_args; i++)
+            if (mf_is_array_kind(st->r[s].args[i].kind) && !pl.lives[s][i].alias)
+                finish(&st->r[s].args[i], &pl.lives[s][i], scratch + pl.lives[s][i].offset);
     free(owned);
     return rc;
+}
+
+int mf_call_constant(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e) {
+    tsr_args none;
+    memset(&none, 0, sizeof none);
+    none.struct_size = sizeof none;
+    return call_routine(ctx, m, e, &none, NULL, NULL, 0);
 }
 
 int mf_call_apply(tsr_ctx *ctx, const tsr_args *args) { return invoke(ctx, args, TSR_EP_APPLY); }

@@ -30,7 +30,6 @@ int mf_endpoints_declare(mf_parse *p) {
         tsr_endpoint ep = routine_eps[i];
         if (!json_object_get(eps, tsr_endpoint_name(ep))) continue;
         m->ep[ep].present = 1;
-        m->ep[ep].ep = ep;
     }
     m->desc.apply = mf_call_apply;
     m->desc.jvp = m->ep[TSR_EP_JVP].present ? mf_call_jvp : NULL;
@@ -94,6 +93,9 @@ static int count_uses(const mf_endpoint *e, mf_kind kind, int32_t n, int input_s
             f = a->dim.field;   /* an input passed only through its size still counts */
         else if (input_side && kind == MF_IN && a->kind == MF_OUT && a->field2 >= 0)
             f = a->field2;      /* so does one copied into an output first */
+        else if ((kind == MF_TANGENT || kind == MF_COTANGENT) && a->kind == MF_RESULT &&
+                 a->field2 >= 0)
+            f = a->field2;      /* and a seed copied into a result first */
         if (f < 0) continue;
         if (u->count[f]++ == 0) u->first[f] = i;
     }
@@ -105,42 +107,52 @@ static void usage_free(usage *u) {
     free(u->first);
 }
 
-/* Each field of a side (or each differentiable one) used exactly once by
- * `kind` (at least once when `at_least` is set). */
-static int check_cover(mf_parse *p, const mf_endpoint *e, const char *entry, mf_kind kind,
+/* Each field of a side (or each differentiable one) used by `kind` in
+ * some step, and at most once in each (at least once, any number of times,
+ * when `at_least` is set): two arguments of one routine on one buffer
+ * would alias. */
+static int check_cover(mf_parse *p, const mf_steps *st, const char *entry, mf_kind kind,
                        int input_side, int only_diff, int at_least, const char *why) {
     const tsr_component *c = p->c;
     const field_info *fs = input_side ? backend_schema(c).in : backend_schema(c).out;
     int32_t n = input_side ? backend_schema(c).n_in : backend_schema(c).n_out;
-    usage u;
-    if (count_uses(e, kind, n, input_side, &u) != 0) {
-        usage_free(&u);
-        return mf_fail(p, TSR_E_NOMEM, entry, "out of memory");
-    }
+    int32_t total[TSR_MAX_FIELDS + 1] = {0};
     int rc = 0;
     char at[160];
     mf_entry(at, sizeof at, entry, "args");
+    for (int32_t s = 0; s < st->n && !rc; s++) {
+        usage u;
+        if (count_uses(&st->r[s], kind, n, input_side, &u) != 0) {
+            usage_free(&u);
+            return mf_fail(p, TSR_E_NOMEM, entry, "out of memory");
+        }
+        for (int32_t f = 0; f < n && !rc; f++) {
+            total[f] += u.count[f];
+            if (u.count[f] > 1 && !at_least) {
+                char sat[160];
+                if (st->n > 1) snprintf(sat, sizeof sat, "%s[%d].args", entry, (int)s);
+                rc = mf_fail(p, TSR_E_DESCRIPTOR, st->n > 1 ? sat : at,
+                             "%s '%s' is passed to %d '%s' arguments (the first is args[%d]); "
+                             "the routine would write one buffer through several arguments",
+                             input_side ? "input" : "output", fs[f].field.name,
+                             (int)u.count[f], mf_kind_names[kind], (int)u.first[f]);
+            }
+        }
+        usage_free(&u);
+    }
     for (int32_t f = 0; f < n && !rc; f++) {
         if (only_diff && !(fs[f].field.flags & TSR_FIELD_DIFFERENTIABLE)) continue;
-        const char *side = input_side ? "input" : "output";
-        if (u.count[f] == 0)
+        if (total[f] == 0)
             rc = mf_fail(p, TSR_E_DESCRIPTOR, at,
                          "wrong arity: %s%s '%s' is passed to no '%s' argument, %s",
-                         only_diff ? "differentiable " : "", side, fs[f].field.name,
-                         mf_kind_names[kind], why);
-        else if (u.count[f] > 1 && !at_least)
-            rc = mf_fail(p, TSR_E_DESCRIPTOR, at,
-                         "%s '%s' is passed to %d '%s' arguments (the first is args[%d]); the "
-                         "routine would write one buffer through several arguments",
-                         side, fs[f].field.name, (int)u.count[f], mf_kind_names[kind],
-                         (int)u.first[f]);
+                         only_diff ? "differentiable " : "", input_side ? "input" : "output",
+                         fs[f].field.name, mf_kind_names[kind], why);
     }
-    usage_free(&u);
     return rc;
 }
 
 /* Every jacobian block the schema allows is named exactly once. */
-static int check_jacobian_cover(mf_parse *p, const mf_endpoint *e, const char *entry) {
+static int check_jacobian_cover(mf_parse *p, const mf_steps *st, const char *entry) {
     const tsr_component *c = p->c;
     char at[160];
     mf_entry(at, sizeof at, entry, "args");
@@ -148,11 +160,16 @@ static int check_jacobian_cover(mf_parse *p, const mf_endpoint *e, const char *e
         if (!(backend_schema(c).out[o].field.flags & TSR_FIELD_DIFFERENTIABLE)) continue;
         for (int32_t i = 0; i < backend_schema(c).n_in; i++) {
             if (!(backend_schema(c).in[i].field.flags & TSR_FIELD_DIFFERENTIABLE)) continue;
-            int uses = 0;
-            for (int32_t k = 0; k < e->n_args; k++)
-                uses += e->args[k].kind == MF_JACOBIAN && e->args[k].field == o &&
-                        e->args[k].field2 == i;
-            if (uses != 1)
+            int uses = 0, most = 0;
+            for (int32_t s = 0; s < st->n; s++) {
+                int here = 0;
+                for (int32_t k = 0; k < st->r[s].n_args; k++)
+                    here += st->r[s].args[k].kind == MF_JACOBIAN && st->r[s].args[k].field == o &&
+                            st->r[s].args[k].field2 == i;
+                uses += here;
+                if (here > most) most = here;
+            }
+            if (uses == 0 || most > 1)
                 return mf_fail(p, TSR_E_DESCRIPTOR, at,
                                "%s: the block ['%s', '%s'] is named %d times, once expected",
                                uses ? "duplicate jacobian block" : "wrong arity",
@@ -162,30 +179,30 @@ static int check_jacobian_cover(mf_parse *p, const mf_endpoint *e, const char *e
     return 0;
 }
 
-static int check_coverage(mf_parse *p, const mf_endpoint *e, const char *entry) {
-    switch (e->ep) {
+static int check_coverage(mf_parse *p, const mf_steps *st, tsr_endpoint ep, const char *entry) {
+    switch (ep) {
     case TSR_EP_APPLY: {
-        int rc = check_cover(p, e, entry, MF_OUT, 0, 0, 0, "so the routine would not write it");
+        int rc = check_cover(p, st, entry, MF_OUT, 0, 0, 0, "so the routine would not write it");
         return rc ? rc
-                  : check_cover(p, e, entry, MF_IN, 1, 0, 1,
+                  : check_cover(p, st, entry, MF_IN, 1, 0, 1,
                                 "so the routine would ignore it (pass it, or drop it from the "
                                 "schema)");
     }
     case TSR_EP_JVP: {
-        int rc = check_cover(p, e, entry, MF_TANGENT, 1, 1, 0,
+        int rc = check_cover(p, st, entry, MF_TANGENT, 1, 1, 0,
                              "so its tangent would be ignored");
         return rc ? rc
-                  : check_cover(p, e, entry, MF_RESULT, 0, 1, 0,
+                  : check_cover(p, st, entry, MF_RESULT, 0, 1, 0,
                                 "so its tangent would not be computed");
     }
     case TSR_EP_VJP: {
-        int rc = check_cover(p, e, entry, MF_COTANGENT, 0, 1, 0,
+        int rc = check_cover(p, st, entry, MF_COTANGENT, 0, 1, 0,
                              "so its cotangent would be ignored");
         return rc ? rc
-                  : check_cover(p, e, entry, MF_RESULT, 1, 1, 0,
+                  : check_cover(p, st, entry, MF_RESULT, 1, 1, 0,
                                 "so its gradient would not be computed");
     }
-    default: return check_jacobian_cover(p, e, entry);
+    default: return check_jacobian_cover(p, st, entry);
     }
 }
 
@@ -216,12 +233,11 @@ static int parse_args(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entr
             (a->kind == MF_OUT && a->field2 >= 0))
             e->stages = 1;
     }
-    return 0;
+    int rc = mf_workspaces_link(p, e, entry);
+    return rc ? rc : mf_query_cache_init(p, e, entry);
 }
 
-static int parse_routine(mf_parse *p, mf_endpoint *e, json_t *obj) {
-    char entry[64];
-    snprintf(entry, sizeof entry, "endpoints.%s", tsr_endpoint_name(e->ep));
+int mf_routine_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry) {
     if (!json_is_object(obj))
         return mf_fail(p, TSR_E_DESCRIPTOR, entry, "expected an object with symbol and args");
     int rc = mf_check_keys(p, obj, entry, routine_keys);
@@ -241,17 +257,45 @@ static int parse_routine(mf_parse *p, mf_endpoint *e, json_t *obj) {
         else
             rc = parse_messages(p, e, errors, entry);
     }
-    if (!rc) rc = check_coverage(p, e, entry);
     if (!rc) rc = mf_cif_prepare(p, e, entry);
     return rc;
+}
+
+/* An endpoint: one routine, or a list of them run in order. */
+static int parse_steps(mf_parse *p, mf_steps *st, tsr_endpoint ep, json_t *v) {
+    char entry[64];
+    snprintf(entry, sizeof entry, "endpoints.%s", tsr_endpoint_name(ep));
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    if (json_is_array(v) && (n == 0 || n > MF_MAX_STEPS))
+        return mf_fail(p, TSR_E_DESCRIPTOR, entry,
+                       "a list of %zu routines; an endpoint runs 1 to %d of them in order", n,
+                       MF_MAX_STEPS);
+    st->r = calloc(n, sizeof *st->r);
+    if (!st->r) return mf_fail(p, TSR_E_NOMEM, entry, "out of memory");
+    for (size_t k = 0; k < n; k++) {
+        mf_endpoint *e = &st->r[k];
+        st->n = (int32_t)k + 1;   /* so that manifest_free sees what this one holds */
+        e->present = 1;
+        e->ep = ep;
+        char at[96];
+        if (json_is_array(v)) snprintf(at, sizeof at, "%s[%d]", entry, (int)k);
+        else snprintf(at, sizeof at, "%s", entry);
+        int rc = mf_routine_parse(p, e, json_is_array(v) ? json_array_get(v, k) : v, at);
+        if (rc) return rc;
+        st->stages |= e->stages;
+    }
+    if (n > 1) st->stages = 1;   /* the steps' buffers are laid out together */
+    int rc = check_coverage(p, st, ep, entry);
+    return rc ? rc : mf_steps_check(p, st, entry);
 }
 
 int mf_endpoints_parse(mf_parse *p) {
     json_t *eps = json_object_get(p->m->root, "endpoints");
     for (size_t i = 0; i < N_ROUTINE_EPS; i++) {
-        mf_endpoint *e = &p->m->ep[routine_eps[i]];
-        if (!e->present) continue;
-        int rc = parse_routine(p, e, json_object_get(eps, tsr_endpoint_name(e->ep)));
+        mf_steps *st = &p->m->ep[routine_eps[i]];
+        if (!st->present) continue;
+        int rc = parse_steps(p, st, routine_eps[i],
+                             json_object_get(eps, tsr_endpoint_name(routine_eps[i])));
         if (rc) return rc;
     }
     return 0;

@@ -10,14 +10,18 @@
 
 #include <ffi.h>
 #include <jansson.h>
+#include <pthread.h>
 
 #include "core/backend.h"
 
 /* Bounds that keep a call's bookkeeping on the stack. */
 #define MF_MAX_ARGS 64        /* arguments of one routine, hidden lengths excluded */
+#define MF_MAX_STEPS 4        /* routines of one endpoint, run in order */
 #define MF_MAX_EXPR_OPS 32    /* operations in one size expression */
 #define MF_MAX_EXPR_DEPTH 16  /* evaluation stack of one expression */
 #define MF_MAX_TEXT 256       /* bytes of a character constant */
+#define MF_MAX_VALUE_SYMS 8   /* inputs whose values are sizes ("size": true) */
+#define MF_QUERY_CACHE 8      /* shapes whose workspace query results are kept */
 
 /* What an argument of the routine is. */
 typedef enum mf_kind {
@@ -33,6 +37,7 @@ typedef enum mf_kind {
     MF_WORKSPACE,  /* scratch memory of a computed size */
     MF_CHAR,       /* a character constant (Fortran: plus a hidden length) */
     MF_INFO,       /* an integer the routine sets; nonzero is a failure */
+    MF_LENGTH,     /* an integer: the length of a named workspace (-1 in a query) */
     MF_KIND_COUNT
 } mf_kind;
 
@@ -43,12 +48,13 @@ static inline int mf_is_array_kind(mf_kind k) { return k <= MF_JACOBIAN || k == 
 
 /* A size expression compiled to postfix. */
 typedef enum mf_opcode {
-    MF_OP_NUM, MF_OP_SYM, MF_OP_ADD, MF_OP_SUB, MF_OP_MUL, MF_OP_NEG, MF_OP_MAX
+    MF_OP_NUM, MF_OP_SYM, MF_OP_VAL, MF_OP_ADD, MF_OP_SUB, MF_OP_MUL, MF_OP_DIV, MF_OP_NEG,
+    MF_OP_MAX, MF_OP_MIN
 } mf_opcode;
 
 typedef struct mf_op {
     mf_opcode code;
-    int64_t value;   /* a number, or a symbol id of the component */
+    int64_t value;   /* a number, a symbol id of the component, or (VAL) a size input */
 } mf_op;
 
 typedef struct mf_expr {
@@ -73,11 +79,14 @@ typedef union mf_scalar {
 } mf_scalar;
 
 /* Where the size of one dimension comes from at a call: axis `axis` of
- * input `field`, or the fixed size when field is -1. */
+ * input `field`, the fixed size when field is -1, or (MF_DIM_EXPR) an
+ * output's size expression ("n+1", "nmax - nmin + 1"). */
+#define MF_DIM_EXPR (-2)
 typedef struct mf_dim_src {
     int32_t field;
     int32_t axis;
     int64_t fixed;
+    const mf_expr *expr;
 } mf_dim_src;
 
 typedef struct mf_arg {
@@ -88,9 +97,17 @@ typedef struct mf_arg {
     uint8_t order_f;     /* the routine sees the array in column-major order */
     uint8_t zero;        /* the buffer is zeroed before the call */
     uint8_t hidden_len;  /* MF_CHAR: a size_t length follows all arguments */
+    uint8_t query;       /* MF_WORKSPACE: its size is asked of the routine (LWORK = -1) */
+    uint8_t pass_given;  /* "pass" was written, not taken from the convention */
+    int32_t partner;     /* WORKSPACE: its length argument; LENGTH: its workspace;
+                            INT / CONST right after a workspace with no length: that
+                            workspace (checked to be no longer than it); else -1 */
+    const char *name;    /* MF_WORKSPACE: its name; MF_LENGTH: the workspace's (in root) */
     int32_t field;       /* input index (IN, TANGENT, vjp RESULT) or output index
                             (OUT, COTANGENT, jvp RESULT, JACOBIAN); -1 if none */
-    int32_t field2;      /* JACOBIAN: the input; OUT: the input copied in first, or -1 */
+    int32_t field2;      /* JACOBIAN: the input; OUT: the input copied in first; RESULT:
+                            the field whose seed is copied in first (vjp: an output's
+                            cotangent, jvp: an input's tangent); else -1 */
     mf_dim_src dim;      /* MF_DIM */
     mf_expr *expr;       /* MF_INT, MF_WORKSPACE */
     mf_scalar value;     /* MF_CONST */
@@ -107,6 +124,17 @@ typedef struct mf_message {
     const char *text;
 } mf_message;
 
+/* Results of a routine's workspace queries, per shape of its inputs: the
+ * key is every input's shape, the sizes one per queried workspace. */
+typedef struct mf_query_cache {
+    int32_t key_len;
+    int32_t n_query;
+    int32_t used;
+    int32_t next;                /* the entry replaced when all are used */
+    int64_t *keys;               /* MF_QUERY_CACHE * key_len */
+    int64_t *sizes;              /* MF_QUERY_CACHE * n_query */
+} mf_query_cache;
+
 typedef struct mf_endpoint {
     int present;
     tsr_endpoint ep;
@@ -122,7 +150,20 @@ typedef struct mf_endpoint {
     int stages;                  /* some argument may need scratch memory */
     ffi_type **types;            /* n_args + n_hidden */
     ffi_cif cif;
+    mf_query_cache queries;      /* n_query > 0: some workspace is queried */
+    char where[32];              /* a setup routine: "setup[0]", named in its errors */
 } mf_endpoint;
+
+/* An endpoint: one routine, or a short sequence of them ("vjp": [...]),
+ * run in order on shared buffers: an array argument of the same kind and
+ * field is one buffer in every step, so that what a step writes the next
+ * reads. */
+typedef struct mf_steps {
+    int present;
+    int32_t n;
+    mf_endpoint *r;              /* n routines */
+    int stages;                  /* some argument needs scratch memory */
+} mf_steps;
 
 struct manifest {
     json_t *root;                /* the manifest; strings of the schema point into it */
@@ -136,7 +177,15 @@ struct manifest {
     tsr_dim *dims;
     mf_dim_src *sym_src;         /* per symbol id of the component */
     mf_dim_src *out_dims;        /* output o, dim d at [o * TSR_MAX_FIELD_RANK + d] */
-    mf_endpoint ep[TSR_EP_COUNT];
+    const char **out_text;       /* like out_dims: an output's size expression, or NULL */
+    mf_expr *out_exprs;          /* like out_dims: those expressions compiled */
+    int sized_outputs;           /* some output's size is an expression */
+    int32_t n_value_syms;        /* inputs declared "size": true, whose values are sizes */
+    int32_t value_syms[MF_MAX_VALUE_SYMS];   /* their input indices */
+    mf_steps ep[TSR_EP_COUNT];
+    mf_endpoint *setup;          /* routines called once at load ("setup") */
+    int32_t n_setup;
+    pthread_mutex_t lock;        /* guards the query caches */
 };
 
 /* ---- parsing (manifest_json.c) ---------------------------------------- */
@@ -171,10 +220,40 @@ int mf_may_exit(json_t *root, const char **reason);
 int mf_schema_parse(mf_parse *p);
 int mf_schema_sources(mf_parse *p);
 
+/* manifest_sizes.c: the sizes of outputs whose shapes are expressions,
+ * at a call. mf_dim_value: one dimension (0, or an mf_expr_eval failure);
+ * mf_output_count: an output's elements (-1 with the error set on ctx);
+ * mf_sizes_prepare: before a routine runs, give each result whose size
+ * only the manifest knows its shape and buffer (tsr_ctx_alloc), and check
+ * cotangents of such outputs against it. */
+int mf_dim_value(const struct manifest *m, const mf_dim_src *s, const tsr_array *inputs,
+                 int64_t *out);
+int mf_output_count(tsr_ctx *ctx, const struct manifest *m, const tsr_args *args, int32_t o,
+                    int64_t *count);
+int mf_sizes_prepare(tsr_ctx *ctx, const struct manifest *m, const tsr_args *args);
+
 /* manifest_endpoint.c: each endpoint's symbol, arguments, status rules
  * and its coverage of the schema. */
 int mf_endpoints_declare(mf_parse *p);   /* which endpoints exist (before the descriptor is loaded) */
 int mf_endpoints_parse(mf_parse *p);     /* their arguments (after it is loaded) */
+/* One routine: symbol, returns, args, errors (an endpoint's coverage of
+ * the schema is checked over all its steps). */
+int mf_routine_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry);
+/* manifest_steps.c: the arguments steps share must be declared alike
+ * (modifiers that prepare a buffer at its first use only). */
+int mf_steps_check(mf_parse *p, const mf_steps *st, const char *entry);
+/* Whether args[i] of step s shares its buffer with an earlier argument
+ * (of this or an earlier step): its position, or -1. */
+int mf_steps_alias(const mf_steps *st, int32_t s, int32_t i, int32_t *s0, int32_t *i0);
+
+/* manifest_open.c: the routine's symbol in the loaded library. */
+int mf_routine_resolve(mf_parse *p, mf_endpoint *e, const char *entry);
+void mf_routine_free(mf_endpoint *e);
+
+/* manifest_setup.c: "setup", routines called once when the component
+ * opens (after the library is loaded), with constant arguments only. */
+int mf_setup_parse(mf_parse *p);
+int mf_setup_run(tsr_component *c, struct manifest *m, tsr_error *err);
 
 /* manifest_args.c: one argument. */
 int mf_arg_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry, mf_arg *out);
@@ -186,14 +265,34 @@ void *mf_result_target(const mf_endpoint *e, const tsr_args *args);
 /* Store a result as libffi returned it (widened to ffi_arg when smaller). */
 void mf_result_store(const mf_arg *a, void *dst, const void *ret);
 
+/* manifest_query.c: workspaces and their lengths. At load: link each
+ * {"length": NAME} to its workspace, and check the pairs (a queried
+ * workspace has a length; an integer right after a workspace that has
+ * none must not exceed it). At a call: the cached sizes for this shape. */
+int mf_workspaces_link(mf_parse *p, mf_endpoint *e, const char *entry);
+int mf_query_cache_init(mf_parse *p, mf_endpoint *e, const char *entry);
+void mf_query_cache_free(mf_endpoint *e);
+/* sizes[i] for each queried workspace args[i] (others untouched): 1 when
+ * this shape's sizes are known, 0 when the routine must be asked. */
+int mf_query_lookup(struct manifest *m, const mf_endpoint *e, const tsr_array *inputs,
+                    int64_t *sizes);
+void mf_query_store(struct manifest *m, mf_endpoint *e, const tsr_array *inputs,
+                    const int64_t *sizes);
+/* The size a routine wrote into the first element of a queried workspace
+ * (a float rounded up); -1 when it is not a usable size. */
+int64_t mf_query_reported(const mf_arg *a, const void *first);
+
 /* manifest_cif.c: the libffi type of a scalar passed or returned by value (NULL: none). */
 ffi_type *mf_ffi_scalar_type(tsr_dtype d);
 
 /* manifest_expr.c */
 int mf_expr_compile(mf_parse *p, const char *text, const char *entry, mf_expr *out);
-/* Value of e for the inputs of a call; -1 on overflow, else 0. */
+/* Value of e for the inputs of a call: 0; -1 on overflow; -2 on a division
+ * by zero. m and inputs may be NULL when e has numbers only. */
 int mf_expr_eval(const mf_expr *e, const struct manifest *m, const tsr_array *inputs,
                  int64_t *out);
+/* The value of size input s (value_syms[s]) at this call. */
+int64_t mf_value_of(const struct manifest *m, int32_t s, const tsr_array *inputs);
 /* A symbol id of c by name, or -1. */
 int32_t mf_symbol_id(const tsr_component *c, const char *name);
 
@@ -206,6 +305,8 @@ int mf_call_apply(tsr_ctx *ctx, const tsr_args *args);
 int mf_call_jvp(tsr_ctx *ctx, const tsr_args *args);
 int mf_call_vjp(tsr_ctx *ctx, const tsr_args *args);
 int mf_call_jacobian(tsr_ctx *ctx, const tsr_args *args);
+/* A routine whose arguments are all constants (a setup routine). */
+int mf_call_constant(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e);
 
 /* manifest_stage.c: moving arrays between the host's layout and the
  * routine's. count elements of size esize; shape/rank describe the array

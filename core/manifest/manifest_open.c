@@ -22,7 +22,7 @@
 
 static const char *const top_keys[] = {"tessera_manifest", "name", "version", "description",
                                        "library", "convention", "thread_safe", "fd", "inputs",
-                                       "outputs", "endpoints", "may_exit", "doc", NULL};
+                                       "outputs", "endpoints", "may_exit", "setup", "doc", NULL};
 static const char *const fd_keys[] = {"method", "step", "samples", NULL};
 
 /* A manifest rather than a plugin: the path ends in ".json", or names a
@@ -45,21 +45,31 @@ static int manifest_detect(const char *path) {
     return 0;
 }
 
+void mf_routine_free(mf_endpoint *e) {
+    for (int32_t i = 0; i < e->n_args; i++) {
+        free(e->args[i].expr);
+        free(e->args[i].text);
+    }
+    free(e->args);
+    free(e->result);
+    free(e->messages);
+    mf_cif_free(e);
+    mf_query_cache_free(e);
+}
+
 static void manifest_free(struct manifest *m) {
     if (!m) return;
     for (int ep = 0; ep < TSR_EP_COUNT; ep++) {
-        mf_endpoint *e = &m->ep[ep];
-        for (int32_t i = 0; i < e->n_args; i++) {
-            free(e->args[i].expr);
-            free(e->args[i].text);
-        }
-        free(e->args);
-        free(e->result);
-        free(e->messages);
-        mf_cif_free(e);
+        for (int32_t k = 0; k < m->ep[ep].n; k++) mf_routine_free(&m->ep[ep].r[k]);
+        free(m->ep[ep].r);
     }
+    for (int32_t k = 0; k < m->n_setup; k++) mf_routine_free(&m->setup[k]);
+    free(m->setup);
+    pthread_mutex_destroy(&m->lock);
     free(m->sym_src);
     free(m->out_dims);
+    free(m->out_text);
+    free(m->out_exprs);
     free(m->fields);
     free(m->dims);
     free(m->dir);
@@ -252,21 +262,36 @@ static void fortran_hint(void *dl, const char *symbol, char *hint, size_t n) {
                  guess);
 }
 
-static int resolve_symbols(mf_parse *p) {
+int mf_routine_resolve(mf_parse *p, mf_endpoint *e, const char *entry) {
     void *dl = p->m->dl;
+    dlerror();
+    void *sym = dlsym(dl, e->symbol);
+    if (!sym) {
+        char at[96], hint[TSR_MAX_NAME + 96];
+        snprintf(at, sizeof at, "%s.symbol", entry);
+        fortran_hint(dl, e->symbol, hint, sizeof hint);
+        return mf_fail(p, TSR_E_LOAD, at, "'%s' is not exported by '%s'%s", e->symbol,
+                       p->m->library, hint);
+    }
+    memcpy(&e->fn, &sym, sizeof e->fn); /* object pointer to function pointer */
+    return 0;
+}
+
+static int resolve_symbols(mf_parse *p) {
     for (int ep = 0; ep < TSR_EP_COUNT; ep++) {
-        mf_endpoint *e = &p->m->ep[ep];
-        if (!e->present) continue;
-        dlerror();
-        void *sym = dlsym(dl, e->symbol);
-        if (!sym) {
-            char entry[64], hint[TSR_MAX_NAME + 96];
-            snprintf(entry, sizeof entry, "endpoints.%s.symbol", tsr_endpoint_name(e->ep));
-            fortran_hint(dl, e->symbol, hint, sizeof hint);
-            return mf_fail(p, TSR_E_LOAD, entry, "'%s' is not exported by '%s'%s", e->symbol,
-                           p->m->library, hint);
+        const mf_steps *st = &p->m->ep[ep];
+        for (int32_t k = 0; k < st->n; k++) {
+            char entry[64];
+            if (st->n > 1) snprintf(entry, sizeof entry, "endpoints.%s[%d]",
+                                    tsr_endpoint_name((tsr_endpoint)ep), (int)k);
+            else snprintf(entry, sizeof entry, "endpoints.%s", tsr_endpoint_name((tsr_endpoint)ep));
+            int rc = mf_routine_resolve(p, &st->r[k], entry);
+            if (rc) return rc;
         }
-        memcpy(&e->fn, &sym, sizeof e->fn); /* object pointer to function pointer */
+    }
+    for (int32_t k = 0; k < p->m->n_setup; k++) {
+        int rc = mf_routine_resolve(p, &p->m->setup[k], p->m->setup[k].where);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -280,6 +305,7 @@ static int manifest_open(tsr_component *c, tsr_error *err) {
         error_set(err, TSR_E_NOMEM, "cannot load '%s': out of memory", tsr_component_path(c));
         return TSR_E_NOMEM;
     }
+    pthread_mutex_init(&m->lock, NULL);
     backend_set_state(c, m);
     mf_parse p = {.c = c, .m = m, .err = err};
     int rc = read_json(&p);
@@ -289,9 +315,11 @@ static int manifest_open(tsr_component *c, tsr_error *err) {
     if (!rc) rc = load_descriptor(&p);
     if (!rc) rc = mf_schema_sources(&p);
     if (!rc) rc = mf_endpoints_parse(&p);
+    if (!rc) rc = mf_setup_parse(&p);
     if (!rc) rc = load_library(&p);
     if (!rc) rc = resolve_symbols(&p);
     if (!rc) backend_set_endpoint_state(c, m);   /* the endpoints read their plan there */
+    if (!rc) rc = mf_setup_run(c, m, err);
     if (!rc && m->may_exit)
         comp_log(c, TSR_LOG_INFO,
                  "the manifest says its routines may end the process that runs them (%s): "

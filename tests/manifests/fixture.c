@@ -30,6 +30,15 @@ EXPORT void fx_stop_(const int32_t *n, const double *x, double *y);
 EXPORT double fx_sum(int32_t n, const double *x);
 EXPORT void fx_model_jac(int32_t n, const double *x, const double *w, double *jyx, double *jyw,
                          double *jsx, double *jsw);
+EXPORT void fx_cumsum(int32_t n, const double *x, double *y);
+EXPORT void fx_cumsum_vjp(int32_t n, const double *yb, double *xb);
+EXPORT void fx_diag(int32_t m, int32_t n, const double *a, double *d);
+EXPORT void fx_pairs(int32_t n, const double *x, double *y);
+EXPORT void fx_range(int32_t lo, int32_t hi, double *y);
+EXPORT int32_t fx_setup(int32_t scale);
+EXPORT void fx_scaled(int32_t n, const double *x, double *y);
+EXPORT void fx_wsq_(const int32_t *n, const double *x, double *y, int32_t *queries, double *work,
+                    const int32_t *lwork, int32_t *info);
 
 /* C convention: an int64 count, a float32 scalar by value, an int64 status
  * (nonzero when x holds a NaN, to show the status path). */
@@ -155,4 +164,73 @@ EXPORT double fx_sum(int32_t n, const double *x) {
     double s = 0;
     for (int32_t i = 0; i < n; i++) s += x[i];
     return s;
+}
+
+/* A workspace query as LAPACK answers one: with lwork = -1 only the size
+ * wanted, 2n + 1, is written into work(1) (as 2n + 0.5, a real that the
+ * host rounds up) and counted; otherwise every one of the lwork elements
+ * is written (so a length larger than the workspace would write past it),
+ * y = 2 x, and queries = how many queries this library has answered. */
+static int32_t fx_wsq_count;
+
+EXPORT void fx_wsq_(const int32_t *n, const double *x, double *y, int32_t *queries, double *work,
+                    const int32_t *lwork, int32_t *info) {
+    *info = 0;
+    if (*lwork == -1) {
+        work[0] = 2.0 * *n + 0.5;
+        fx_wsq_count++;
+        return;
+    }
+    if (*lwork < 2 * *n + 1) {
+        *info = -6;
+        return;
+    }
+    for (int32_t k = 0; k < *lwork; k++) work[k] = k < *n ? x[k] : 0.0;
+    for (int32_t i = 0; i < *n; i++) y[i] = 2 * work[i];
+    *queries = fx_wsq_count;
+}
+
+/* Outputs whose sizes are expressions of the inputs' sizes:
+ * cumsum (n+1): y(0) = 0, y(i+1) = y(i) + x(i), and its adjoint;
+ * diag (min(m, n)) of a row-major m x n matrix; pairs (n/2): sums of
+ * neighbours, a trailing odd element ignored. */
+EXPORT void fx_cumsum(int32_t n, const double *x, double *y) {
+    y[0] = 0;
+    for (int32_t i = 0; i < n; i++) y[i + 1] = y[i] + x[i];
+}
+
+EXPORT void fx_cumsum_vjp(int32_t n, const double *yb, double *xb) {
+    double acc = 0;
+    for (int32_t i = n - 1; i >= 0; i--) {
+        acc += yb[i + 1];
+        xb[i] = acc;
+    }
+}
+
+EXPORT void fx_diag(int32_t m, int32_t n, const double *a, double *d) {
+    for (int32_t i = 0; i < m && i < n; i++) d[i] = a[i * n + i];
+}
+
+EXPORT void fx_pairs(int32_t n, const double *x, double *y) {
+    for (int32_t i = 0; i + 1 < n; i += 2) y[i / 2] = x[i] + x[i + 1];
+}
+
+/* A size from values, as GSL's nmin and nmax: y = lo, lo+1, ..., hi. */
+EXPORT void fx_range(int32_t lo, int32_t hi, double *y) {
+    for (int32_t i = lo; i <= hi; i++) y[i - lo] = i;
+}
+
+/* A library with state set up once (a "setup" routine): y = scale x.
+ * fx_setup counts its calls, so that y tells how often it ran. */
+static int32_t fx_scale, fx_setups;
+
+EXPORT int32_t fx_setup(int32_t scale) {
+    if (scale <= 0) return 1;
+    fx_scale = scale;
+    fx_setups++;
+    return 0;
+}
+
+EXPORT void fx_scaled(int32_t n, const double *x, double *y) {
+    for (int32_t i = 0; i < n; i++) y[i] = fx_scale * fx_setups * x[i];
 }
