@@ -90,7 +90,9 @@ static void print_table(const wb_report *r) {
             printf("%-11s %7d", w->variant, w->batches);
             num(w->p10 / 1e3, 10, 1), num(w->median / 1e3, 10, 1), num(w->p90 / 1e3, 10, 1);
         } else {
-            printf("%8lld %8lld %-8s %6d %7d", (long long)w->gap_ns, (long long)w->spin_ns,
+            char spin[24] = "adaptive";
+            if (w->spin_ns >= 0) snprintf(spin, sizeof spin, "%lld", (long long)w->spin_ns);
+            printf("%8lld %8s %-8s %6d %7d", (long long)w->gap_ns, spin,
                    strcmp(w->variant, "spin-default") ? "" : "default", w->calls, w->batches);
             num(w->p10, 9, 0), num(w->median, 9, 0), num(w->p90, 9, 0), num(w->ratio, 8, 2);
             num(w->host_cpu, 9, 0), num(w->worker_cpu, 9, 0);

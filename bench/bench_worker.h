@@ -16,8 +16,9 @@
 #define BUDGET_ZERO_COPY_RATIO 2.0    /* 10^7 elements by reference vs 1 */
 #define BUDGET_START_NS 5e6           /* tsr_open + first apply */
 
-/* The library's default spin (core/internal.h, TSR_DEFAULT_SPIN_NS); the
- * spin-then-futex baseline spins as long. */
+/* The library's longest spin (core/options.h, TSR_DEFAULT_SPIN_NS), which
+ * its adaptive default never exceeds; the spin-then-futex baseline spins as
+ * long. */
 #define WB_DEFAULT_SPIN_NS 200000
 
 typedef struct wb_row {

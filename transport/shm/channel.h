@@ -151,7 +151,9 @@ typedef struct chan_end {
     int peer_bell;                  /* eventfd this side rings */
     _Atomic uint32_t *my_sleeping;
     _Atomic uint32_t *peer_sleeping;
-    uint64_t spin_ns;
+    uint64_t spin_ns;               /* the longest spin before sleeping */
+    int spin_adaptive;              /* spin about twice the recent waits, at most spin_ns */
+    uint64_t wait_est_ns;           /* the recent waits' moving average (adaptive) */
     int slept;                      /* the last chan_wait slept (made system calls) */
     int return_on_signal;           /* chan_wait returns CHAN_WAIT_SIGNAL when a signal
                                        handler interrupts its sleep (else it sleeps on) */
@@ -190,7 +192,8 @@ void chan_post(chan_end *e, uint32_t state);
 #define CHAN_WAIT_SIGNAL (-4)  /* a signal handler ran (only with e->return_on_signal) */
 /*
  * Wait until the state is one of want_mask (CHAN_BIT(...)). Spins for
- * e->spin_ns, then sleeps on the doorbell and on extra[0..n_extra) (events
+ * e->spin_ns (or, with spin_adaptive, about twice the recent waits, at
+ * most that; yielding the CPU past the first microseconds), then sleeps on the doorbell and on extra[0..n_extra) (events
  * POLLIN) for at most timeout_ms in total (-1: no limit). Returns the state
  * reached, CHAN_WAIT_TIMEOUT, or CHAN_WAIT_FD with *ready set to the index
  * of an extra fd that became readable (the caller handles it and may wait

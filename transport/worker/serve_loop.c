@@ -195,6 +195,7 @@ int worker_serve(const worker_args *a) {
         return EXIT_NO_CHANNEL;
     }
     ws.end.spin_ns = a->spin_ns;
+    ws.end.spin_adaptive = a->spin_adaptive;
     why[0] = '\0';
     ws.host_pidfd = watch_host(a->host_pid, why, sizeof why);
     int status = EXIT_SERVED, rc;

@@ -60,6 +60,9 @@ int main(int argc, char **argv) {
         } else if (strcmp(opt, "--file-io") == 0) {
             if (parse_num(val, 0, 2, &v)) return bad("--file-io: '%s' is not 0, 1 or 2", val);
             a.file_io = (int)v;
+        } else if (strcmp(opt, "--spin-adaptive") == 0) {
+            if (parse_num(val, 0, 1, &v)) return bad("--spin-adaptive: '%s' is not 0 or 1", val);
+            a.spin_adaptive = (int)v;
         } else if (strcmp(opt, "--spin-ns") == 0) {
             if (parse_num(val, 0, LLONG_MAX, &v)) return bad("--spin-ns: '%s' is not a duration", val);
             a.spin_ns = (uint64_t)v;

@@ -509,6 +509,7 @@ int worker_start(worker_proc *w, const worker_spawn_opts *o, char **schema_json,
     if (rc) return rc;
     w->open = 1;
     w->end.spin_ns = o->spin_ns;
+    w->end.spin_adaptive = o->spin_adaptive;
     rc = write_config(w, o, why, n);
     if (!rc) rc = launch(w, o, why, n);
     if (!rc) {

@@ -44,6 +44,7 @@ typedef struct worker_spawn_opts {
     int clear_env;              /* start from an empty environment */
     const char *cwd;            /* working directory, or NULL */
     uint64_t spin_ns;           /* both sides spin this long before sleeping */
+    int spin_adaptive;          /* ... at most, about twice their recent waits */
     worker_rlimits limits;      /* set by the worker on itself before loading the plugin */
     /* Files transport (spool.h): arrays move through files in spool_dir
      * named after spool_tag, read and written as file_io (a binref_io)
@@ -163,6 +164,7 @@ typedef struct worker_args {
     int chan_fd, my_bell, peer_bell;
     pid_t host_pid;
     uint64_t spin_ns;
+    int spin_adaptive;
     worker_rlimits limits;
     const char *spool_dir;      /* files transport (arena_fd -1), as in worker_spawn_opts */
     const char *spool_tag;

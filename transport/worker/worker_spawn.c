@@ -102,14 +102,15 @@ static int spawn_exec(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;
     }
-    char *argv[26] = {copy[COPY_EXE], "--plugin", copy[COPY_PLUGIN],
+    char *argv[28] = {copy[COPY_EXE], "--plugin", copy[COPY_PLUGIN],
                       o->spool_dir ? "--spool" : "--arena-fd", copy[COPY_STORE], "--chan-fd",
                       fd_chan, "--bell", fd_bell, "--host-bell", fd_host_bell, "--host-pid",
-                      host_pid, "--spin-ns", spin};
+                      host_pid, "--spin-ns", spin, "--spin-adaptive",
+                      o->spin_adaptive ? "1" : "0"};
     char limit_text[3][24];
     char *limit_opt[3] = {"--rlimit-as", "--rlimit-cpu", "--rlimit-nofile"};
     uint64_t limit_val[3] = {o->limits.as_bytes, o->limits.cpu_seconds, o->limits.nofile};
-    int argc = 15;
+    int argc = 17;
     for (int i = 0; i < 3; i++)
         if (limit_val[i]) {
             snprintf(limit_text[i], sizeof limit_text[i], "%llu", (unsigned long long)limit_val[i]);
@@ -240,6 +241,7 @@ _Noreturn static void child_serve(const worker_spawn_opts *o, const spawn_fds *f
         .peer_bell = WORKER_FD_HOST_BELL,
         .host_pid = host,
         .spin_ns = o->spin_ns,
+        .spin_adaptive = o->spin_adaptive,
         .limits = o->limits,
         .spool_dir = o->spool_dir,
         .spool_tag = o->spool_tag,
