@@ -10,6 +10,8 @@
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
  *   cmd_gradcheck.c, gradcheck_args.c, gradcheck_print.c
  *                 `tessera check-gradients`
+ *   cmd_check_manifest.c  `tessera check-manifest`: a new manifest tried in a worker
+ *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/serve)
  *   exit_guard.c  a component that ends the process is an error, never success
  */
 #ifndef TESSERA_CLI_H
@@ -99,6 +101,10 @@ int cli_make_dirs(const char *dir);
 /* ep: the endpoint the subcommand names. */
 int cli_cmd_call(tsr_endpoint ep, int argc, char **argv);
 int cli_cmd_check_gradients(int argc, char **argv);
+/* cmd_check_manifest.c: `tessera check-manifest`, each endpoint run once
+ * in a worker before the manifest is trusted in-process. */
+int cli_cmd_check_manifest(int argc, char **argv);
+void cli_print_check_manifest_help(void);
 /* cmd_serve.c: `tessera serve`. */
 int cli_cmd_serve(int argc, char **argv);
 void cli_print_serve_help(void);

@@ -29,6 +29,9 @@ void cli_print_main_help(void) {
         "  check-gradients PLUGIN PAYLOAD\n"
         "                                compare jvp, vjp and jacobian with finite\n"
         "                                differences of apply at {\"inputs\": {...}}\n"
+        "  check-manifest MANIFEST [PAYLOAD]\n"
+        "                                run each endpoint once in a worker with small\n"
+        "                                inputs: is the manifest safe in-process?\n"
         "  info                          version, plugin ABI, the file I/O of binref\n"
         "                                files (io_uring or pread/pwrite), shared memory,\n"
         "                                kernel\n"
@@ -227,6 +230,45 @@ void cli_print_gradcheck_help(void) {
           "then each failure: endpoint, derivative d OUT[j] / d IN[i], the endpoint's\n"
           "value and the reference. A progress bar is drawn on stderr when it is a\n"
           "terminal.\n"
+          "\n",
+          stdout);
+    cli_print_exit_statuses();
+}
+
+void cli_print_check_manifest_help(void) {
+    fputs("Usage: tessera check-manifest [OPTIONS] MANIFEST [PAYLOAD]\n"
+          "\n"
+          "Try a new manifest (or any component) before trusting it in-process: open\n"
+          "it in a worker, so that a crash, an exit or a hang ends only the worker, and\n"
+          "run each endpoint it implements once, then once more with the same inputs.\n"
+          "Each endpoint is reported as ran, FAILED (the cause), CRASHED the worker\n"
+          "(a signal: a wrong argument list), ENDED the worker process (exit: a\n"
+          "Fortran STOP, LAPACK's XERBLA) or HUNG (no answer within the timeout),\n"
+          "with whether its results are finite, whether it wrote an input, tangent or\n"
+          "cotangent it was trusted not to write (\"readonly\"), and whether the second\n"
+          "run gave the same answer. The last line is the verdict: whether the\n"
+          "component is safe to run in-process. Warnings of the load (a symbol\n"
+          "named as gfortran names routines under \"convention\": \"c\", ...) come first.\n"
+          "\n"
+          "Inputs: PAYLOAD's, {\"inputs\": {...}} as for apply (JSON text, @FILE, or -\n"
+          "for stdin); without it they are made from the schema: symbolic dimensions\n"
+          "3, 4, 5, ... (one size per symbol), unconstrained ones 3, square float\n"
+          "matrices symmetric positive definite, other floats in [0.25, 0.875],\n"
+          "scalar integers 1, 2, 3, ... in schema order. Give a PAYLOAD when the\n"
+          "routine needs more (a size input that must lie in a range, a matrix of\n"
+          "some structure, values in a domain, an option code). Tangents and\n"
+          "cotangents are made the same way, for every differentiable field.\n"
+          "\n"
+          "Options:\n"
+          "  --timeout-ms MS        how long one run may take before it counts as hung\n"
+          "                         and its worker is killed (default 5000)\n"
+          "  --option KEY=VALUE     a library option (worker_exe, rlimit_as, ...); not\n"
+          "                         mode or timeout_ms; repeatable\n"
+          "  --config KEY=VALUE     configuration for the component's init; repeatable\n"
+          "  -h, --help             show this help\n"
+          "\n"
+          "Exit status 0 only when every endpoint ran cleanly (ran twice, finite,\n"
+          "same answer, inputs unchanged); 1 otherwise.\n"
           "\n",
           stdout);
     cli_print_exit_statuses();

@@ -9,16 +9,17 @@
 
 typedef struct subcommand {
     const char *name;
-    int endpoint; /* SCHEMA, CHECK_GRADIENTS, INFO or SERVE: not an endpoint call */
+    int endpoint; /* a negative id (SCHEMA, SERVE, ...): not an endpoint call */
 } subcommand;
 
-enum { SCHEMA = -1, CHECK_GRADIENTS = -2, INFO = -3, SERVE = -4 };
+enum { SCHEMA = -1, CHECK_GRADIENTS = -2, INFO = -3, SERVE = -4, CHECK_MANIFEST = -5 };
 
 /* Tesseract's own command names are accepted as aliases. */
 static const subcommand subcommands[] = {
     {"schema", SCHEMA},
     {"info", INFO},
     {"check-gradients", CHECK_GRADIENTS},
+    {"check-manifest", CHECK_MANIFEST},
     {"serve", SERVE},
     {"apply", TSR_EP_APPLY},
     {"jvp", TSR_EP_JVP},
@@ -62,6 +63,8 @@ int main(int argc, char **argv) {
         if (subcommands[k].endpoint == SCHEMA) return cli_cmd_schema(sub_argc, sub_argv);
         if (subcommands[k].endpoint == INFO) return cli_cmd_info(sub_argc, sub_argv);
         if (subcommands[k].endpoint == SERVE) return cli_cmd_serve(sub_argc, sub_argv);
+        if (subcommands[k].endpoint == CHECK_MANIFEST)
+            return cli_cmd_check_manifest(sub_argc, sub_argv);
         if (subcommands[k].endpoint == CHECK_GRADIENTS)
             return cli_cmd_check_gradients(sub_argc, sub_argv);
         return cli_cmd_call((tsr_endpoint)subcommands[k].endpoint, sub_argc, sub_argv);

@@ -462,6 +462,7 @@ static int parse_char_arg(arg_parse *ap) {
     int hidden = ap->p->m->fortran;
     int rc = mf_get_bool(ap->p, ap->obj, "hidden_length", ap->entry, &hidden);
     a->hidden_len = (uint8_t)hidden;
+    a->pass_given = json_object_get(ap->obj, "hidden_length") != NULL;
     return rc;
 }
 

@@ -258,6 +258,7 @@ int mf_routine_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry
             rc = parse_messages(p, e, errors, entry);
     }
     if (!rc) rc = mf_cif_prepare(p, e, entry);
+    if (!rc) mf_lint_routine(p, e, json_object_get(obj, "args"), entry);
     return rc;
 }
 

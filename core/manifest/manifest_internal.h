@@ -98,7 +98,8 @@ typedef struct mf_arg {
     uint8_t zero;        /* the buffer is zeroed before the call */
     uint8_t hidden_len;  /* MF_CHAR: a size_t length follows all arguments */
     uint8_t query;       /* MF_WORKSPACE: its size is asked of the routine (LWORK = -1) */
-    uint8_t pass_given;  /* "pass" was written, not taken from the convention */
+    uint8_t pass_given;  /* "pass" (MF_CHAR: "hidden_length") was written, not taken
+                            from the convention */
     int32_t partner;     /* WORKSPACE: its length argument; LENGTH: its workspace;
                             INT / CONST right after a workspace with no length: that
                             workspace (checked to be no longer than it); else -1 */
@@ -257,6 +258,12 @@ int mf_setup_run(tsr_component *c, struct manifest *m, tsr_error *err);
 
 /* manifest_args.c: one argument. */
 int mf_arg_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry, mf_arg *out);
+
+/* manifest_lint.c: warnings (the component's log, WARN) about an argument
+ * list that looks wrong but may be right: a gfortran-style symbol under
+ * "convention": "c", a dropped hidden length, a size negative for empty
+ * inputs. args: the routine's "args" JSON, for the expressions' text. */
+void mf_lint_routine(const mf_parse *p, const mf_endpoint *e, json_t *args, const char *entry);
 
 /* manifest_returns.c: "returns", a status or a function's result. */
 int mf_returns_parse(mf_parse *p, mf_endpoint *e, json_t *obj, const char *entry);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -39,6 +40,8 @@ EXPORT int32_t fx_setup(int32_t scale);
 EXPORT void fx_scaled(int32_t n, const double *x, double *y);
 EXPORT void fx_wsq_(const int32_t *n, const double *x, double *y, int32_t *queries, double *work,
                     const int32_t *lwork, int32_t *info);
+EXPORT void fx_from_first(int32_t n, const double *x, int32_t incx, double *y);
+EXPORT void fx_wait(int32_t n, const double *x, double *y);
 
 /* C convention: an int64 count, a float32 scalar by value, an int64 status
  * (nonzero when x holds a NaN, to show the status path). */
@@ -233,4 +236,21 @@ EXPORT int32_t fx_setup(int32_t scale) {
 
 EXPORT void fx_scaled(int32_t n, const double *x, double *y) {
     for (int32_t i = 0; i < n; i++) y[i] = fx_scale * fx_setups * x[i];
+}
+
+/* For `tessera check-manifest`. fx_from_first: y(i) = x(i incx) - x(0),
+ * reading x(0) first; a manifest that forgets n shifts the list, so that
+ * the constant 1 meant for incx arrives as x's address and the routine
+ * faults at once, as a too short argument list does. */
+EXPORT void fx_from_first(int32_t n, const double *x, int32_t incx, double *y) {
+    double x0 = x[0];
+    for (int32_t i = 0; i < n; i++) y[i] = x[(int64_t)i * incx] - x0;
+}
+
+/* Never returns, as a routine waiting for input that never comes. */
+EXPORT void fx_wait(int32_t n, const double *x, double *y) {
+    (void)n;
+    (void)x;
+    (void)y;
+    for (;;) sleep(60);
 }
