@@ -239,3 +239,27 @@ Test(python_component, an_input_kept_after_the_call_is_reported) {
     tsr_call_free(call);
     tsr_close(c);
 }
+
+/* Two components whose requirements clash (NumPy 1 and NumPy 2), each in
+ * its own worker and environment, called from this one C host. */
+Test(python_component, clashing_environments_in_one_c_host, .timeout = 600) {
+    tsr_component *old = open_in(TSR_SOURCE_DIR "/plugins/python/cumprod_numpy1", "worker");
+    tsr_component *new = open_in(TSR_SOURCE_DIR "/plugins/python/cumsum_numpy2", "worker");
+    double x[3] = {1.5, 2, 4};
+    tsr_call *call = new_call(old, TSR_EP_APPLY);
+    bind_ok(call, "x", f64_vec(x, 3));
+    run_ok(call);
+    double p[3];
+    memcpy(p, tsr_call_output(call, "p")->data, sizeof p);
+    cr_assert_float_eq(*(double *)tsr_call_output(call, "numpy_major")->data, 1, 0);
+    tsr_call *sum = new_call(new, TSR_EP_APPLY);
+    bind_ok(sum, "y", f64_vec(p, 3));
+    run_ok(sum);
+    const double *s = tsr_call_output(sum, "s")->data;
+    cr_assert_float_eq(*(double *)tsr_call_output(sum, "numpy_major")->data, 2, 0);
+    cr_assert_float_eq(s[2], 1.5 + 3 + 12, 1e-12);
+    tsr_call_free(sum);
+    tsr_call_free(call);
+    tsr_close(old);
+    tsr_close(new);
+}

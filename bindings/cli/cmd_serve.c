@@ -55,7 +55,7 @@ static int number(const char *opt, const char *text, unsigned long long max,
 }
 
 static int parse_one(int opt, const char *arg, serve_args *a) {
-    unsigned long long v;
+    unsigned long long v = 0;
     int rc = CLI_OK;
     switch (opt) {
     case 'h': a->help = 1; break;

@@ -3,8 +3,8 @@
  * Tesseract's (FastAPI's) form, {"detail": [{"type", "loc", "msg",
  * "input"}]}, so that tesseract-core's client raises its ValidationError;
  * what the component did wrong is a 500 whose body names the component,
- * the endpoint and the cause (never a bare 500); a worker that cannot
- * take calls now is a 503. */
+ * the endpoint and the cause (never a bare 500); a component without a
+ * worker left to take calls, or without shared memory now, is a 503. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +107,11 @@ void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
         serve_json(rs, 422, json_pack("{s:[o]}", "detail", item));
         return;
     }
+    case TSR_E_WORKER:
+        /* No worker left to take calls (restart=never): come back later.
+         * A call whose worker died is the component's failure: 500. */
+        if (!strstr(err->message, "died earlier")) goto component;
+        /* fall through */
     case TSR_E_SHM:
     case TSR_E_NOMEM:
         serve_json(rs, 503, json_pack("{s:s, s:s, s:s, s:s}", "detail", err->message, "component",
@@ -114,6 +119,7 @@ void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
                                       tsr_strerror(err->code)));
         return;
     default:
+    component:
         serve_json(rs, 500, json_pack("{s:s, s:s, s:s, s:s}", "detail", err->message, "component",
                                       component, "endpoint", endpoint, "error",
                                       tsr_strerror(err->code)));

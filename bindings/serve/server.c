@@ -211,6 +211,8 @@ int tsr_serve_openapi(const tsr_component *c, const tsr_serve_options *opts, cha
     return TSR_E_NOMEM;
 }
 
+static int fail(tsr_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(tsr_error *err, int code, const char *fmt, ...) {
     if (!err) return code;
     va_list ap;

@@ -260,3 +260,14 @@ def test_tessera_serve_from_python_for_notebooks():
         y = np.frombuffer(base64.b64decode(r.json()["y"]["data"]["buffer"]), np.float64)
         np.testing.assert_array_equal(y, [3.0, 5.0])
     py.close()
+
+
+def test_a_component_without_a_worker_left_answers_503():
+    s = Served(PYCOMPONENTS / "crashing", "--mode", "worker", "--option", "restart=never",
+               "--option", "log_level=off", "--quiet")
+    try:
+        assert requests.post(s.url + "/apply", json={"inputs": {"x": [-1.0]}}).status_code == 500
+        r = requests.post(s.url + "/apply", json={"inputs": {"x": [1.0]}})
+        assert r.status_code == 503 and "died earlier" in r.json()["detail"]
+    finally:
+        s.stop()
