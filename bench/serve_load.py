@@ -155,7 +155,9 @@ def drive_ab(port: int, body: bytes, clients: int, requests: int, seconds: float
         for line in (Path(d) / "pct.csv").read_text().splitlines()[1:]:
             p, ms = line.split(",")
             pct[int(float(p))] = float(ms)
-    return done, rps, pct[50] / 1e3, pct[99] / 1e3
+    # ab's percentiles of fewer than 100 requests are not meaningful at 99%.
+    p99 = pct[99] / 1e3 if done >= 100 else float("nan")
+    return done, rps, pct[50] / 1e3, p99
 
 
 def drive(port: int, body: bytes, clients: int, requests: int, seconds: float):
@@ -214,7 +216,7 @@ def cell(server: Server, kind: str, n: int, clients: int, quick: bool) -> dict:
         p50, p99 = statistics.median(lat), lat[min(len(lat) - 1, int(0.99 * len(lat)))]
     return {"server": server.name, "kind": kind, "n": n, "clients": clients,
             "requests": done, "rps": round(rps, 1), "p50_ms": round(p50 * 1e3, 3),
-            "p99_ms": round(p99 * 1e3, 3)}
+            "p99_ms": round(p99 * 1e3, 3) if p99 == p99 else ""}
 
 
 def spinners(count: int) -> list[subprocess.Popen]:
@@ -326,8 +328,9 @@ def main() -> None:
     for r in rows:
         t = theirs.get((r["kind"], r["n"], r["clients"]))
         r["rps_ratio_to_tesseract"] = round(r["rps"] / t["rps"], 1) if t else ""
+        p99 = f"{r['p99_ms']:>9.3f}" if r["p99_ms"] != "" else f"{'-':>9}"
         print(f"{r['server']:<11} {r['kind']:<9} {r['n']:>8} {r['clients']:>7} {r['rps']:>9.1f} "
-              f"{r['p50_ms']:>9.3f} {r['p99_ms']:>9.3f} "
+              f"{r['p50_ms']:>9.3f} {p99} "
               f"{str(r['rps_ratio_to_tesseract']) + 'x' if t else '':>12}")
     print()
     for line in verdicts(rows):

@@ -9,12 +9,14 @@
 extern const backend_ops worker_backend_ops;     /* transport/worker/backend.c */
 extern const backend_ops manifest_backend_ops;   /* core/manifest/manifest_open.c */
 extern const backend_ops python_backend_ops;     /* core/python/python_backend.c */
+extern const backend_ops remote_backend_ops;     /* core/remote/remote_backend.c */
 extern const backend_ops plugin_backend_ops;     /* core/plugin/plugin.c */
 
 static const backend_ops *const backends[] = {
     &worker_backend_ops,     /* mode "worker", whatever the path names */
     &manifest_backend_ops,   /* a JSON manifest of a legacy routine */
     &python_backend_ops,     /* a Tesseract's tesseract_api.py, or its folder */
+    &remote_backend_ops,     /* an http:// or https:// URL: a served Tesseract */
     &plugin_backend_ops,     /* a Tessera plugin (.so) */
 };
 

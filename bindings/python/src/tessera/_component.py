@@ -200,10 +200,11 @@ def load(
     **options: Any,
 ) -> Component:
     """Load the component at ``path``: a plugin (``.so``), a JSON manifest,
-    or a Python component (a Tesseract's folder with ``tesseract_api.py``,
+    a Python component (a Tesseract's folder with ``tesseract_api.py``,
     or the file; in-process it runs in this interpreter, in worker mode in
     its own, e.g. ``python="/path/venv/bin/python"``, or in an environment
-    built from its ``tesseract_requirements.txt``).
+    built from its ``tesseract_requirements.txt``), or the URL of a served
+    Tesseract (``"http://host:8000"``: tesseract-runtime serve, tessera serve).
 
     Args:
         mode: ``"inproc"`` (dlopen), ``"isolated"`` (dlmopen, its own copies

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* A served Tesseract's schema: its /openapi.json read into a Tessera
+ * descriptor. Fields come from components.schemas.Apply_InputSchema and
+ * Apply_OutputSchema: arrays (properties.object_type.const == "array")
+ * with their rank and fixed sizes from "shape" (prefixItems, minItems,
+ * maxItems; an axis of any size is TSR_DIM_ANY) and their dtype; nested
+ * models as dotted names; plain JSON booleans, integers and numbers as
+ * rank-0 bool, int64 and float64. Endpoints come from "paths". */
+#ifndef TESSERA_CORE_REMOTE_SCHEMA_H
+#define TESSERA_CORE_REMOTE_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/plugin.h"
+
+/* How a field travels: an encoded array, or a plain JSON value. */
+typedef enum remote_kind { REMOTE_ARRAY = 0, REMOTE_PLAIN = 1 } remote_kind;
+
+typedef struct remote_field {
+    remote_kind kind;
+    /* A plain input's default in the schema, as JSON text (NULL: none):
+     * what abstract_eval, which is given no values, sends for it. */
+    char *default_json;
+} remote_field;
+
+typedef struct remote_schema {
+    tsr_plugin desc;                 /* points into the members below */
+    tsr_field *fields;               /* inputs, then outputs */
+    tsr_dim *dims;                   /* TSR_MAX_FIELD_RANK per field */
+    remote_field *extra;             /* parallel to fields */
+    int32_t n_fields, cap;
+    char **strings;                  /* every string the descriptor names */
+    size_t n_strings;
+} remote_schema;
+
+/* Read the OpenAPI document text. 0, or TSR_E_LOAD (not a Tesseract's
+ * document), TSR_E_DESCRIPTOR (a field Tessera cannot represent) or
+ * TSR_E_NOMEM, with the cause in why. endpoint_fn is the descriptor's
+ * function for every endpoint the document lists. */
+int remote_schema_read(const char *text, size_t len, tsr_endpoint_fn endpoint_fn,
+                       remote_schema **out, char *why, size_t n);
+void remote_schema_free(remote_schema *s);
+
+/* The path of an endpoint on the server ("/apply", "/jacobian", ...). */
+const char *remote_endpoint_path(tsr_endpoint ep);
+
+/* The extras of input i and of output o. */
+const remote_field *remote_input(const remote_schema *s, int32_t i);
+const remote_field *remote_output(const remote_schema *s, int32_t o);
+
+#endif

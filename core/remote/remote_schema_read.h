@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the two halves of reading an OpenAPI document: the document
+ * (remote_schema.c: where the models are, endpoints, the descriptor) and
+ * its properties (remote_fields.c: one property, one field or a nested
+ * model). */
+#ifndef TESSERA_CORE_REMOTE_SCHEMA_READ_H
+#define TESSERA_CORE_REMOTE_SCHEMA_READ_H
+
+#include <jansson.h>
+
+#include "remote_schema.h"
+
+/* Nested models deeper than this, or $refs chained longer, are refused
+ * (a document that refers to itself would otherwise never end); so are
+ * documents that take more than REMOTE_MAX_VISITS properties to read (a
+ * model that refers to itself twice doubles at each level). */
+#define REMOTE_MAX_DEPTH 32
+#define REMOTE_MAX_VISITS 65536
+
+typedef struct field_reader {
+    remote_schema *s;
+    json_t *schemas;                 /* components.schemas */
+    json_t *diff;                    /* the side's differentiable_arrays, or NULL */
+    const char *side;                /* "input" or "output" */
+    size_t *visits;                  /* properties read so far, both sides */
+    char *why;
+    size_t n;
+} field_reader;
+
+/* A copy of text kept with the schema; NULL when out of memory. */
+char *remote_keep(remote_schema *s, const char *text);
+
+/* v with $ref (to components.schemas), single-entry allOf and Optional
+ * (anyOf/oneOf with one alternative besides null) followed; the first
+ * "description" and "default" met on the way in *doc and *dflt (either may
+ * be NULL). NULL with why set when a $ref leads nowhere. */
+json_t *remote_resolve(const field_reader *r, json_t *v, const char *name, json_t **doc,
+                       json_t **dflt);
+
+/* Append the fields of model's properties, their names under prefix
+ * ("" at the top). 0, or a TSR_E_* code with why set. */
+int remote_read_fields(const field_reader *r, json_t *model, const char *prefix, int depth);
+
+#endif
