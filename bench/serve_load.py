@@ -286,20 +286,24 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    labels = {"tessera-c": "tessera serve, C plugin (float64 in)",
+              "tessera-py": "tessera serve, tesseract_api.py (float32 in)",
+              "tesseract": "tesseract-runtime serve, same file (float32 in)"}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, n in zip(axes, (10**3, 10**6)):
         for server in ("tessera-c", "tessera-py", "tesseract"):
-            pts = sorted((r["clients"], r["rps"]) for r in rows
-                         if r["server"] == server and r["kind"] == "vectoradd" and r["n"] == n)
+            pts = sorted((int(r["clients"]), float(r["rps"])) for r in rows
+                         if r["server"] == server and r["kind"] == "vectoradd"
+                         and int(r["n"]) == n)
             if pts:
-                ax.plot(*zip(*pts), marker="o", label=server)
+                ax.plot(*zip(*pts), marker="o", label=labels[server])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("concurrent clients")
         ax.set_ylabel("requests/s")
         ax.set_title(f"vectoradd, {n:.0e} elements, json+base64")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
