@@ -10,7 +10,8 @@
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
  *   cmd_gradcheck.c, gradcheck_args.c, gradcheck_print.c
  *                 `tessera check-gradients`
- *   cmd_check_manifest.c  `tessera check-manifest`: a new manifest tried in a worker
+ *   cmd_check_manifest.c, check_manifest_run.c, check_manifest_values.c
+ *                 `tessera check-manifest`: a new manifest tried in a worker
  *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/serve)
  *   exit_guard.c  a component that ends the process is an error, never success
  */
