@@ -92,11 +92,19 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Arra
     differentiable fields can be differentiated through. Inputs of another
     dtype are converted when NumPy's safe casting rule allows it (Python
     numbers: the same kind), else refused with :class:`tessera.DtypeError`.
+
+    ``component`` may be a ``tessera.dask.ClusterComponent``: ``jax.vmap``
+    then sends each batch (of apply, and of the jvp and vjp that
+    differentiating it makes) to its Dask cluster in chunks; unbatched
+    calls run in its local copy (``ClusterComponent.local()``).
     """
+    cluster = None
+    if hasattr(component, "_jax_target"):
+        component, cluster = component._jax_target()
     schema = component.schema
     check_input_names(component, inputs, "apply")
     args = [_operand(inputs[f.name], f, component) for f in schema.inputs]
-    outs = tessera_call_p.bind(*args, op=make_op(component, "apply"))
+    outs = tessera_call_p.bind(*args, op=make_op(component, "apply", cluster=cluster))
     return dict(zip(schema.output_names, outs))
 
 

@@ -26,18 +26,21 @@ class Op:
     (``tangent_outputs``; NaN for those that are not differentiable, as in
     Tesseract-JAX); vjp, a cotangent for each of ``wrt_in``.
     With ``batch > 0`` every operand and result has a leading axis of that
-    size, and the library runs the items (``tsr_call_run_batch``).
+    size, and the library runs the items (``tsr_call_run_batch``), or, with
+    a ``cluster`` (a ``tessera.dask.ClusterComponent`` of the same
+    component), the Dask cluster does, in chunks.
     """
 
-    __slots__ = ("component", "kind", "wrt_in", "wrt_out", "batch", "_jitted")
+    __slots__ = ("component", "kind", "wrt_in", "wrt_out", "batch", "cluster", "_jitted")
 
     def __init__(self, component: Component, kind: str, wrt_in: tuple[str, ...],
-                 wrt_out: tuple[str, ...], batch: int) -> None:
+                 wrt_out: tuple[str, ...], batch: int, cluster: Any = None) -> None:
         self.component = component
         self.kind = kind
         self.wrt_in = wrt_in
         self.wrt_out = wrt_out
         self.batch = batch
+        self.cluster = cluster
         self._jitted: Any = None
 
     def __repr__(self) -> str:
@@ -46,6 +49,8 @@ class Op:
             parts.append(f"{','.join(self.wrt_in)}->{','.join(self.wrt_out)}")
         if self.batch:
             parts.append(f"batch={self.batch}")
+        if self.cluster is not None:
+            parts.append("on dask")
         return f"tessera.Op({' '.join(parts)})"
 
     # ---- layout -------------------------------------------------------------
@@ -79,7 +84,7 @@ class Op:
         return self.kind == "vjp" or self.component.schema.output_shapes_static
 
     def with_batch(self, batch: int) -> Op:
-        return make_op(self.component, self.kind, self.wrt_in, self.wrt_out, batch)
+        return make_op(self.component, self.kind, self.wrt_in, self.wrt_out, batch, self.cluster)
 
     # ---- the FFI op -----------------------------------------------------------
 
@@ -98,12 +103,12 @@ class Op:
 
 
 def make_op(component: Component, kind: str, wrt_in: tuple[str, ...] = (),
-            wrt_out: tuple[str, ...] = (), batch: int = 0) -> Op:
+            wrt_out: tuple[str, ...] = (), batch: int = 0, cluster: Any = None) -> Op:
     """The interned Op for these parameters."""
     # Kept on the component (a cycle the garbage collector can break).
     ops = component.__dict__.setdefault("_jax_ops", {})
-    key = (kind, wrt_in, wrt_out, batch)
+    key = (kind, wrt_in, wrt_out, batch, id(cluster))
     op = ops.get(key)
     if op is None:
-        op = ops[key] = Op(component, kind, wrt_in, wrt_out, batch)
+        op = ops[key] = Op(component, kind, wrt_in, wrt_out, batch, cluster)
     return op

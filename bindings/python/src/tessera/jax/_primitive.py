@@ -14,6 +14,7 @@ from jax.extend.core import Primitive
 from jax.interpreters import mlir
 
 from .. import _errors, _ext
+from ._cluster import cluster_call
 from ._op import Op
 
 tessera_call_p = Primitive("tessera_call")
@@ -86,6 +87,9 @@ def _impl(*args, op: Op):
 
 
 def _lowering(ctx, *args, op: Op):
+    if op.cluster is not None and op.batch:
+        return mlir.lower_fun(functools.partial(cluster_call, op=op),
+                              multiple_results=True)(ctx, *args)
     return jax.ffi.ffi_lowering(_TARGET)(ctx, *args, handle=op.handle())
 
 

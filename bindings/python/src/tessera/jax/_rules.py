@@ -10,7 +10,8 @@
   non-differentiable output, raises ValueError; the tangent of a
   non-differentiable output is NaN.
 * Batching: the library runs a leading batch axis (one plugin call per
-  item, split across workers in worker mode); when an output's shape
+  item, split across workers in worker mode), or a Dask cluster does for
+  an op made from a ``tessera.dask.ClusterComponent``; when an output's shape
   depends on values (so the library cannot size a batch), the items run
   one call each in a ``lax.map``.
 """
@@ -58,7 +59,8 @@ def _jvp_rule(primals, tangents, *, op: Op):
     primal_out = tessera_call_p.bind(*primals, op=op)
     if not wrt_in:
         return primal_out, [ad.Zero(jax.typeof(y).to_tangent_aval()) for y in primal_out]
-    jop = make_op(comp, "jvp", tuple(wrt_in), comp.schema.differentiable_outputs, op.batch)
+    jop = make_op(comp, "jvp", tuple(wrt_in), comp.schema.differentiable_outputs, op.batch,
+                  op.cluster)
     tangent_out = iter(tessera_call_p.bind(*primals, *seeds, op=jop))
     # Integer outputs have float0 tangents: symbolic zeros.
     return primal_out, [next(tangent_out) if f.dtype.kind in "fc"
@@ -90,7 +92,7 @@ def _transpose_rule(cotangents, *args, op: Op):
     if not wrt_out:
         cts = [ad.Zero(t.aval) for t in tangents]
     else:
-        vop = make_op(comp, "vjp", op.wrt_in, tuple(wrt_out), op.batch)
+        vop = make_op(comp, "vjp", op.wrt_in, tuple(wrt_out), op.batch, op.cluster)
         cts = tessera_call_p.bind(*primals, *seeds, op=vop)
     return [None] * n_in + [ct if ad.is_undefined_primal(t) else None
                             for t, ct in zip(tangents, cts)]
