@@ -21,7 +21,7 @@ Sections (each against a baseline measured in the same run):
              and the component opens per Dask worker over every tessera
              inproc task of the run (10,000 in a full run).
   sweep S    R runs of heat (64 cells, S = 100, 1000 and 10000 steps: one run
-             costs about 0.03, 0.25 and 2.5 ms), same cluster:
+             costs about 0.03, 0.24 and 2.3 ms), same cluster:
                serial here         one process, a loop of apply (the baseline)
                tessera map         one Dask task per run
                tessera batch       the runs as one batch, two chunks per worker
@@ -381,7 +381,7 @@ def main() -> None:
     args = ap.parse_args()
     cores = os.cpu_count() or 2
     tasks, n_rounds = (300, 3) if args.quick else (2000, 5)
-    # (heat steps, runs): one run costs about 0.03, 0.25 and 2.5 ms here.
+    # (heat steps, runs): one run costs about 0.03, 0.24 and 2.3 ms here.
     sizes = [(100, 300), (1000, 300)] if args.quick else [(100, 2000), (1000, 2000),
                                                           (10000, 400)]
     table = []
