@@ -144,3 +144,13 @@ def test_conversion_refusals_begin_like_the_librarys(load):
 
     with pytest.raises(TypeError, match=apply_prefix + "input 'x': a JAX tracer"):
         wrong(jnp.ones(3))
+
+
+def test_errors_survive_pickling_with_their_class_and_code():
+    """A failure in a Dask task reaches the client pickled."""
+    import pickle
+    for cls, code in ((tessera.LoadError, -3), (tessera.DtypeError, -9),
+                      (tessera.PluginError, -12)):
+        err = pickle.loads(pickle.dumps(cls(code, "component 'x': the cause")))
+        assert type(err) is cls and err.code == code
+        assert str(err) == f"component 'x': the cause [{err.code_name}]"

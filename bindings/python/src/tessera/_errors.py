@@ -32,6 +32,11 @@ class TesseraError(Exception):
     def __str__(self) -> str:
         return f"{self.message} [{self.code_name}]"
 
+    def __reduce__(self):
+        # Pickled whole (a Dask task's failure travels pickled): both
+        # arguments of the constructor, not Exception's one.
+        return (type(self), (self.code, self.message))
+
 
 class ArgumentError(TesseraError, ValueError):
     """TSR_E_ARGUMENT: a bad argument, or a call on a closed component."""
