@@ -17,7 +17,7 @@
 #include "bench_worker.h"
 
 /* -1: the option left unset, the library's adaptive default (20 to 200 us,
- * from the recent waits, yielding the CPU past 2 us). */
+ * from the recent waits, yielding the CPU past 20 us). */
 static const int64_t spins[] = {0, 1000, 10000, 50000, WB_DEFAULT_SPIN_NS, -1};
 #define N_SPINS (int)(sizeof spins / sizeof spins[0])
 

@@ -152,7 +152,7 @@ void tsr_options_free(tsr_options *opts);
  *   "spin_ns"     how long a waiting side spins before it sleeps: given, it
  *                 is used as it is (0 sleeps at once); by default the spin
  *                 adapts to about twice the recent waits (20 to 200 us)
- *                 and yields the CPU past its first 2 us (bench_worker)
+ *                 and yields the CPU past its first 20 us (bench_worker)
  *   "rlimit_as", "rlimit_cpu", "rlimit_nofile"
  *                 resource limits the worker sets on itself before it loads
  *                 the plugin: address space in bytes (it must leave room for
