@@ -189,16 +189,15 @@ static int size_results(tsr_call *call, tsr_call *sub, int64_t batch) {
         r->shape[0] = batch;
         memcpy(r->shape + 1, e->shape, (size_t)e->rank * sizeof(int64_t));
         size_t bytes;
-        char why[300], name[160];
+        char why[400], name[160];
         int rc = limit_take(call, limit_array_bytes(r), call_result_name(sub, k, name, sizeof name),
                             NULL);
         if (rc) return rc;
         if (shape_bytes(r, &bytes) != 0)
             return call_fail(call, TSR_E_SHAPE, "the batched results are too large");
-        r->data = result_reserve(call->comp, &call->bufs[k], bytes, why, sizeof why);
-        if (!r->data)
-            return call_fail(call, buffer_fail_code(call->comp),
-                             "cannot allocate %zu bytes of batched results: %s", bytes, why);
+        int code;
+        r->data = result_place(call, k, bytes, name, &code, why, sizeof why);
+        if (!r->data) return call_fail(call, code, "batched results: %s", why);
     }
     return 0;
 }
@@ -241,6 +240,7 @@ static int run_batch(tsr_call *call, int64_t batch) {
         if (ls[t].failed_item >= 0)
             return call_fail(call, tsr_call_errcode(ls[t].sub), "batch item %lld: %s",
                              (long long)ls[t].failed_item, call_cause(ls[t].sub));
+    results_deliver(call);
     call->results_valid = 1;
     call->errcode = 0;
     call->errmsg[0] = '\0';

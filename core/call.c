@@ -35,10 +35,11 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->results = calloc((size_t)cap, sizeof *call->results);
     call->expect = calloc((size_t)cap, sizeof *call->expect);
     call->bufs = calloc((size_t)cap, sizeof *call->bufs);
+    call->targets = calloc((size_t)cap, sizeof *call->targets);
     call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
     call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
     if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
-        !call->seed_set || !call->results || !call->expect || !call->bufs || !call->symval ||
+        !call->seed_set || !call->results || !call->expect || !call->bufs || !call->targets || !call->symval ||
         !call->sym_from) {
         tsr_call_free(call);
         return NULL;
@@ -68,6 +69,7 @@ TSR_API void tsr_call_free(tsr_call *call) {
     free(call->results);
     free(call->expect);
     free(call->bufs);
+    free(call->targets);
     free(call->symval);
     free(call->sym_from);
     cancel_release(call);
@@ -408,6 +410,7 @@ static int run_once(tsr_call *call) {
     if (call->parent) batch_point_results(call);
     if (fn || call->ep != TSR_EP_ABSTRACT_EVAL) {
         int cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
+        results_aim(call);
         int rc = fn ? c->backend->invoke(call) : fd_invoke(call);
         if (!rc) rc = results_check(call);
         if (rc) {
@@ -415,6 +418,7 @@ static int run_once(tsr_call *call) {
             return rc;
         }
         call->validated = cacheable;
+        results_deliver(call);
     }
     call->results_valid = 1;
     if (call->errcode) ok(call);

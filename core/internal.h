@@ -58,6 +58,12 @@ typedef struct host_ctx {
     char alloc_msg[TSR_ERRMSG_MAX];
 } host_ctx;
 
+/* Memory the caller gave for one result (tsr_call_set_result_buffer). */
+typedef struct result_target {
+    void *ptr;
+    size_t bytes;
+} result_target;
+
 struct tsr_call {
     host_ctx ctx;                    /* first: (tsr_call *) == (host_ctx *) */
     tsr_component *comp;
@@ -76,6 +82,8 @@ struct tsr_call {
     tsr_array *results;              /* capacity max(n_out, n_wrt_in, n_out*n_in) */
     tsr_array *expect;               /* what the host set before the call */
     result_buf *bufs;
+    result_target *targets;          /* tsr_call_set_result_buffer (result_target.c) */
+    int32_t n_targets;               /* how many targets are set */
     int32_t n_results, cap_results;
     void *backend_call;              /* the backend's per-call state (call_backend_slot) */
     int32_t lane;                    /* call_lane: a batch's sub-calls number theirs */
@@ -167,6 +175,17 @@ int limit_check(struct tsr_call *call, uint64_t bytes, const char *what, const c
 int limit_take(struct tsr_call *call, uint64_t bytes, const char *what, const char *name);
 /* max_payload_bytes, for transport/payload_parse.c (0: none). */
 uint64_t tsr_component_payload_limit(const tsr_component *c);
+
+/* result_target.c. result_place: the memory for result k of `bytes`
+ * bytes: the caller's buffer when one is set and the plugin can write
+ * there, else the call's own (call->bufs[k]); NULL with *code and why
+ * (naming `name`) when the caller's buffer is too small or memory runs out.
+ * results_aim (before a run) and results_deliver (after a successful one)
+ * copy results out of a buffer source into the caller's buffers. */
+void *result_place(struct tsr_call *call, int32_t k, size_t bytes, const char *name, int *code,
+                   char *why, size_t n);
+void results_aim(struct tsr_call *call);
+void results_deliver(struct tsr_call *call);
 
 /* results.c */
 int32_t results_count(const struct tsr_call *call);

@@ -131,11 +131,10 @@ int results_prepare(tsr_call *call) {
             if (shape_bytes(r, &bytes) != 0)
                 return call_fail(call, TSR_E_SHAPE, "%s would hold more elements than memory can",
                                  name);
-            char why[300];
-            r->data = result_reserve(call->comp, &call->bufs[k], bytes, why, sizeof why);
-            if (!r->data)
-                return call_fail(call, buffer_fail_code(call->comp),
-                                 "cannot allocate %zu bytes for %s: %s", bytes, name, why);
+            char why[400];
+            int code;
+            r->data = result_place(call, k, bytes, name, &code, why, sizeof why);
+            if (!r->data) return call_fail(call, code, "%s", why);
         }
         call->expect[k] = *r;
     }
@@ -190,11 +189,7 @@ void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t 
         snprintf(why, n, "%s: its size overflows", name);
         return NULL;
     }
-    if (!(r->data = result_reserve(call->comp, &call->bufs[k], bytes, cause, sizeof cause))) {
-        *code = buffer_fail_code(call->comp);
-        snprintf(why, n, "%s: cannot allocate %zu bytes: %s", name, bytes, cause);
-        return NULL;
-    }
+    if (!(r->data = result_place(call, k, bytes, name, code, why, n))) return NULL;
     *e = *r;
     return r->data;
 }

@@ -380,6 +380,19 @@ const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
  * taken already, or the call is an abstract_eval. */
 void *tsr_call_take_result(tsr_call *call, int32_t k);
 
+/* Have result k (numbered as for tsr_call_result) of the following runs
+ * written into memory the caller owns: an XLA output buffer, a tensor the
+ * host allocated. `bytes` must hold the result; a run whose result needs
+ * more fails with TSR_E_ARGUMENT before the plugin is called. In-process
+ * the plugin writes there directly and nothing is copied; in worker mode
+ * the result is written into shared memory and copied there once the run
+ * succeeded. After a successful run tsr_call_result(call, k)->data is
+ * `data`. The buffer stays set until replaced, or cleared with data NULL;
+ * handing a new buffer before each run of the same shapes keeps the
+ * call's fast path. Such a result cannot be taken (tsr_call_take_result
+ * returns NULL). 0, or TSR_E_ARGUMENT for a k out of range. */
+int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, size_t bytes);
+
 /* ---- cancelling a call ------------------------------------------------- */
 
 /*

@@ -7,10 +7,12 @@
  *     -> y: float64 (n,) = 2 x, differentiable
  *        address: uint64 scalar, the address of x's data as the plugin sees it
  *        first: float64 scalar = x[0] (0 if n == 0), not differentiable
+ *        y_at: uint64 scalar, the address the plugin writes y to
  *
  * Only apply is written; the host serves jvp, vjp and jacobian by central
  * differences (fd_method). In-process, an input passed without a copy has
- * the caller's address.
+ * the caller's address; a result written into the caller's own buffer
+ * (tsr_call_set_result_buffer) has that buffer's.
  */
 #include <stdint.h>
 
@@ -29,6 +31,8 @@ static const tsr_field outputs[] = {
      .doc = "where the plugin found x's data"},
     {.name = "first", .dtype = TSR_FLOAT64, .rank = 0, .dims = NULL, .flags = 0,
      .doc = "x[0], or 0 for an empty x"},
+    {.name = "y_at", .dtype = TSR_UINT64, .rank = 0, .dims = NULL, .flags = 0,
+     .doc = "where the plugin writes y"},
 };
 
 static int apply(tsr_ctx *ctx, const tsr_args *args) {
@@ -39,6 +43,7 @@ static int apply(tsr_ctx *ctx, const tsr_args *args) {
     for (int64_t i = 0; i < x->shape[0]; i++) y[i] = 2.0 * xs[i];
     *(uint64_t *)args->results[1].data = (uint64_t)(uintptr_t)x->data;
     *(double *)args->results[2].data = x->shape[0] > 0 ? xs[0] : 0.0;
+    *(uint64_t *)args->results[3].data = (uint64_t)(uintptr_t)y;
     return 0;
 }
 
@@ -51,7 +56,7 @@ static const tsr_plugin plugin = {
     .inputs = inputs,
     .n_inputs = 1,
     .outputs = outputs,
-    .n_outputs = 3,
+    .n_outputs = 4,
     .apply = apply,
     .fd_method = TSR_FD_CENTRAL,
 };

@@ -244,3 +244,11 @@ def test_jit_reads_xla_buffers_in_place(load):
     x = jnp.arange(64.0)
     seen = jax.jit(lambda x: tessera.jax.apply(comp, {"x": x})["address"])(x)
     assert int(seen) == x.unsafe_buffer_pointer()
+
+
+@pytest.mark.parametrize("n", [64, 100_000])
+def test_jit_results_are_written_into_xla_buffers(load, n):
+    comp = load("address")
+    out = jax.jit(lambda x: tessera.jax.apply(comp, {"x": x}))(jnp.arange(float(n)))
+    assert int(out["y_at"]) == out["y"].unsafe_buffer_pointer()
+    np.testing.assert_array_equal(out["y"], 2.0 * np.arange(float(n)))

@@ -8,10 +8,10 @@
  * cotangents for vjp). Attribute "handle" (uint64) names the FFI op.
  *
  * Where bytes move: in-process, the plugin reads XLA's operand buffers in
- * place; each result is copied once from the call's buffer into XLA's
- * (XLA allocates its outputs, the library allocates a call's results). In
- * worker mode, operands are copied into the shared-memory arena (XLA's
- * buffers are not in it) and results copied out of it.
+ * place and writes its results into XLA's output buffers
+ * (tsr_call_set_result_buffer): nothing is copied. In worker mode,
+ * operands are copied into the shared-memory arena (XLA's buffers are not
+ * in it) and results copied out of it.
  */
 #include "ext.h"
 
@@ -134,7 +134,7 @@ static int fill_nan(XLA_FFI_Buffer *b) {
     }
 }
 
-/* Bind the operands, run, copy the results out. 0, or a TSR_E_* code with
+/* Bind the operands and XLA's result buffers, run. 0, or a TSR_E_* code with
  * the message (a mismatch with XLA: TSR_E_ARGUMENT for operands,
  * TSR_E_PLUGIN_RESULT for results). */
 static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *msg, size_t n) {
@@ -156,6 +156,17 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
         int rc = i < op->n_inputs
                      ? tsr_call_set_input_at(call, (int32_t)i, &a)
                      : tsr_call_set_seed(call, op->seed_names[i - op->n_inputs], &a);
+        if (rc != 0) {
+            snprintf(msg, n, "%s", tsr_call_errmsg(call));
+            return rc;
+        }
+    }
+    /* The plugin writes straight into XLA's output buffers (in worker mode
+     * the library copies them there from shared memory). */
+    for (int32_t k = 0; k < op->n_rets; k++) {
+        if (op->ret_map[k] < 0) continue;
+        XLA_FFI_Buffer *out = frame->rets.rets[k];
+        int rc = tsr_call_set_result_buffer(call, op->ret_map[k], out->data, buffer_bytes(out));
         if (rc != 0) {
             snprintf(msg, n, "%s", tsr_call_errmsg(call));
             return rc;
@@ -185,7 +196,7 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
                      (int)k, bytes, buffer_bytes(out));
             return TSR_E_PLUGIN_RESULT;
         }
-        memcpy(out->data, r->data, bytes);
+        if (r->data != out->data) memcpy(out->data, r->data, bytes);
     }
     return 0;
 }

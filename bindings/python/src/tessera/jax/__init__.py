@@ -14,8 +14,8 @@
 ``apply`` works under ``jax.jit``, ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
 ``jacrev`` and ``vmap``, in every mode. Under ``jit`` the call goes through
 an XLA FFI handler written in C: no Python runs per call. In-process, the
-plugin reads XLA's buffers in place and each result is copied once into
-XLA's output buffer; in worker mode operands are copied into the shared
+plugin reads XLA's buffers in place and writes its results straight into
+XLA's output buffers; in worker mode operands are copied into the shared
 arena and results out of it. CPU only.
 
 Errors. Outside ``jit`` (eager calls, ``grad`` and ``vmap`` without
