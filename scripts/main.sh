@@ -102,3 +102,7 @@ PY
 kill "$server"
 wait "$server" 2>/dev/null || true
 trap - EXIT
+
+echo
+echo "== the Tesseract paper's case study: shape optimisation through a FEM solve (docs/shape-optimization.md)"
+"$python" "$root/bindings/python/examples/shape_optimization/study.py" --out "$build_dir/shape_optimization"

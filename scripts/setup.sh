@@ -20,10 +20,11 @@ declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make
 # clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
 # CLI's memcheck test; libmicrohttpd: `tessera serve`; libcurl: the remote
 # backend (a served Tesseract as a component); apache2-utils (ab): the
-# load in bench/serve_load.py.
+# load in bench/serve_load.py; libsuitesparse-dev (CHOLMOD): the compliance
+# plugin's sparse Cholesky solve.
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
           liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev libgsl-dev
-          libmicrohttpd-dev libcurl4-openssl-dev
+          libmicrohttpd-dev libcurl4-openssl-dev libsuitesparse-dev
           clang libclang-rt-dev valgrind apache2-utils)
 
 missing=()
@@ -58,7 +59,7 @@ py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
             "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
             "matplotlib:matplotlib" "uv:uv" "distributed:dask[distributed]" \
-            "tesseract_jax:tesseract-jax"; do
+            "tesseract_jax:tesseract-jax" "shapely:shapely==2.1.2"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done

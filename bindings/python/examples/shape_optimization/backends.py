@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: MIT
+"""The ways the study reaches its two components, each opened as a pair
+(geometry, solver) with the ``apply`` function the JAX pipeline uses and
+the eager calls the timing table uses:
+
+  tessera inproc     both in this process (the geometry in this interpreter)
+  tessera worker     both in worker processes; the geometry in the
+                     environment Tessera builds from its requirements
+  tessera serve      the geometry behind `tessera serve` (HTTP), reached as
+                     a URL; the solver in-process
+  tesseract-core     Tesseract.from_tesseract_api for both, with tesseract-jax
+  tesseract-core HTTP  tesseract-runtime serve for both, Tesseract.from_url
+
+tesseract-core's solver is compliance_tesseract/, which calls the same C
+plugin, so every row does the same numerical work."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[3]
+BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
+GEOMETRY = ROOT / "plugins" / "python" / "bar_geometry"
+SOLVER = BUILD / "plugins" / "compliance.so"
+SOLVER_TESSERACT = HERE / "compliance_tesseract"
+
+MODES = ("tessera inproc", "tessera worker", "tessera serve", "tesseract-core",
+         "tesseract-core HTTP")
+
+
+@dataclass
+class Pair:
+    mode: str
+    geometry: object
+    solver: object
+    apply: object          # apply(component, inputs) -> outputs, for JAX
+
+    def eager_apply(self, which: str, inputs: dict) -> dict:
+        comp = getattr(self, which)
+        return comp.apply(inputs)
+
+    def eager_vjp(self, which: str, inputs: dict, wrt: str, out: str, cotangent) -> dict:
+        comp = getattr(self, which)
+        if self.mode.startswith("tesseract"):
+            return comp.vector_jacobian_product(inputs, [wrt], [out], {out: cotangent})
+        return comp.vjp(inputs, [wrt], [out], {out: cotangent})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def server(argv: list[str], env: dict | None = None, what: str = "server") -> Iterator[str]:
+    """Run a server process on a free port (argv's "{port}"), wait until it
+    answers /health, yield its URL, stop it."""
+    port = free_port()
+    scratch = tempfile.TemporaryDirectory(prefix="shape-opt-")
+    log = open(Path(scratch.name) / "server.log", "w+")
+    proc = subprocess.Popen([a.replace("{port}", str(port)) for a in argv], env=env,
+                            stdout=log, stderr=subprocess.STDOUT, cwd=scratch.name,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600   # a first start may build an environment
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"{what} exited while starting:\n{log.read()[-2000:]}")
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                c.request("GET", "/health")
+                if c.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not answer /health")
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        scratch.cleanup()
+
+
+def tesseract_runtime_argv() -> list[str]:
+    exe = shutil.which("tesseract-runtime")
+    if not exe:
+        raise RuntimeError("tesseract-runtime is not installed (pip install tesseract-core[runtime])")
+    return [exe, "serve", "--host", "127.0.0.1", "--port", "{port}"]
+
+
+@contextlib.contextmanager
+def open_pair(mode: str) -> Iterator[Pair]:
+    if mode.startswith("tessera "):
+        import tessera
+        import tessera.jax
+
+        def apply(comp, inputs):
+            return tessera.jax.apply(comp, inputs)
+
+        with contextlib.ExitStack() as stack:
+            if mode == "tessera inproc":
+                geometry = tessera.load(GEOMETRY, python_env="none")
+                solver = tessera.load(SOLVER)
+            elif mode == "tessera worker":
+                geometry = tessera.load(GEOMETRY, "worker")
+                solver = tessera.load(SOLVER, "worker")
+            elif mode == "tessera serve":
+                url = stack.enter_context(server(
+                    [str(BUILD / "bin" / "tessera"), "serve", "--quiet", "--port", "{port}",
+                     str(GEOMETRY)], what="tessera serve"))
+                geometry = tessera.load(url)
+                solver = tessera.load(SOLVER)
+            else:
+                raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}")
+            stack.callback(geometry.close)
+            stack.callback(solver.close)
+            yield Pair(mode, geometry, solver, apply)
+        return
+
+    from tesseract_core import Tesseract
+    from tesseract_jax import apply_tesseract
+
+    def apply(tess, inputs):
+        return apply_tesseract(tess, inputs)
+
+    env = dict(os.environ, TESSERA_BUILD_DIR=str(BUILD))
+    with tempfile.TemporaryDirectory(prefix="shape-opt-runs-") as runs:
+        # tesseract-core writes a folder per call under its output path.
+        os.environ.setdefault("TESSERACT_OUTPUT_PATH", runs)
+        if mode == "tesseract-core":
+            yield Pair(mode, Tesseract.from_tesseract_api(GEOMETRY / "tesseract_api.py"),
+                       Tesseract.from_tesseract_api(SOLVER_TESSERACT / "tesseract_api.py"), apply)
+        elif mode == "tesseract-core HTTP":
+            env.pop("TESSERACT_OUTPUT_PATH", None)
+            argv = tesseract_runtime_argv()
+            with server(argv, dict(env, TESSERACT_API_PATH=str(GEOMETRY / "tesseract_api.py")),
+                        "tesseract-runtime serve (geometry)") as g_url, \
+                 server(argv, dict(env, TESSERACT_API_PATH=str(SOLVER_TESSERACT /
+                                                               "tesseract_api.py")),
+                        "tesseract-runtime serve (solver)") as s_url:
+                yield Pair(mode, Tesseract.from_url(g_url), Tesseract.from_url(s_url), apply)
+        else:
+            raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}")
+
+
+def medians_ms(fns: dict, repeats: int) -> dict:
+    """Median milliseconds of each function, called in turn (one round of
+    each before the next), so that the machine's noise falls on all alike."""
+    for fn in fns.values():
+        fn()
+    times = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: float(np.median(v) * 1e3) for k, v in times.items()}
