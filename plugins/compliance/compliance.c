@@ -21,6 +21,7 @@
  * endpoints. The cache is the plugin's state, made in init and guarded by a
  * mutex, so calls may run concurrently.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -254,6 +255,11 @@ static int compliance_abstract_eval(tsr_ctx *ctx, const tsr_args *args) {
 }
 
 static int compliance_init(tsr_ctx *ctx, void **state) {
+    /* CHOLMOD links the OpenMP runtime, which must never be unloaded: its
+     * threads and the memory of its set-up would outlive their code. Pin
+     * it for the life of the process (no effect when it is not loaded). */
+    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    if (gomp) dlclose(gomp);
     *state = fem_cache_new();
     if (*state == NULL) return tsr_ctx_errorf(ctx, "out of memory for the analysis cache");
     return 0;
