@@ -150,8 +150,16 @@ def open_pair(mode: str) -> Iterator[Pair]:
         # tesseract-core writes a folder per call under its output path.
         os.environ.setdefault("TESSERACT_OUTPUT_PATH", runs)
         if mode == "tesseract-core":
-            yield Pair(mode, Tesseract.from_tesseract_api(GEOMETRY / "tesseract_api.py"),
-                       Tesseract.from_tesseract_api(SOLVER_TESSERACT / "tesseract_api.py"), apply)
+            # from_tesseract_api sets PYTHONPATH to this Python's sys.path,
+            # which workers started later would inherit: put it back.
+            kept = os.environ.get("PYTHONPATH")
+            pair = Pair(mode, Tesseract.from_tesseract_api(GEOMETRY / "tesseract_api.py"),
+                        Tesseract.from_tesseract_api(SOLVER_TESSERACT / "tesseract_api.py"), apply)
+            if kept is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = kept
+            yield pair
         elif mode == "tesseract-core HTTP":
             env.pop("TESSERACT_OUTPUT_PATH", None)
             argv = tesseract_runtime_argv()

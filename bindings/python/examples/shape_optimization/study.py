@@ -13,7 +13,7 @@ constraint. The same pipeline runs in each way of reaching the components
 (backends.py), and a free-form SIMP topology optimisation with the same
 solver is the baseline (simp.py).
 
-    python3 study.py                 # full study: 60 x 30 grid, a few minutes
+    python3 study.py                 # full study: 60 x 30 grid, about 3 minutes
     python3 study.py --small         # the CI form: 24 x 12, Tessera's modes
     python3 study.py --modes "tessera inproc,tesseract-core"
 
@@ -129,8 +129,8 @@ def main() -> int:
     ap.add_argument("--steps", type=int, help="optimisation steps (default 120; 15 small)")
     ap.add_argument("--simp-steps", type=int, help="SIMP steps (default 80; 20 small)")
     ap.add_argument("--modes", help="comma-separated, from: " + ", ".join(backends.MODES))
-    ap.add_argument("--compare-steps", type=int, default=20,
-                    help="steps run in the modes after the first (default 20)")
+    ap.add_argument("--compare-steps", type=int,
+                    help="steps run in the modes after the first (default: as many)")
     ap.add_argument("--repeats", type=int, default=15, help="repeats per endpoint timing")
     ap.add_argument("--out", type=Path, default=backends.BUILD / "shape_optimization")
     args = ap.parse_args()
@@ -144,7 +144,7 @@ def main() -> int:
             ap.error(f"--modes: unknown mode {m!r}; one of {', '.join(backends.MODES)}")
     args.out.mkdir(parents=True, exist_ok=True)
     log(f"grid {p.nx} x {p.ny}, volume fraction {p.volume_fraction}, {steps} steps in "
-        f"{modes[0]}, {min(steps, args.compare_steps)} in the others")
+        f"{modes[0]}, {min(steps, args.compare_steps or steps)} in the others")
 
     results = []
     with contextlib.ExitStack() as stack:
@@ -152,7 +152,7 @@ def main() -> int:
             t0 = time.perf_counter()
             pair = stack.enter_context(backends.open_pair(mode))
             log(f"\n{mode}: opened in {time.perf_counter() - t0:.1f} s")
-            n = steps if k == 0 else min(steps, args.compare_steps)
+            n = steps if k == 0 else min(steps, args.compare_steps or steps)
             settings = pipeline.Settings(steps=n, learning_rate=p.learning_rate)
             results.append(run_mode(pair, p, settings))
         log(f"\ntiming every mode at the final design, {args.repeats} rounds")
