@@ -177,6 +177,9 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
         snprintf(msg, n, "%s", tsr_call_errmsg(call));
         return rc;
     }
+    /* The results lie in XLA's buffers already: fill the tangents the
+     * component has none for, and check that each result fills its buffer
+     * (a value-dependent shape may come out smaller). */
     for (int32_t k = 0; k < op->n_rets; k++) {
         XLA_FFI_Buffer *out = frame->rets.rets[k];
         if (op->ret_map[k] < 0) {
@@ -196,7 +199,6 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
                      (int)k, bytes, buffer_bytes(out));
             return TSR_E_PLUGIN_RESULT;
         }
-        if (r->data != out->data) memcpy(out->data, r->data, bytes);
     }
     return 0;
 }
