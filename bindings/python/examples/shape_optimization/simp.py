@@ -19,23 +19,23 @@ from scipy import ndimage
 from problem import Problem
 
 
-def filter_kernel(radius: float) -> np.ndarray:
-    r = int(np.ceil(radius)) - 1
-    dy, dx = np.mgrid[-r:r + 1, -r:r + 1]
-    return np.maximum(0.0, radius - np.hypot(dx, dy))
+class DensityFilter:
+    """Weighted mean over each element's neighbourhood within `radius`
+    (weights max(0, radius - distance), zero padding, renormalised at the
+    edges), and its transpose for the sensitivities."""
 
+    def __init__(self, radius: float, shape: tuple[int, int]) -> None:
+        r = int(np.ceil(radius)) - 1
+        dy, dx = np.mgrid[-r:r + 1, -r:r + 1]
+        self.kernel = np.maximum(0.0, radius - np.hypot(dx, dy))
+        self.weight = ndimage.correlate(np.ones(shape), self.kernel, mode="constant", cval=0.0)
 
-def density_filter(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """Weighted mean over each element's neighbourhood (zero padding,
-    weights renormalised at the edges)."""
-    num = ndimage.correlate(x, kernel, mode="constant", cval=0.0)
-    den = ndimage.correlate(np.ones_like(x), kernel, mode="constant", cval=0.0)
-    return num / den
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return ndimage.correlate(x, self.kernel, mode="constant", cval=0.0) / self.weight
 
-
-def density_filter_transpose(g: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    den = ndimage.correlate(np.ones_like(g), kernel, mode="constant", cval=0.0)
-    return ndimage.correlate(g / den, kernel[::-1, ::-1], mode="constant", cval=0.0)
+    def transpose(self, g: np.ndarray) -> np.ndarray:
+        return ndimage.correlate(g / self.weight, self.kernel[::-1, ::-1], mode="constant",
+                                 cval=0.0)
 
 
 @dataclass
@@ -65,21 +65,21 @@ def optimality_criteria(x: np.ndarray, dc: np.ndarray, volume_fraction: float,
 def run(solver, p: Problem, steps: int = 80, filter_radius: float = 2.0,
         log=None) -> SimpHistory:
     """SIMP with OC from a uniform start at the volume fraction."""
-    kernel = filter_kernel(filter_radius)
+    smooth = DensityFilter(filter_radius, (p.ny, p.nx))
     x = np.full((p.ny, p.nx), p.volume_fraction)
     h = SimpHistory()
     for k in range(1, steps + 1):
         t0 = time.perf_counter()
-        rho = density_filter(x, kernel)
+        rho = smooth(x)
         inputs = p.solver_inputs(rho)
         c = float(solver.apply(inputs)["compliance"])
         drho = solver.vjp(inputs, ["rho"], ["compliance"], {"compliance": np.float64(1.0)})["rho"]
-        dx = density_filter_transpose(drho, kernel)
+        dx = smooth.transpose(drho)
         x = optimality_criteria(x, dx, p.volume_fraction)
         h.step_seconds.append(time.perf_counter() - t0)
         h.compliance.append(c)
         h.volume.append(float(rho.mean()))
         if log and (k == 1 or k % 20 == 0 or k == steps):
             log(f"  SIMP step {k:4d}  compliance {c:10.4f}  volume {rho.mean():.4f}")
-    h.rho = density_filter(x, kernel)
+    h.rho = smooth(x)
     return h
