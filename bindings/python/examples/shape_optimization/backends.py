@@ -103,6 +103,20 @@ def server(argv: list[str], env: dict | None = None, what: str = "server") -> It
         scratch.cleanup()
 
 
+@contextlib.contextmanager
+def environ_kept(*names: str) -> Iterator[None]:
+    """Put the named environment variables back as they were on leaving."""
+    kept = {name: os.environ.get(name) for name in names}
+    try:
+        yield
+    finally:
+        for name, value in kept.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def tesseract_runtime_argv() -> list[str]:
     exe = shutil.which("tesseract-runtime")
     if not exe:
@@ -146,19 +160,17 @@ def open_pair(mode: str) -> Iterator[Pair]:
         return apply_tesseract(tess, inputs)
 
     env = dict(os.environ, TESSERA_BUILD_DIR=str(BUILD))
-    with tempfile.TemporaryDirectory(prefix="shape-opt-runs-") as runs:
+    with tempfile.TemporaryDirectory(prefix="shape-opt-runs-") as runs, \
+         environ_kept("TESSERACT_OUTPUT_PATH"):
         # tesseract-core writes a folder per call under its output path.
         os.environ.setdefault("TESSERACT_OUTPUT_PATH", runs)
         if mode == "tesseract-core":
             # from_tesseract_api sets PYTHONPATH to this Python's sys.path,
             # which workers started later would inherit: put it back.
-            kept = os.environ.get("PYTHONPATH")
-            pair = Pair(mode, Tesseract.from_tesseract_api(GEOMETRY / "tesseract_api.py"),
-                        Tesseract.from_tesseract_api(SOLVER_TESSERACT / "tesseract_api.py"), apply)
-            if kept is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = kept
+            with environ_kept("PYTHONPATH"):
+                pair = Pair(mode, Tesseract.from_tesseract_api(GEOMETRY / "tesseract_api.py"),
+                            Tesseract.from_tesseract_api(SOLVER_TESSERACT / "tesseract_api.py"),
+                            apply)
             yield pair
         elif mode == "tesseract-core HTTP":
             env.pop("TESSERACT_OUTPUT_PATH", None)

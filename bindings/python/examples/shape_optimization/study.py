@@ -38,8 +38,10 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 
 import backends  # noqa: E402
+import figures  # noqa: E402
 import pipeline  # noqa: E402
 import simp  # noqa: E402
+import tessera  # noqa: E402
 from problem import FULL, SMALL, Problem, density_from_sdf, initial_bars  # noqa: E402
 
 VOLUME_TOLERANCE = 0.02     # the constraint holds to 2 % of the target at the end
@@ -180,13 +182,11 @@ def main() -> int:
                             f"by {diff:.2e} (relative)")
 
     log(f"\n== free-form SIMP baseline (optimality criteria), {p.nx} x {p.ny}")
-    import tessera
     with tessera.load(backends.SOLVER) as solver:
         base = simp.run(solver, p, steps=args.simp_steps or (20 if args.small else 80), log=log)
 
     table = write_table(results, args.out)
     log("\n" + table)
-    import figures
     figures.designs(args.out / "designs.png", p, initial_bars(p), main_run, base)
     figures.history(args.out / "history.png", p, main_run, base)
     summary = {
