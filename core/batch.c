@@ -58,6 +58,12 @@ static int32_t seed_count(const tsr_call *call) {
 static int bind_item(tsr_call *call, tsr_call *sub, int64_t i) {
     sub->item = i;
     for (int32_t f = 0; f < call->comp->n_in; f++) {
+        /* Left out: each item takes the default (or stays absent) itself. */
+        if (!call->input_bound[f]) {
+            int rc = tsr_call_set_input_at(sub, f, NULL);
+            if (rc) return rc;
+            continue;
+        }
         tsr_array s = slice(&call->inputs[f], i);
         int rc = tsr_call_set_input_at(sub, f, &s);
         if (rc) return rc;
@@ -144,11 +150,15 @@ static int check_batched(tsr_call *call, int64_t batch) {
     tsr_component *c = call->comp;
     call->limit_used = 0;
     for (int32_t f = 0; f < c->n_in; f++) {
-        if (!call->input_bound[f])
-            return call_fail(call, TSR_E_MISSING, "input '%s' is missing", c->in[f].field.name);
+        if (!call->input_bound[f]) {
+            const tsr_field *field = &c->in[f].field;
+            if (field->default_value || (field->flags & TSR_FIELD_OPTIONAL)) continue;
+            return call_fail_at(call, TSR_E_MISSING, "inputs", field->name,
+                                "input '%s' is missing", field->name);
+        }
         const tsr_array *a = &call->inputs[f];
         if (a->rank < 1 || a->shape[0] != batch)
-            return call_fail(call, TSR_E_SHAPE,
+            return call_fail_at(call, TSR_E_SHAPE, "inputs", c->in[f].field.name,
                              "batch of %lld: input '%s' needs a leading dimension of %lld",
                              (long long)batch, c->in[f].field.name, (long long)batch);
         int rc = limit_take(call, limit_array_bytes(a), "input", c->in[f].field.name);
@@ -237,9 +247,12 @@ static int run_batch(tsr_call *call, int64_t batch) {
     for (int32_t t = started; t < lanes; t++) run_lane(&ls[t]);
     for (int32_t t = 1; t < started; t++) join_lane(call, &ls[t]);
     for (int32_t t = 0; t < lanes; t++)
-        if (ls[t].failed_item >= 0)
-            return call_fail(call, tsr_call_errcode(ls[t].sub), "batch item %lld: %s",
-                             (long long)ls[t].failed_item, call_cause(ls[t].sub));
+        if (ls[t].failed_item >= 0) {
+            int failed = call_fail(call, tsr_call_errcode(ls[t].sub), "batch item %lld: %s",
+                                   (long long)ls[t].failed_item, call_cause(ls[t].sub));
+            snprintf(call->errloc, sizeof call->errloc, "%s", tsr_call_errloc(ls[t].sub));
+            return failed;
+        }
     results_deliver(call);
     call->results_valid = 1;
     call->errcode = 0;

@@ -72,6 +72,7 @@ TSR_API void tsr_call_free(tsr_call *call) {
     free(call->targets);
     free(call->symval);
     free(call->sym_from);
+    cast_release(call);
     cancel_release(call);
     free(call);
 }
@@ -79,14 +80,16 @@ TSR_API void tsr_call_free(tsr_call *call) {
 static int ok(tsr_call *call) {
     call->errcode = 0;
     call->errmsg[0] = '\0';
+    call->errloc[0] = '\0';
     return 0;
 }
 
 TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a) {
     if (!call) return TSR_E_ARGUMENT;
     if (index < 0 || index >= call->comp->n_in)
-        return call_fail(call, TSR_E_UNKNOWN_FIELD, "input index %d out of range (%d inputs)",
-                         (int)index, (int)call->comp->n_in);
+        return call_fail_at(call, TSR_E_UNKNOWN_FIELD, "inputs", NULL,
+                            "input index %d out of range (%d inputs)", (int)index,
+                            (int)call->comp->n_in);
     if (!a) {
         call->validated = 0;
         call->n_bound -= call->input_bound[index];
@@ -94,8 +97,9 @@ TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array
         return 0;
     }
     if (a->rank < 0 || a->rank > TSR_MAX_RANK)
-        return call_fail(call, TSR_E_SHAPE, "input '%s': rank %d is out of range (0 to %d)",
-                         call->comp->in[index].field.name, (int)a->rank, TSR_MAX_RANK);
+        return call_fail_at(call, TSR_E_SHAPE, "inputs", call->comp->in[index].field.name,
+                            "input '%s': rank %d is out of range (0 to %d)",
+                            call->comp->in[index].field.name, (int)a->rank, TSR_MAX_RANK);
     /* Copy only the dims in use: this sits on every call's path. */
     tsr_array *dst = &call->inputs[index];
     dst->data = a->data;
@@ -125,8 +129,8 @@ TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array
     if (i < 0) {
         char known[512];
         list_names(call->comp->in, call->comp->n_in, known, sizeof known);
-        return call_fail(call, TSR_E_UNKNOWN_FIELD, "'%s' is not an input (inputs: %s)",
-                         name ? name : "(null)", known);
+        return call_fail_at(call, TSR_E_UNKNOWN_FIELD, "inputs", name,
+                            "'%s' is not an input (inputs: %s)", name ? name : "(null)", known);
     }
     return tsr_call_set_input_at(call, i, a);
 }
@@ -139,27 +143,35 @@ static const char *wrt_out_label(tsr_endpoint ep) {
     return ep == TSR_EP_JVP ? "jvp_outputs" : ep == TSR_EP_VJP ? "vjp_outputs" : "jac_outputs";
 }
 
+static const char *item_at(int32_t k, char *buf, size_t n) {
+    snprintf(buf, n, "%d", (int)k);
+    return buf;
+}
+
 static int resolve_wrt(tsr_call *call, const char *label, const char *what,
                        const char *const *names, int32_t n, const field_info *fs, int32_t n_fs,
                        int32_t *idx) {
     if (n < 0 || n > n_fs || (n > 0 && !names))
-        return call_fail(call, TSR_E_ARGUMENT, "%s: invalid list (%d names for %d %ss)", label,
-                         (int)n, (int)n_fs, what);
+        return call_fail_at(call, TSR_E_ARGUMENT, label, NULL,
+                            "%s: invalid list (%d names for %d %ss)", label, (int)n, (int)n_fs,
+                            what);
+    char at[16];   /* a failure's loc names the list item: "jvp_inputs.1" */
     for (int32_t k = 0; k < n; k++) {
         int32_t f = find_field(fs, n_fs, names[k]);
         if (f < 0) {
             char known[512];
             list_names(fs, n_fs, known, sizeof known);
-            return call_fail(call, TSR_E_UNKNOWN_FIELD, "%s: '%s' is not an %s (%ss: %s)", label,
-                             names[k] ? names[k] : "(null)", what, what, known);
+            return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, item_at(k, at, sizeof at),
+                                "%s: '%s' is not an %s (%ss: %s)", label,
+                                names[k] ? names[k] : "(null)", what, what, known);
         }
         if (!(fs[f].field.flags & TSR_FIELD_DIFFERENTIABLE))
-            return call_fail(call, TSR_E_NOT_DIFFERENTIABLE,
-                             "%s: %s '%s' is not differentiable", label, what, names[k]);
+            return call_fail_at(call, TSR_E_NOT_DIFFERENTIABLE, label, item_at(k, at, sizeof at),
+                                "%s: %s '%s' is not differentiable", label, what, names[k]);
         for (int32_t j = 0; j < k; j++)
             if (idx[j] == f)
-                return call_fail(call, TSR_E_ARGUMENT, "%s: '%s' is named twice", label,
-                                 names[k]);
+                return call_fail_at(call, TSR_E_ARGUMENT, label, item_at(k, at, sizeof at),
+                                    "%s: '%s' is named twice", label, names[k]);
         idx[k] = f;
     }
     return 0;
@@ -212,15 +224,16 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
                 return 0;
             }
             if (a->rank < 0 || a->rank > TSR_MAX_RANK)
-                return call_fail(call, TSR_E_SHAPE, "%s['%s']: rank %d is out of range", label,
-                                 name, (int)a->rank);
+                return call_fail_at(call, TSR_E_SHAPE, label, name,
+                                    "%s['%s']: rank %d is out of range", label, name,
+                                    (int)a->rank);
             if (!call->seed_set[k] || !same_header(&call->seeds[k], a)) call->validated = 0;
             call->seeds[k] = *a;
             call->seed_set[k] = 1;
             return 0;
         }
-    return call_fail(call, TSR_E_UNKNOWN_FIELD, "%s: '%s' is not one of %s", label,
-                     name ? name : "(null)", jvp ? "jvp_inputs" : "vjp_outputs");
+    return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, name, "%s: '%s' is not one of %s",
+                        label, name ? name : "(null)", jvp ? "jvp_inputs" : "vjp_outputs");
 }
 
 /* ---- validation at run time ------------------------------------------- */
@@ -232,31 +245,47 @@ static const char *array_label(const char *what, const char *name, char *buf, si
     return buf;
 }
 
+/* The request's section an array belongs to, for locs: "inputs" for
+ * "input", else what ("tangent_vector", "cotangent_vector"). */
+static const char *section_of(const char *what) {
+    return strcmp(what, "input") == 0 ? "inputs" : what;
+}
+
 static int check_array(tsr_call *call, const char *what, const field_info *f,
                        const tsr_array *a, int need_data) {
     char why[400], label[TSR_MAX_NAME + 32];
-    const char *name = f->field.name;
-    if (a->dtype != f->field.dtype) {
-        const char *given = tsr_dtype_name(a->dtype);
+    const char *name = f->field.name, *section = section_of(what);
+    if (a->dtype != f->field.dtype && !cast_accepts(call, a->dtype, f->field.dtype)) {
+        const char *given = tsr_dtype_name(a->dtype), *want = tsr_dtype_name(f->field.dtype);
         array_label(what, name, label, sizeof label);
-        if (given)
-            return call_fail(call, TSR_E_DTYPE, "%s: dtype %s given, %s expected", label, given,
-                             tsr_dtype_name(f->field.dtype));
-        return call_fail(call, TSR_E_DTYPE, "%s: invalid dtype code %d given, %s expected",
-                         label, (int)a->dtype, tsr_dtype_name(f->field.dtype));
+        if (!given)
+            return call_fail_at(call, TSR_E_DTYPE, section, name,
+                                "%s: invalid dtype code %d given, %s expected", label,
+                                (int)a->dtype, want);
+        if (call->comp->opts.casting == TSR_CASTING_SAME_KIND)
+            return call_fail_at(call, TSR_E_DTYPE, section, name,
+                                "%s: dtype %s given, %s expected, and casting=same_kind does "
+                                "not convert %s to %s (bool < integers < floats < complex)",
+                                label, given, want, given, want);
+        return call_fail_at(call, TSR_E_DTYPE, section, name, "%s: dtype %s given, %s expected",
+                            label, given, want);
     }
     if (shape_match(f, a->shape, a->rank, call->symval, call->sym_from, call->comp->sym_names,
                     why, sizeof why) != 0)
-        return call_fail(call, TSR_E_SHAPE, "%s: %s", array_label(what, name, label, sizeof label),
-                         why);
+        return call_fail_at(call, TSR_E_SHAPE, section, name, "%s: %s",
+                            array_label(what, name, label, sizeof label), why);
     int64_t count = shape_count(a->shape, a->rank);
     if (count < 0)
-        return call_fail(call, TSR_E_SHAPE, "%s: the element count overflows",
-                         array_label(what, name, label, sizeof label));
+        return call_fail_at(call, TSR_E_SHAPE, section, name, "%s: the element count overflows",
+                            array_label(what, name, label, sizeof label));
     if (need_data && !a->data && count > 0)
-        return call_fail(call, TSR_E_ARGUMENT, "%s: data is NULL for %lld elements",
-                         array_label(what, name, label, sizeof label), (long long)count);
-    return limit_take(call, limit_array_bytes(a), what, name);
+        return call_fail_at(call, TSR_E_ARGUMENT, section, name,
+                            "%s: data is NULL for %lld elements",
+                            array_label(what, name, label, sizeof label), (long long)count);
+    /* Counted as the plugin gets it: converted to the field's dtype. */
+    tsr_array as_passed = *a;
+    as_passed.dtype = f->field.dtype;
+    return limit_take(call, limit_array_bytes(&as_passed), what, name);
 }
 
 static int bind_inputs(tsr_call *call) {
@@ -264,12 +293,16 @@ static int bind_inputs(tsr_call *call) {
     int need_data = call->ep != TSR_EP_ABSTRACT_EVAL;
     for (int32_t s = 0; s < c->n_sym; s++) call->symval[s] = -1;
     call->limit_used = 0;
-    if (call->n_bound != c->n_in)
-        for (int32_t i = 0; i < c->n_in; i++)
-            if (!call->input_bound[i])
-                return call_fail(call, TSR_E_MISSING, "input '%s' is missing",
-                                 c->in[i].field.name);
+    /* Left-out inputs take their default or are absent (defaults.c); a
+     * call that binds every input never gets here. */
+    int some_left_out = call->n_bound != c->n_in;
+    if (some_left_out) {
+        int rc = defaults_fill(call);
+        if (rc) return rc;
+    }
     for (int32_t i = 0; i < c->n_in; i++) {
+        if (some_left_out && !call->input_bound[i] && tsr_input_absent(&call->inputs[i]))
+            continue;   /* binds nothing and holds nothing to check */
         int rc = check_array(call, "input", &c->in[i], &call->inputs[i], need_data);
         if (rc) return rc;
     }
@@ -280,7 +313,8 @@ static int bind_inputs(tsr_call *call) {
 static int check_seeds(tsr_call *call) {
     tsr_component *c = call->comp;
     if (!call->wrt_set)
-        return call_fail(call, TSR_E_MISSING, "%s and %s are not set (tsr_call_set_wrt)",
+        return call_fail_at(call, TSR_E_MISSING, wrt_in_label(call->ep), NULL,
+                            "%s and %s are not set (tsr_call_set_wrt)",
                          wrt_in_label(call->ep), wrt_out_label(call->ep));
     if (call->ep != TSR_EP_JVP && call->ep != TSR_EP_VJP) return 0;
     int jvp = call->ep == TSR_EP_JVP;
@@ -290,7 +324,7 @@ static int check_seeds(tsr_call *call) {
         const field_info *f = jvp ? &c->in[call->wrt_in[k]] : &c->out[call->wrt_out[k]];
         char label[TSR_MAX_NAME + 32];
         if (!call->seed_set[k])
-            return call_fail(call, TSR_E_MISSING, "%s is missing",
+            return call_fail_at(call, TSR_E_MISSING, what, f->field.name, "%s is missing",
                              array_label(what, f->field.name, label, sizeof label));
         const tsr_array *s = &call->seeds[k];
         if (jvp) {
@@ -298,11 +332,11 @@ static int check_seeds(tsr_call *call) {
             if (s->rank != in->rank ||
                 memcmp(s->shape, in->shape, (size_t)in->rank * sizeof(int64_t)) != 0) {
                 char a[96], b[96];
-                return call_fail(call, TSR_E_SHAPE,
-                                 "%s: shape %s given, %s expected (the shape of input '%s')",
-                                 array_label(what, f->field.name, label, sizeof label),
-                                 shape_str(s->shape, s->rank, a, sizeof a),
-                                 shape_str(in->shape, in->rank, b, sizeof b), f->field.name);
+                return call_fail_at(call, TSR_E_SHAPE, what, f->field.name,
+                                    "%s: shape %s given, %s expected (the shape of input '%s')",
+                                    array_label(what, f->field.name, label, sizeof label),
+                                    shape_str(s->shape, s->rank, a, sizeof a),
+                                    shape_str(in->shape, in->rank, b, sizeof b), f->field.name);
             }
         }
         int rc = check_array(call, what, f, s, 1);
@@ -410,9 +444,16 @@ static int run_once(tsr_call *call) {
     if (call->parent) batch_point_results(call);
     if (fn || call->ep != TSR_EP_ABSTRACT_EVAL) {
         int cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
-        results_aim(call);
-        int rc = fn ? c->backend->invoke(call) : fd_invoke(call);
-        if (!rc) rc = results_check(call);
+        /* casting=same_kind: copies of another dtype stand in for the
+         * caller's arrays during this run only. */
+        int casting = c->opts.casting != TSR_CASTING_EXACT;
+        int rc = casting ? cast_begin(call) : 0;
+        if (!rc) {
+            results_aim(call);
+            rc = fn ? c->backend->invoke(call) : fd_invoke(call);
+            if (!rc) rc = results_check(call);
+        }
+        if (casting) cast_end(call);
         if (rc) {
             call->validated = 0;
             return rc;

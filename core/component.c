@@ -24,6 +24,7 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
     if (err) {
         err->code = 0;
         err->message[0] = '\0';
+        err->loc[0] = '\0';
     }
     if (!out) {
         error_set(err, TSR_E_ARGUMENT, "tsr_open: out must not be NULL");

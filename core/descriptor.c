@@ -15,6 +15,9 @@
 #define PLUGIN_HAS(d, member) \
     ((d)->struct_size >= offsetof(tsr_plugin, member) + sizeof((d)->member))
 #define FIELD_V1_SIZE (offsetof(tsr_field, doc) + sizeof(const char *))
+/* Whether fields laid out with stride `size` have a member. */
+#define FIELD_HAS(size, member) \
+    ((size) >= offsetof(tsr_field, member) + sizeof(((tsr_field *)0)->member))
 
 static int is_float_dtype(tsr_dtype d) {
     return d == TSR_FLOAT16 || d == TSR_FLOAT32 || d == TSR_FLOAT64 || d == TSR_COMPLEX64 ||
@@ -53,6 +56,15 @@ static int symbol_id(tsr_component *c, const char *name) {
     c->sym_names = grown;
     c->sym_names[c->n_sym] = name;
     return c->n_sym++;
+}
+
+/* One field as this host's struct, from a plugin's field of `size` bytes
+ * (older layouts are shorter): members it lacks read as zero, and the
+ * flags it could not have meant are cleared. */
+static void field_read(const tsr_field *src, size_t size, tsr_field *f) {
+    memset(f, 0, sizeof *f);
+    memcpy(f, src, size < sizeof *f ? size : sizeof *f);
+    if (!FIELD_HAS(size, default_value)) f->flags &= ~TSR_FIELD_OPTIONAL;
 }
 
 /* Copy and check one field; `what` is "input" or "output". */
@@ -133,7 +145,7 @@ static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, cons
             return TSR_E_DESCRIPTOR;
         }
     }
-    return 0;
+    return defaults_load(label, fi, f, what, err);
 }
 
 /* Duplicates, and a name that is also a nesting prefix of another ("mesh"
@@ -161,7 +173,7 @@ static int check_names(tsr_component *c, const field_info *fs, int32_t n, const 
 }
 
 static int fields_load(tsr_component *c, const tsr_field *src, int32_t n, size_t stride,
-                       const char *what, field_info **out, tsr_error *err) {
+                       const char *what, field_info **out, int32_t *count, tsr_error *err) {
     if (n < 0 || n > TSR_MAX_FIELDS || (n > 0 && !src)) {
         error_set(err, TSR_E_DESCRIPTOR, "component '%s': invalid %s list (count %d%s)",
                   c->desc->name, what, (int)n, (n > 0 && !src) ? ", NULL array" : "");
@@ -172,21 +184,26 @@ static int fields_load(tsr_component *c, const tsr_field *src, int32_t n, size_t
         error_set(err, TSR_E_NOMEM, "component '%s': out of memory", c->desc->name);
         return TSR_E_NOMEM;
     }
+    *count = n;   /* from here descriptor_free releases what the fields hold */
     for (int32_t i = 0; i < n; i++) {
-        const tsr_field *f = (const tsr_field *)((const char *)src + (size_t)i * stride);
-        int rc = field_load(c, &(*out)[i], f, what, i, err);
+        tsr_field f;
+        field_read((const tsr_field *)((const char *)src + (size_t)i * stride), stride, &f);
+        int rc = field_load(c, &(*out)[i], &f, what, i, err);
         if (rc) return rc;
     }
     return check_names(c, *out, n, what, err);
 }
 
 /* Symbols that some input carries are known before the call; an output
- * shape made only of those and fixed sizes is computed by the host. */
+ * shape made only of those and fixed sizes is computed by the host. An
+ * optional input may be absent, so its symbols do not count. */
 static void mark_static_outputs(tsr_component *c) {
     uint8_t *bound = calloc(c->n_sym > 0 ? (size_t)c->n_sym : 1, 1);
-    for (int32_t i = 0; bound && i < c->n_in; i++)
+    for (int32_t i = 0; bound && i < c->n_in; i++) {
+        if (c->in[i].field.flags & TSR_FIELD_OPTIONAL) continue;
         for (int32_t d = 0; d < c->in[i].field.rank; d++)
             if (c->in[i].kind[d] == DIM_SYMBOL) bound[c->in[i].sym[d]] = 1;
+    }
     for (int32_t o = 0; o < c->n_out; o++) {
         field_info *f = &c->out[o];
         int known = bound != NULL;
@@ -229,12 +246,11 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
                   d->name, c->path);
         return TSR_E_DESCRIPTOR;
     }
-    int rc = fields_load(c, d->inputs, d->n_inputs, d->field_size, "input", &c->in, err);
+    int rc = fields_load(c, d->inputs, d->n_inputs, d->field_size, "input", &c->in, &c->n_in, err);
     if (rc) return rc;
-    c->n_in = d->n_inputs;
-    rc = fields_load(c, d->outputs, d->n_outputs, d->field_size, "output", &c->out, err);
+    rc = fields_load(c, d->outputs, d->n_outputs, d->field_size, "output", &c->out, &c->n_out,
+                     err);
     if (rc) return rc;
-    c->n_out = d->n_outputs;
     if (c->n_out == 0) {
         error_set(err, TSR_E_DESCRIPTOR, "component '%s': it declares no outputs", d->name);
         return TSR_E_DESCRIPTOR;
@@ -269,9 +285,11 @@ int backend_set_descriptor(tsr_component *c, const tsr_plugin *d, tsr_error *err
 void backend_set_endpoint_state(tsr_component *c, void *state) { c->endpoint_state = state; }
 
 void descriptor_free(tsr_component *c) {
+    defaults_free(c->in, c->n_in);
     free(c->in);
     free(c->out);
     free(c->sym_names);
     c->in = c->out = NULL;
+    c->n_in = c->n_out = 0;
     c->sym_names = NULL;
 }

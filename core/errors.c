@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Error messages: every one names the component, and for calls the
- * endpoint, before the cause. */
+ * endpoint, before the cause. A call's failure also says where in the
+ * request it lies (its loc), for machine-readable errors. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 void error_set(tsr_error *err, int code, const char *fmt, ...) {
     if (!err) return;
     err->code = code;
+    err->loc[0] = '\0';
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -20,20 +22,76 @@ const char *comp_label(const tsr_component *c) {
     return (c->desc && c->desc->name) ? c->desc->name : c->path;
 }
 
-int call_fail(tsr_call *call, int code, const char *fmt, ...) {
+__attribute__((format(printf, 3, 0)))
+static int call_vfail(tsr_call *call, int code, const char *fmt, va_list ap) {
     int n = snprintf(call->errmsg, sizeof call->errmsg, "component '%s', endpoint '%s': ",
                      comp_label(call->comp), tsr_endpoint_name(call->ep));
     if (n < 0) n = 0;
     call->cause_at = (size_t)n < sizeof call->errmsg ? (size_t)n : 0;
-    if ((size_t)n < sizeof call->errmsg) {
-        va_list ap;
-        va_start(ap, fmt);
+    if ((size_t)n < sizeof call->errmsg)
         vsnprintf(call->errmsg + n, sizeof call->errmsg - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
     call->errcode = code;
+    return code;
+}
+
+int call_fail(tsr_call *call, int code, const char *fmt, ...) {
+    call->errloc[0] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    call_vfail(call, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void call_set_loc(tsr_call *call, const char *section, const char *name) {
+    if (name)
+        snprintf(call->errloc, sizeof call->errloc, "%s.%s", section, name);
+    else
+        snprintf(call->errloc, sizeof call->errloc, "%s", section);
+}
+
+int call_fail_at(tsr_call *call, int code, const char *section, const char *name,
+                 const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    call_vfail(call, code, fmt, ap);
+    va_end(ap);
+    call_set_loc(call, section, name);
     return code;
 }
 
 /* The message without its "component ..., endpoint ...: " prefix. */
 const char *call_cause(const tsr_call *call) { return call->errmsg + call->cause_at; }
+
+/* "" after a success, also one (a batch's) that cleared only the code. */
+TSR_API const char *tsr_call_errloc(const tsr_call *call) {
+    return call && call->errcode ? call->errloc : "";
+}
+
+/* pydantic's names where one fits (a client of Tesseract's 422 reads them
+ * as usual), a name of the same style for the rest. */
+TSR_API const char *tsr_error_type(int code) {
+    switch (code) {
+    case TSR_OK: return "ok";
+    case TSR_E_MISSING: return "missing";
+    case TSR_E_UNKNOWN_FIELD: return "extra_forbidden";
+    case TSR_E_DTYPE: return "dtype_error";
+    case TSR_E_SHAPE: return "shape_error";
+    case TSR_E_NOT_DIFFERENTIABLE: return "not_differentiable";
+    case TSR_E_LIMIT: return "too_large";
+    case TSR_E_IO: return "io_error";
+    case TSR_E_NOMEM: return "out_of_memory";
+    case TSR_E_LOAD: return "load_error";
+    case TSR_E_ABI: return "abi_error";
+    case TSR_E_DESCRIPTOR: return "descriptor_error";
+    case TSR_E_UNSUPPORTED: return "unsupported";
+    case TSR_E_PLUGIN: return "plugin_error";
+    case TSR_E_PLUGIN_RESULT: return "plugin_result_error";
+    case TSR_E_INIT: return "init_error";
+    case TSR_E_WORKER: return "worker_error";
+    case TSR_E_TIMEOUT: return "timeout";
+    case TSR_E_SHM: return "shared_memory_error";
+    case TSR_E_CANCELLED: return "cancelled";
+    default: return "value_error";   /* TSR_E_PAYLOAD, TSR_E_ARGUMENT and unknown codes */
+    }
+}

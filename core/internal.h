@@ -58,6 +58,14 @@ typedef struct host_ctx {
     char alloc_msg[TSR_ERRMSG_MAX];
 } host_ctx;
 
+/* casting.c: one converted input or seed. */
+typedef struct cast_slot {
+    void *buf;                       /* 64-byte aligned, cap bytes */
+    size_t cap;
+    tsr_array saved;                 /* the caller's array while the copy stands in */
+    int active;
+} cast_slot;
+
 /* Memory the caller gave for one result (tsr_call_set_result_buffer). */
 typedef struct result_target {
     void *ptr;
@@ -119,13 +127,37 @@ struct tsr_call {
     int32_t check_ms;
     uint64_t check_next_ns;          /* in-process polls: when check_fn is due (0: unarmed) */
     pthread_t runner;                /* the thread running the root, while check_fn is set */
+    /* casting=same_kind (casting.c): converted copies of inputs and
+     * seeds of another dtype, reused while they fit, and the arrays as
+     * the caller bound them while a run uses the copies */
+    cast_slot *cast_in;              /* n_in, NULL until needed */
+    cast_slot *cast_seed;            /* cap_results, NULL until needed */
     int errcode;
     size_t cause_at;                 /* where the cause starts in errmsg */
     char errmsg[TSR_ERRMSG_MAX];
+    char errloc[TSR_ERRLOC_MAX];     /* tsr_call_errloc */
 };
 
-/* errors.c (error_set, call_fail, comp_label: backend.h) */
+/* errors.c (error_set, call_fail, comp_label: backend.h). call_fail_at:
+ * call_fail with the loc "section.name" (name NULL: "section"), e.g.
+ * ("inputs", "x"); call_set_loc sets the loc after a call_fail. */
 const char *call_cause(const struct tsr_call *call);
+int call_fail_at(struct tsr_call *call, int code, const char *section, const char *name,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void call_set_loc(struct tsr_call *call, const char *section, const char *name);
+
+/* casting.c: option casting=same_kind. cast_accepts: whether an array of
+ * dtype `given` may stand for a field of dtype `field` in this call.
+ * cast_begin (before a run reaches its backend): the inputs and seeds of
+ * another dtype are converted into the call's buffers and take their
+ * place; 0, or the call failed (TSR_E_DTYPE naming field, index and
+ * value; TSR_E_NOMEM). cast_end (after the run, whatever its outcome)
+ * puts back the arrays the caller bound. cast_release frees the buffers
+ * (tsr_call_free). */
+int cast_accepts(const struct tsr_call *call, tsr_dtype given, tsr_dtype field);
+int cast_begin(struct tsr_call *call);
+void cast_end(struct tsr_call *call);
+void cast_release(struct tsr_call *call);
 
 /* descriptor.c: validate a plugin's descriptor and copy its schema. */
 int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err);

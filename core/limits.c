@@ -53,7 +53,11 @@ int limit_check(tsr_call *call, uint64_t bytes, const char *what, const char *na
 int limit_take(tsr_call *call, uint64_t bytes, const char *what, const char *name) {
     char why[TSR_ERRMSG_MAX - 128];
     int rc = limit_check(call, bytes, what, name, why, sizeof why);
-    return rc ? call_fail(call, rc, "%s", why) : 0;
+    if (!rc) return 0;
+    call_fail(call, rc, "%s", why);
+    /* An array of the request has a loc ("inputs.x"); a result has none. */
+    if (name) call_set_loc(call, strcmp(what, "input") == 0 ? "inputs" : what, name);
+    return rc;
 }
 
 uint64_t tsr_component_payload_limit(const tsr_component *c) {

@@ -255,6 +255,12 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
             }
         return bad_value(err, key, value, "auto, shm or files");
     }
+    if (strcmp(key, "casting") == 0) {
+        if (strcmp(value, "exact") && strcmp(value, "same_kind"))
+            return bad_value(err, key, value, "exact or same_kind");
+        opts->casting = strcmp(value, "same_kind") == 0 ? TSR_CASTING_SAME_KIND : TSR_CASTING_EXACT;
+        return 0;
+    }
     if (strcmp(key, "file_io") == 0) {
         int io = tsr_file_io_from_name(value);
         if (io < 0) return bad_value(err, key, value, "auto, io_uring or posix");
@@ -265,7 +271,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
               "unknown option '%s' (known: mode, log_level, workers, spawn, worker_exe, cwd, "
               "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns, max_array_bytes, "
               "max_call_bytes, max_arena_bytes, max_payload_bytes, rlimit_as, rlimit_cpu, "
-              "rlimit_nofile, transport, spool_dir, file_io, python, python_env)",
+              "rlimit_nofile, transport, spool_dir, file_io, casting, python, python_env)",
               key);
     return TSR_E_ARGUMENT;
 }

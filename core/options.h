@@ -48,6 +48,8 @@ struct tsr_options {
     int transport;                   /* TSR_TRANSPORT_* */
     char *spool_dir;                 /* files: the spool's parent; NULL: $TMPDIR or /tmp */
     int file_io;                     /* files: a tsr_file_io */
+    /* calls: convert inputs and seeds of another dtype (casting.c) */
+    int casting;                     /* TSR_CASTING_* */
     /* Python components (core/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */
@@ -56,6 +58,10 @@ struct tsr_options {
 /* Option "transport": shared memory, falling back to files where it
  * cannot be used (auto); shared memory only; files only. */
 enum { TSR_TRANSPORT_AUTO = 0, TSR_TRANSPORT_SHM = 1, TSR_TRANSPORT_FILES = 2 };
+
+/* Option "casting": a dtype other than the field's is refused (exact)
+ * or converted by numpy's same_kind rule (same_kind). */
+enum { TSR_CASTING_EXACT = 0, TSR_CASTING_SAME_KIND = 1 };
 
 /* Defaults of the limits: far above what a call on one machine needs, far
  * below what a hostile shape claims (2^62 elements). */

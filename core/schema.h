@@ -28,8 +28,12 @@ typedef struct field_info {
     uint8_t kind[TSR_MAX_FIELD_RANK];  /* enum dim_kind */
     int16_t sym[TSR_MAX_FIELD_RANK];   /* symbol id for DIM_SYMBOL, else -1 */
     /* Outputs only: every dimension is fixed or a symbol that some input
-     * binds, so the host can compute the shape before the call. */
+     * that cannot be left out binds, so the host can compute the shape
+     * before the call. */
     uint8_t shape_static;
+    /* Inputs only: the host's copy of the field's default (defaults.c);
+     * field.default_value points here when there is one. */
+    tsr_array default_copy;
 } field_info;
 
 /* A view of one component's resolved schema (backend_schema). */
@@ -54,6 +58,22 @@ int shape_match(const field_info *f, const int64_t *shape, int32_t rank, int64_t
                 const char **sym_from, const char *const *sym_names, char *why, size_t n);
 /* Shape of a field from bound symbols; 0 if every dim is known, else -1. */
 int shape_from_symbols(const field_info *f, const int64_t *symval, int64_t *shape);
+
+/* defaults.c: check field f's default and optional flag against the
+ * field (fi, already loaded) and copy the default into fi; `what` is
+ * "input" or "output". 0, or TSR_E_DESCRIPTOR / TSR_E_NOMEM with the cause
+ * in err naming the component and the field. defaults_free releases the
+ * copies of n fields. */
+int defaults_load(const char *component, field_info *fi, const tsr_field *f, const char *what,
+                  tsr_error *err);
+void defaults_free(field_info *fs, int32_t n);
+/* Whether an input may be left out of a call: it has a default or is
+ * optional. */
+int field_may_be_left_out(const field_info *f);
+/* Before validation of a call that left inputs out: each takes its
+ * default or, when optional, is absent (tsr_input_absent). TSR_E_MISSING
+ * for one that may not be left out, or that the call differentiates. */
+int defaults_fill(tsr_call *call);
 
 /* component.c: the index of the field called name, or -1. */
 int32_t find_field(const field_info *fs, int32_t n, const char *name);

@@ -120,6 +120,15 @@ int served_check(served *s, const tsr_args *args, char *why, size_t n) {
     char label[TSR_MAX_NAME + 16];
     for (int32_t i = 0; i < args->n_inputs; i++) {
         snprintf(label, sizeof label, "input '%s'", c->in[i].field.name);
+        if (tsr_input_absent(&args->inputs[i])) {
+            /* Only an optional input may be absent, and then not differentiated. */
+            int wrt = 0;
+            for (int32_t k = 0; k < args->n_wrt_in; k++) wrt |= args->wrt_in[k] == i;
+            if ((c->in[i].field.flags & TSR_FIELD_OPTIONAL) && !wrt) continue;
+            snprintf(why, n, "%s: absent, but it is %s", label,
+                     wrt ? "differentiated" : "not optional");
+            return TSR_E_PAYLOAD;
+        }
         int rc = match(s, &c->in[i], &args->inputs[i], label, why, n);
         if (rc) return rc;
     }

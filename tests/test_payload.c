@@ -397,10 +397,10 @@ Test(payload_convert, casts_across_kinds_downwards_are_refused) {
 Test(payload_convert, a_cast_that_loses_a_value_names_the_element) {
     decode_fails("{\"object_type\":\"array\",\"shape\":[2],\"dtype\":\"int64\","
                  "\"data\":{\"buffer\":[1,300],\"encoding\":\"json\"}}",
-                 TSR_UINT8, TSR_E_PAYLOAD, "element 1: 300 is out of range for uint8");
+                 TSR_UINT8, TSR_E_DTYPE, "element 1: 300 is out of range for uint8");
     decode_fails("{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
                  "\"data\":{\"buffer\":[1e39],\"encoding\":\"json\"}}",
-                 TSR_FLOAT32, TSR_E_PAYLOAD, "out of range for float32");
+                 TSR_FLOAT32, TSR_E_DTYPE, "out of range for float32");
 }
 
 /* ---- malformed arrays ------------------------------------------------------------ */
@@ -762,8 +762,8 @@ Test(payload_request_errors, input_fields_are_checked_against_the_schema) {
                 "field 'inputs.speed': no input field \"speed\" in the schema (inputs: mesh.nodes, mesh.cells");
     parse_fails(c, TSR_EP_APPLY, "{\"inputs\": {\"mesh\": {\"faces\": 1}}}", TSR_E_UNKNOWN_FIELD,
                 "field 'inputs.mesh.faces': no input field \"mesh.faces\"");
-    parse_fails(c, TSR_EP_APPLY, "{\"inputs\": {\"mesh.nodes\": [[1, 2]]}}", TSR_E_PAYLOAD,
-                "field 'inputs.mesh.nodes': keys of \"inputs\" are single names");
+    parse_fails(c, TSR_EP_APPLY, "{\"inputs\": {\"mesh.nodes\": [[1, 2]]}}", TSR_E_UNKNOWN_FIELD,
+                "field 'inputs': key \"mesh.nodes\": keys of \"inputs\" are single names");
     parse_fails(c, TSR_EP_APPLY, "{\"inputs\": {\"mesh\": [1, 2]}}", TSR_E_PAYLOAD,
                 "field 'inputs.mesh': expected an object holding the fields \"mesh.*\"");
     parse_fails(c, TSR_EP_APPLY, "{\"inputs\": {\"mesh\": {\"nodes\": [[1, \"x\"]]}}}", TSR_E_PAYLOAD,
@@ -772,8 +772,9 @@ Test(payload_request_errors, input_fields_are_checked_against_the_schema) {
                 "{\"inputs\": {\"mesh\": {\"nodes\": [[1, 2]], \"cells\": [[0, 1, 2]]},"
                 " \"flags\": [true], \"scale\": 1}}",
                 TSR_E_MISSING, "field 'inputs.z': required input is missing");
-    parse_fails(c, TSR_EP_APPLY, "{\"inputs\": {\"mesh\": {\"cells\": [[1.5, 0, 0]]}}}", TSR_E_PAYLOAD,
-                "1.5 is not an integer, as needed for int32");
+    parse_fails(c, TSR_EP_APPLY, "{\"inputs\": {\"mesh\": {\"cells\": [[1.5, 0, 0]]}}}", TSR_E_DTYPE,
+                "field 'inputs.mesh.cells': values read as float64 cannot be converted to the "
+                "field's int32");
     tsr_close(c);
 }
 
@@ -870,7 +871,7 @@ Test(payload_schema, schema_lists_fields_dims_and_endpoints) {
     assert_contains(text, "{\"name\":\"payload_fields\",\"version\":\"1.0\","
                           "\"description\":\"nested names and mixed dtypes for payload tests\",");
     assert_contains(text, "{\"name\":\"mesh.nodes\",\"dtype\":\"float64\",\"shape\":[\"n\",2],"
-                          "\"differentiable\":true,\"doc\":\"node coordinates\"}");
+                          "\"differentiable\":true,\"doc\":\"node coordinates\",\"required\":true}");
     assert_contains(text, "{\"name\":\"flags\",\"dtype\":\"bool\",\"shape\":[null],"
                           "\"differentiable\":false,\"doc\":null}");
     assert_contains(text, "{\"name\":\"scale\",\"dtype\":\"float32\",\"shape\":[],");

@@ -51,7 +51,7 @@ static int stderr_to_unread_pipe(void) {
 static tsr_component *open_talk(const char *key, const char *value, const char *timeout_ms,
                                 tsr_log_fn log, void *log_user, char *why, size_t n) {
     tsr_options *o = tsr_options_new();
-    tsr_error err = {0, ""};
+    tsr_error err = {0};
     tsr_component *c = NULL;
     if (!o || tsr_options_set(o, "mode", "worker", &err) ||
         (timeout_ms && tsr_options_set(o, "timeout_ms", timeout_ms, &err)) ||

@@ -13,6 +13,8 @@
  *   cmd_check_manifest.c, check_manifest_run.c, check_manifest_values.c
  *                 `tessera check-manifest`: a new manifest tried in a worker
  *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/serve)
+ *   cmd_docs.c, docs_*.c
+ *                 `tessera docs`: the component's API as an HTML page
  *   exit_guard.c  a component that ends the process is an error, never success
  */
 #ifndef TESSERA_CLI_H
@@ -51,6 +53,7 @@ typedef struct cli_options {
     bool checksum;           /* --checksum */
     bool allow_escape;       /* --allow-escape */
     tsr_file_io io;          /* --io */
+    bool error_json;         /* --error-format json (endpoint calls) */
 } cli_options;
 
 /* Parse argv (argv[0] is the subcommand's name). with_format: the
@@ -65,9 +68,18 @@ int cli_set_config(const char *command, tsr_options *lib, const char *assignment
 /* Read a payload argument: literal JSON text, @FILE, or - / @- for stdin.
  * The text is NUL-terminated, *len excludes the NUL; free() it. */
 int cli_read_payload(const char *arg, char **text, size_t *len);
+/* The same, leaving the message in why (n bytes) instead of printing it. */
+int cli_read_payload_why(const char *arg, char **text, size_t *len, char *why, size_t n);
 
 /* Write text and a newline to the -o file or stdout. */
 int cli_write_output(const cli_options *o, const char *text);
+
+/* A failure of the library on stderr: the "tessera: error: MESSAGE" line,
+ * or with --error-format json Tesseract's 422 body in one line
+ * (tsr_error_detail_json of code, loc and message, quoting the request's
+ * input at loc; request may be NULL), as `tessera serve` sends it. */
+void cli_report_failure(const cli_options *o, int code, const char *loc, const char *message,
+                        const char *request, size_t request_len);
 
 /* Print "tessera: error: ..." (or "tessera COMMAND: error: ...") to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -109,5 +121,8 @@ void cli_print_check_manifest_help(void);
 /* cmd_serve.c: `tessera serve`. */
 int cli_cmd_serve(int argc, char **argv);
 void cli_print_serve_help(void);
+/* cmd_docs.c: `tessera docs`. */
+int cli_cmd_docs(int argc, char **argv);
+void cli_print_docs_help(void);
 
 #endif /* TESSERA_CLI_H */

@@ -26,14 +26,21 @@ static void release(invocation *inv) {
 
 static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
     tsr_error err;
-    int rc = cli_read_payload(o->positional[1], &inv->payload_text, &inv->payload_len);
-    if (rc != CLI_OK) return rc;
+    char why[PATH_MAX + 128];
+    int rc = cli_read_payload_why(o->positional[1], &inv->payload_text, &inv->payload_len, why,
+                                  sizeof why);
+    if (rc != CLI_OK) {
+        cli_report_failure(o, TSR_E_IO, "", why, NULL, 0);
+        return rc;
+    }
+    const char *request = inv->payload_text;
+    size_t request_len = inv->payload_len;
 
     char path_buf[PATH_MAX];
     const char *path = cli_plugin_path(o->positional[0], path_buf, sizeof path_buf);
     cli_exit_guard_arm(path, "its load");
     if (tsr_open(path, o->library, &inv->component, &err) != 0) {
-        cli_error(NULL, "%s", err.message);
+        cli_report_failure(o, err.code, err.loc, err.message, NULL, 0);
         return CLI_LOAD_FAILED;
     }
     cli_exit_guard_arm(tsr_component_name(inv->component), tsr_endpoint_name(ep));
@@ -41,20 +48,21 @@ static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
                             .allow_escape = o->allow_escape, .io = o->io};
     if (tsr_payload_parse_ex(inv->component, ep, inv->payload_text, inv->payload_len, &in,
                              &inv->payload, &err) != 0) {
-        cli_error(NULL, "%s", err.message);
+        cli_report_failure(o, err.code, err.loc, err.message, request, request_len);
         return CLI_PAYLOAD;
     }
     inv->call = tsr_call_new(inv->component, ep);
     if (inv->call == NULL) {
-        cli_error(NULL, "out of memory");
+        cli_report_failure(o, TSR_E_NOMEM, "", "out of memory", NULL, 0);
         return CLI_CALL_FAILED;
     }
     if (tsr_payload_bind(inv->payload, inv->call, &err) != 0) {
-        cli_error(NULL, "%s", err.message);
+        cli_report_failure(o, err.code, err.loc, err.message, request, request_len);
         return CLI_PAYLOAD;
     }
     if (tsr_call_run(inv->call) != 0) {
-        cli_error(NULL, "%s", tsr_call_errmsg(inv->call));
+        cli_report_failure(o, tsr_call_errcode(inv->call), tsr_call_errloc(inv->call),
+                           tsr_call_errmsg(inv->call), request, request_len);
         return CLI_CALL_FAILED;
     }
     tsr_output_options out = {.struct_size = sizeof out, .encoding = o->encoding, .lz4 = o->lz4,
@@ -64,7 +72,7 @@ static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
         (rc = cli_make_dirs(o->binref_out)) != CLI_OK)
         return rc;
     if (tsr_payload_format_results_ex(inv->payload, inv->call, &out, &inv->result, &err) != 0) {
-        cli_error(NULL, "%s", err.message);
+        cli_report_failure(o, err.code, err.loc, err.message, request, request_len);
         return CLI_OUTPUT;
     }
     return cli_write_output(o, inv->result);

@@ -38,10 +38,15 @@ static int gather_inputs(invocation *inv) {
         return CLI_CALL_FAILED;
     }
     for (int32_t k = 0; k < n; k++) {
-        const char *name = tsr_component_input(inv->component, k)->name;
+        const tsr_field *field = tsr_component_input(inv->component, k);
+        const char *name = field->name;
         const tsr_array *a = tsr_payload_input(inv->payload, name);
+        if (!a) a = field->default_value;   /* left out: its default */
         if (!a) {
-            cli_error(NULL, "the payload lacks input '%s'", name);
+            cli_error(NULL, "the payload lacks input '%s'%s", name,
+                      (field->flags & TSR_FIELD_OPTIONAL)
+                          ? " (optional inputs must be given to check gradients)"
+                          : "");
             return CLI_PAYLOAD;
         }
         inv->inputs[k] = *a;

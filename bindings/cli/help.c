@@ -19,6 +19,7 @@ void cli_print_main_help(void) {
         "\n"
         "Commands:\n"
         "  schema PLUGIN                 the component's inputs, outputs and endpoints\n"
+        "  docs PLUGIN                   the same as one HTML page, with an example request\n"
         "  apply PLUGIN PAYLOAD          evaluate: {\"inputs\": {...}}\n"
         "  jvp PLUGIN PAYLOAD            Jacobian-vector product: inputs, jvp_inputs,\n"
         "                                jvp_outputs, tangent_vector\n"
@@ -90,7 +91,12 @@ static void print_common_options(int with_format) {
               "                         array (\"checksum\"); checked whenever read. Tesseract's\n"
               "                         readers refuse the extra key: leave it out for them\n"
               "  --io IO                binref file I/O: auto (default: io_uring where it\n"
-              "                         works, see 'tessera info'), io_uring or posix\n",
+              "                         works, see 'tessera info'), io_uring or posix\n"
+              "  --error-format FORMAT  text (default: one 'tessera: error:' line) or json: a\n"
+              "                         failure as one line of Tesseract's 422 body,\n"
+              "                         {\"detail\": [{\"type\", \"loc\", \"msg\", \"input\"}]}, the\n"
+              "                         bytes 'tessera serve' answers the same request with;\n"
+              "                         the exit status is the same either way\n",
               stdout);
     fputs("  -o, --output FILE      write the result to FILE instead of stdout\n"
           "  --mode MODE            inproc (default), isolated or worker\n"
@@ -113,6 +119,25 @@ void cli_print_schema_help(void) {
           "  --openapi              print instead the OpenAPI document that `tessera serve`\n"
           "                         answers at /openapi.json, as tesseract-core's clients\n"
           "                         and tesseract-jax read it\n"
+          "\n",
+          stdout);
+    print_common_options(0);
+    fputs("\n", stdout);
+    cli_print_exit_statuses();
+}
+
+void cli_print_docs_help(void) {
+    fputs("Usage: tessera docs [OPTIONS] PLUGIN\n"
+          "\n"
+          "Write the component's API as one self-contained HTML page (no scripts,\n"
+          "nothing fetched; it works offline): its description; each input and\n"
+          "output with dtype, shape (symbolic dims, * for any size), default,\n"
+          "differentiability and doc, nested fields under their parent; which\n"
+          "fields share a symbolic dim; each endpoint, whether the component\n"
+          "implements it or it is served by finite differences, and what it takes;\n"
+          "an example apply request and the command that sends it. With -o the\n"
+          "page is written to a temporary file renamed over FILE, so a failed run\n"
+          "leaves FILE as it was.\n"
           "\n",
           stdout);
     print_common_options(0);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reading payloads and writing results, and the messages on stderr. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,18 @@ void cli_error(const char *command, const char *fmt, ...) {
     va_start(ap, fmt);
     vreport(command, fmt, ap);
     va_end(ap);
+}
+
+void cli_report_failure(const cli_options *o, int code, const char *loc, const char *message,
+                        const char *request, size_t request_len) {
+    char *body = NULL;
+    if (o->error_json &&
+        tsr_error_detail_json(code, loc, message, request, request_len, &body) == 0) {
+        fprintf(stderr, "%s\n", body);
+        tsr_json_free(body);
+        return;
+    }
+    cli_error(NULL, "%s", message);
 }
 
 int cli_usage_error(const char *command, const char *fmt, ...) {
@@ -69,41 +82,50 @@ static int slurp(FILE *f, char **text, size_t *len) {
     return 0;
 }
 
-int cli_read_payload(const char *arg, char **text, size_t *len) {
+int cli_read_payload_why(const char *arg, char **text, size_t *len, char *why, size_t n) {
     const char *path = arg[0] == '@' ? arg + 1 : NULL;
     if (strcmp(arg, "-") == 0 || (path != NULL && strcmp(path, "-") == 0)) {
         int e = slurp(stdin, text, len);
-        if (e != 0) cli_error(NULL, "cannot read the payload from stdin: %s", strerror(e));
+        if (e != 0) snprintf(why, n, "cannot read the payload from stdin: %s", strerror(e));
         return e ? CLI_PAYLOAD : CLI_OK;
     }
     if (path != NULL) {
         FILE *f = fopen(path, "rb");
         if (f == NULL) {
-            cli_error(NULL, "cannot open payload file '%s': %s", path, strerror(errno));
+            snprintf(why, n, "cannot open payload file '%s': %s", path, strerror(errno));
             return CLI_PAYLOAD;
         }
         int e = slurp(f, text, len);
         fclose(f);
-        if (e != 0) cli_error(NULL, "cannot read payload file '%s': %s", path, strerror(e));
+        if (e != 0) snprintf(why, n, "cannot read payload file '%s': %s", path, strerror(e));
         return e ? CLI_PAYLOAD : CLI_OK;
     }
     *len = strlen(arg);
     *text = strdup(arg);
     if (*text == NULL) {
-        cli_error(NULL, "out of memory");
+        snprintf(why, n, "out of memory");
         return CLI_PAYLOAD;
     }
     return CLI_OK;
 }
 
+int cli_read_payload(const char *arg, char **text, size_t *len) {
+    char why[PATH_MAX + 128];
+    int rc = cli_read_payload_why(arg, text, len, why, sizeof why);
+    if (rc != CLI_OK) cli_error(NULL, "%s", why);
+    return rc;
+}
+
 int cli_write_output(const cli_options *o, const char *text) {
     FILE *f = stdout;
     const char *where = "stdout";
+    char why[PATH_MAX + 128];
     if (o->output_path != NULL && strcmp(o->output_path, "-") != 0) {
         where = o->output_path;
         f = fopen(o->output_path, "w");
         if (f == NULL) {
-            cli_error(NULL, "cannot open output file '%s': %s", where, strerror(errno));
+            snprintf(why, sizeof why, "cannot open output file '%s': %s", where, strerror(errno));
+            cli_report_failure(o, TSR_E_IO, "", why, NULL, 0);
             return CLI_OUTPUT;
         }
     }
@@ -114,7 +136,8 @@ int cli_write_output(const cli_options *o, const char *text) {
         e = errno;
     }
     if (failed) {
-        cli_error(NULL, "cannot write the results to %s: %s", where, strerror(e));
+        snprintf(why, sizeof why, "cannot write the results to %s: %s", where, strerror(e));
+        cli_report_failure(o, TSR_E_IO, "", why, NULL, 0);
         return CLI_OUTPUT;
     }
     return CLI_OK;

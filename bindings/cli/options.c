@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Options shared by the subcommands: -f, -o, --mode, --option, --config, -h, and
  * for endpoint calls those of arrays in files: --input-path,
- * --output-path, --compression, --checksum, --io, --allow-escape. */
+ * --output-path, --compression, --checksum, --io, --allow-escape, and
+ * --error-format. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@ enum {
     OPT_CHECKSUM,
     OPT_IO,
     OPT_ALLOW_ESCAPE,
-    OPT_OPENAPI
+    OPT_OPENAPI,
+    OPT_ERROR_FORMAT
 };
 
 int cli_set_config(const char *command, tsr_options *lib, const char *assignment) {
@@ -62,6 +64,7 @@ static const char *file_option_name(int opt) {
     case OPT_COMPRESSION: return "compression";
     case OPT_CHECKSUM: return "checksum";
     case OPT_IO: return "io";
+    case OPT_ERROR_FORMAT: return "error-format";
     default: return "allow-escape";
     }
 }
@@ -88,6 +91,11 @@ static int parse_file_option(const char *command, int opt, const char *arg, cli_
         return CLI_OK;
     case OPT_ALLOW_ESCAPE:
         o->allow_escape = true;
+        return CLI_OK;
+    case OPT_ERROR_FORMAT:
+        if (strcmp(arg, "json") != 0 && strcmp(arg, "text") != 0)
+            return cli_usage_error(command, "unknown --error-format '%s' (text or json)", arg);
+        o->error_json = strcmp(arg, "json") == 0;
         return CLI_OK;
     default: { /* OPT_IO */
         int io = tsr_file_io_from_name(arg);
@@ -137,6 +145,7 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
     case OPT_CHECKSUM:
     case OPT_IO:
     case OPT_ALLOW_ESCAPE:
+    case OPT_ERROR_FORMAT:
         /* token may be the option's value: name the option itself. */
         if (!with_format) return cli_usage_error(command, "unknown option '--%s'", file_option_name(opt));
         return parse_file_option(command, opt, arg, o);
@@ -164,6 +173,7 @@ int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out)
         {"checksum", no_argument, NULL, OPT_CHECKSUM},
         {"io", required_argument, NULL, OPT_IO},
         {"allow-escape", no_argument, NULL, OPT_ALLOW_ESCAPE},
+        {"error-format", required_argument, NULL, OPT_ERROR_FORMAT},
         {NULL, 0, NULL, 0},
     };
     const char *command = argv[0];

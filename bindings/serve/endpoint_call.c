@@ -20,17 +20,18 @@ void endpoint_call(const serve_config *cfg, tsr_endpoint ep, tsr_encoding enc, c
     tsr_payload *p = NULL;
     tsr_error err = {0};
     if (tsr_payload_parse_ex(c, ep, body ? body : "", len, &in, &p, &err) != 0) {
-        serve_error(rs, &err, route, name);
+        serve_error(rs, &err, route, name, body, len);
         return;
     }
     tsr_call *call = tsr_call_new(c, ep);
     int rc = call ? tsr_payload_bind(p, call, &err) : TSR_E_NOMEM;
-    if (!call) err = (tsr_error){TSR_E_NOMEM, "out of memory"};
+    if (!call) err = (tsr_error){.code = TSR_E_NOMEM, .message = "out of memory"};
     if (!rc) {
         rc = tsr_call_run(call);
         if (rc) {
             err.code = rc;
             snprintf(err.message, sizeof err.message, "%s", tsr_call_errmsg(call));
+            snprintf(err.loc, sizeof err.loc, "%s", tsr_call_errloc(call));
         }
     }
     char *text = NULL;
@@ -40,7 +41,7 @@ void endpoint_call(const serve_config *cfg, tsr_endpoint ep, tsr_encoding enc, c
         rc = tsr_payload_format_results_ex(p, call, &out, &text, &err);
     }
     if (rc) {
-        serve_error(rs, &err, route, name);
+        serve_error(rs, &err, route, name, body, len);
     } else {
         rs->status = 200;
         rs->content_type = "application/json";

@@ -34,63 +34,25 @@ void serve_detail(serve_response *rs, int status, const char *fmt, ...) {
     serve_json(rs, status, json_pack("{s:s}", "detail", text));
 }
 
-/* The field a message names as a loc list: "field 'inputs.x'" gives
- * ["body", "inputs", "x"], "input 'x'" the same; ["body"] when it names
- * none. The earliest mention is the field at fault ("input 'b': ... from
- * field 'a'" is about b). */
-static json_t *loc_of(const char *message) {
-    static const struct {
-        const char *mark, *prefix;
-    } marks[] = {{"field '", NULL}, {"input '", "inputs"}, {"output '", "outputs"}};
-    json_t *loc = json_pack("[s]", "body");
-    const char *at = NULL, *prefix = NULL;
-    size_t skip = 0;
-    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
-        const char *hit = strstr(message, marks[i].mark);
-        if (hit && (!at || hit < at)) {
-            at = hit;
-            prefix = marks[i].prefix;
-            skip = strlen(marks[i].mark);
-        }
+/* The 422 body is the library's (tsr_error_detail_json), which the CLI
+ * writes too: the same bytes for the same request. */
+static void validation_error(serve_response *rs, const tsr_error *err, const char *request,
+                             size_t request_len) {
+    char *body = NULL;
+    if (tsr_error_detail_json(err->code, err->loc, err->message, request, request_len, &body)) {
+        rs->status = 500;
+        rs->len = 0;
+        return;
     }
-    if (!at) return loc;
-    if (prefix) json_array_append_new(loc, json_string(prefix));
-    at += skip;
-    const char *end = strchr(at, '\'');
-    while (end && at < end) {
-        const char *dot = memchr(at, '.', (size_t)(end - at));
-        const char *stop = dot ? dot : end;
-        json_array_append_new(loc, json_stringn(at, (size_t)(stop - at)));
-        at = stop + 1;
-    }
-    return loc;
-}
-
-/* pydantic's names where one fits, so that clients read them as usual. */
-static const char *type_of(int code) {
-    switch (code) {
-    case TSR_E_MISSING: return "missing";
-    case TSR_E_UNKNOWN_FIELD: return "extra_forbidden";
-    case TSR_E_DTYPE: return "dtype_error";
-    case TSR_E_SHAPE: return "shape_error";
-    case TSR_E_NOT_DIFFERENTIABLE: return "not_differentiable";
-    case TSR_E_LIMIT: return "too_large";
-    default: return "value_error";
-    }
-}
-
-/* The message without braces: clients format it as a template. */
-static json_t *message_text(const char *message) {
-    char text[TSR_ERRMSG_MAX];
-    snprintf(text, sizeof text, "%s", message);
-    for (char *p = text; *p; p++)
-        if (*p == '{') *p = '(';
-        else if (*p == '}') *p = ')';
-    return json_string(text);
+    rs->status = 422;
+    rs->content_type = "application/json";
+    rs->body = body;
+    rs->free_body = tsr_json_free;
+    rs->len = strlen(body);
 }
 
 void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
-                 const char *component) {
+                 const char *component, const char *request, size_t request_len) {
     switch (err->code) {
     case TSR_E_PAYLOAD:
     case TSR_E_MISSING:
@@ -100,13 +62,9 @@ void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
     case TSR_E_NOT_DIFFERENTIABLE:
     case TSR_E_LIMIT:
     case TSR_E_ARGUMENT:
-    case TSR_E_IO: { /* a binref the request named */
-        json_t *item = json_pack("{s:s, s:o, s:o, s:n}", "type", type_of(err->code), "loc",
-                                 loc_of(err->message), "msg", message_text(err->message),
-                                 "input");
-        serve_json(rs, 422, json_pack("{s:[o]}", "detail", item));
+    case TSR_E_IO: /* a binref the request named */
+        validation_error(rs, err, request, request_len);
         return;
-    }
     case TSR_E_WORKER:
         /* No worker left to take calls (restart=never): come back later.
          * A call whose worker died is the component's failure: 500. */

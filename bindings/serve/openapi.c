@@ -10,6 +10,10 @@
 
 #include "serve_internal.h"
 
+#include <tessera/payload.h>
+
+#define TSR_MAX_FIELD_TITLE 256
+
 static const char *const array_dtypes[] = {"float16", "float32", "float64", "int8",
                                            "int16", "int32", "int64", "bool",
                                            "uint8", "uint16", "uint32", "uint64",
@@ -77,6 +81,56 @@ static json_t *array_schema(const tsr_field *f) {
     return a;
 }
 
+/* A field's default as pydantic writes it: the plain value (number, bool,
+ * nested list); NULL where it has none (complex, NaN: pydantic too leaves
+ * out a default it cannot serialize). */
+static json_t *default_value(const tsr_array *d) {
+    char *text = NULL;
+    tsr_error err;
+    if (tsr_array_to_json(d, TSR_ENCODING_JSON, &text, &err) != 0) return NULL;
+    json_t *encoded = json_loads(text, 0, NULL);
+    tsr_json_free(text);
+    json_t *plain = json_object_get(json_object_get(encoded, "data"), "buffer");
+    json_incref(plain);
+    json_decref(encoded);
+    return plain;
+}
+
+/* pydantic's title of a field: str.title() of its name, '_' as spaces. */
+static json_t *field_title(const char *name) {
+    char t[TSR_MAX_FIELD_TITLE];
+    size_t k = 0;
+    int after_letter = 0;
+    for (; name[k] && k + 1 < sizeof t; k++) {
+        char ch = name[k];
+        int letter = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+        if (letter && !after_letter && ch >= 'a') ch = (char)(ch - 'a' + 'A');
+        else if (letter && after_letter && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
+        t[k] = ch == '_' ? ' ' : ch;
+        after_letter = letter;
+    }
+    t[k] = '\0';
+    return json_string(t);
+}
+
+/* An input's property: its array schema, with its default where it has
+ * one, or for an optional input, as pydantic writes Optional[...] = None:
+ * the array or null, titled and described outside. */
+static json_t *input_schema(const tsr_field *f, const char *leaf) {
+    json_t *a = array_schema(f);
+    if (f->default_value) {
+        json_t *d = default_value(f->default_value);
+        if (d) json_object_set_new(a, "default", d);
+        return a;
+    }
+    if (!(f->flags & TSR_FIELD_OPTIONAL)) return a;
+    json_object_del(a, "description");
+    json_t *opt = json_pack("{s:[o,{s:s}], s:o}", "anyOf", a, "type", "null", "title",
+                            field_title(leaf));
+    if (f->doc) json_object_set_new(opt, "description", json_string(f->doc));
+    return opt;
+}
+
 static json_t *new_model(const char *title) {
     return json_pack("{s:{}, s:b, s:s, s:[], s:s}", "properties", "additionalProperties", 0,
                      "type", "object", "required", "title", title);
@@ -124,8 +178,11 @@ static json_t *fields_model(const tsr_component *c, int outputs, const char *tit
         const tsr_field *f = outputs ? tsr_component_output(c, i) : tsr_component_input(c, i);
         const char *leaf;
         json_t *parent = parent_of(model, order, f->name, &leaf);
-        json_object_set_new(json_object_get(parent, "properties"), leaf, array_schema(f));
-        json_array_append_new(json_object_get(parent, "required"), json_string(leaf));
+        json_object_set_new(json_object_get(parent, "properties"), leaf,
+                            outputs ? array_schema(f) : input_schema(f, leaf));
+        /* One that may be left out is not required, as in pydantic. */
+        if (outputs || !(f->default_value || (f->flags & TSR_FIELD_OPTIONAL)))
+            json_array_append_new(json_object_get(parent, "required"), json_string(leaf));
         if (f->flags & TSR_FIELD_DIFFERENTIABLE)
             json_object_set_new(diff, f->name,
                                 json_pack("{s:s, s:o}", "dtype", tsr_dtype_name(f->dtype),

@@ -47,9 +47,10 @@ void serve_config_free(serve_config *cfg);
  * with an empty body. */
 void serve_handle(const serve_config *cfg, const serve_request *rq, serve_response *rs);
 
-/* errors.c: the answer to a failed request, from the library's error. */
+/* errors.c: the answer to a failed request (request_len bytes, for the
+ * input a 422 quotes), from the library's error. */
 void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
-                 const char *component);
+                 const char *component, const char *request, size_t request_len);
 /* A plain answer {"detail": text} with status. */
 void serve_detail(serve_response *rs, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

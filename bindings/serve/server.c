@@ -192,6 +192,7 @@ int serve_config_make(serve_config *cfg, tsr_component *c, const tsr_serve_optio
         (d->input_dir && !cfg->input_dir) || (d->output_dir && !cfg->output_dir)) {
         serve_config_free(cfg);
         snprintf(err->message, sizeof err->message, "out of memory");
+        err->loc[0] = '\0';
         return err->code = TSR_E_NOMEM;
     }
     return 0;
@@ -207,6 +208,7 @@ int tsr_serve_openapi(const tsr_component *c, const tsr_serve_options *opts, cha
     if (err) {
         err->code = TSR_E_NOMEM;
         snprintf(err->message, sizeof err->message, "out of memory");
+        err->loc[0] = '\0';
     }
     return TSR_E_NOMEM;
 }
@@ -220,6 +222,7 @@ static int fail(tsr_error *err, int code, const char *fmt, ...) {
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
     err->code = code;
+    err->loc[0] = '\0';
     return code;
 }
 

@@ -82,7 +82,9 @@ static int fd_setup(fd_run *r) {
     r->apply = call->fd_apply;
     r->work = calloc((size_t)(call->n_wrt_in > 0 ? call->n_wrt_in : 1), sizeof *r->work);
     if (!r->work) return call_fail(call, TSR_E_NOMEM, "out of memory");
-    for (int32_t f = 0; f < c->n_in; f++) tsr_call_set_input_at(r->apply, f, &call->inputs[f]);
+    for (int32_t f = 0; f < c->n_in; f++)   /* an absent optional input stays left out */
+        tsr_call_set_input_at(r->apply, f,
+                              tsr_input_absent(&call->inputs[f]) ? NULL : &call->inputs[f]);
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
         size_t bytes = 0;

@@ -170,6 +170,7 @@ TSR_API int tsr_gradcheck_run(tsr_component *c, const tsr_array *inputs,
     if (err) {
         err->code = 0;
         err->message[0] = '\0';
+        err->loc[0] = '\0';
     }
     return 0;
 }

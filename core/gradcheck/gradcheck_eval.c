@@ -10,6 +10,7 @@
 int gc_fail(gc_session *s, int code, const char *fmt, ...) {
     if (s->err) {
         s->err->code = code;
+        s->err->loc[0] = '\0';
         int n = snprintf(s->err->message, sizeof s->err->message,
                          "component '%s': gradient check: ", tsr_component_name(s->c));
         if (n >= 0 && (size_t)n < sizeof s->err->message) {
@@ -30,6 +31,7 @@ int gc_call_failed(gc_session *s, tsr_call *call, const char *what) {
         s->err->code = code;
         snprintf(s->err->message, sizeof s->err->message, "gradient check, %s: %s", what,
                  tsr_call_errmsg(call));
+        snprintf(s->err->loc, sizeof s->err->loc, "%s", tsr_call_errloc(call));
     }
     return code;
 }

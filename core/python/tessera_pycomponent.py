@@ -25,24 +25,28 @@ A ``Component`` describes the component and runs its endpoints:
 * ``endpoints``: "apply" and those of "jacobian", "jvp", "vjp",
   "abstract_eval" whose function the module defines
   (``jacobian_vector_product`` is "jvp", ``vector_jacobian_product`` "vjp").
-* ``defaults``: {dotted name: default} of the fields that have one, for
-  later; a NumPy array of the field's dtype where the default converts to
-  one, else the raw default (None for ``Optional[X] = None``).
+* ``defaults``: {dotted name: default} of the input fields that have one;
+  a NumPy array of the field's dtype where the default converts to one,
+  else the raw default (None for ``Optional[X] = None``). The C side makes
+  an input with an array default optional with that default, and one whose
+  default is None optional without one (TSR_FIELD_OPTIONAL).
 
 Decisions:
 
-* ``Optional[X]`` (with or without ``= None``) is described as X: Tessera's
-  schema has neither optional fields nor defaults, so the C side always
-  passes a value and the component never sees None. An output that is
-  Optional must be returned as an X (None is refused like any value that
-  does not fit).
-* Fields with defaults are required on the C side like all others; the
-  defaults are only reported (``defaults``) and used by ``abstract_eval`` for
-  plain bool/int/float inputs, whose values it is not given.
+* ``Optional[X]`` is described as X. With ``= None`` the input may be left
+  out, and the component then gets None for it, as from tesseract-core;
+  without a default it is required. An output that is Optional must be
+  returned as an X (None is refused like any value that does not fit).
+* An input whose default converts to an array of its dtype may be left
+  out and then takes that default (the host fills it in). A default that
+  does not convert (a factory that needs data, an object) leaves the input
+  required. ``abstract_eval`` also uses the defaults of plain
+  bool/int/float inputs, whose values it is not given.
 
 Calls. ``inputs`` is a list of NumPy arrays, one per input field in
 ``inputs`` order, of the field's dtype and a valid shape (the C side checked
-both), read-only views of shared memory. They are not copied: the
+both), read-only views of shared memory, or None for an optional input
+left out. They are not copied: the
 component's ``InputSchema`` is built from them as they are, except that a
 0-d array becomes a NumPy scalar for ``Float64``-like fields (what
 tesseract-core's validation gives a component) and a Python
@@ -468,9 +472,11 @@ class Component:
             raise ValueError(f"{self.name}: {len(inputs)} inputs given, {self._n_in} expected")
         vals = list(inputs)
         for i in self._scalar_idx:
-            vals[i] = vals[i][()]  # NumPy scalar, as tesseract-core's validation gives
+            if vals[i] is not None:  # None: an optional input left out
+                vals[i] = vals[i][()]  # NumPy scalar, as tesseract-core's validation gives
         for i in self._plain_idx:
-            vals[i] = vals[i].item()  # Python bool / int / float
+            if vals[i] is not None:
+                vals[i] = vals[i].item()  # Python bool / int / float
         return self._build(self._in.node, vals)
 
     @staticmethod
@@ -597,14 +603,15 @@ class Component:
         in_model, out_model = self._abstract
         tree: dict = {}
         for f, (shape, code) in zip(self._in.leaves, shapes):
-            if f.kind == _PLAIN:
+            value: Any = None  # an optional input left out (code 0) stays None
+            if code != 0 and f.kind == _PLAIN:
                 if f.name not in self._in.defaults:
                     raise ValueError(f"abstract_eval of {self.name}: input {f.name!r} is a plain "
                                      f"{f.dtype} without a default, and abstract_eval is given "
                                      "only shapes and dtypes")
-                value: Any = self._in.defaults[f.name]
+                value = self._in.defaults[f.name]
                 value = value.item() if isinstance(value, np.ndarray) else value
-            else:
+            elif code != 0:
                 value = ShapeDType(shape=tuple(shape), dtype=DTYPE_NAMES[code])
             _set(tree, f.path, value)
         try:

@@ -216,7 +216,8 @@ static int nomem(const field_reader *r) {
 }
 
 /* One property: a field, or the fields of a nested model. */
-static int read_property(const field_reader *r, json_t *prop, const char *name, int depth) {
+static int read_property(const field_reader *r, json_t *prop, const char *name, int depth,
+                         int required) {
     if (++*r->visits > REMOTE_MAX_VISITS) {
         snprintf(r->why, r->n, "the document takes more than %d properties to read (%s '%s')",
                  REMOTE_MAX_VISITS, r->side, name);
@@ -251,12 +252,25 @@ static int read_property(const field_reader *r, json_t *prop, const char *name, 
             free(text);
             if (!s->extra[k].default_json) return nomem(r);
         }
-        return 0;
+        return remote_read_default(r, k, dflt, required);
     }
     int rc = array_dims(r, v, name, f, s->dims + (size_t)k * TSR_MAX_FIELD_RANK);
     if (!rc) rc = array_dtype(r, v, name, f);
     if (!rc && is_differentiable(r, v, name)) f->flags |= TSR_FIELD_DIFFERENTIABLE;
-    return rc;
+    return rc ? rc : remote_read_default(r, k, dflt, required);
+}
+
+/* Whether property key of model is required: listed in the model's
+ * "required"; where the model has no such list (pydantic leaves it out
+ * when no field is required; a hand-written document may), when the
+ * property gives no "default". */
+static int is_required(json_t *model, const char *key, json_t *prop) {
+    json_t *list = member(model, "required"), *v;
+    size_t i;
+    if (!json_is_array(list)) return member(prop, "default") == NULL;
+    json_array_foreach(list, i, v)
+        if (json_is_string(v) && strcmp(json_string_value(v), key) == 0) return 1;
+    return 0;
 }
 
 int remote_read_fields(const field_reader *r, json_t *model, const char *prefix, int depth) {
@@ -278,7 +292,7 @@ int remote_read_fields(const field_reader *r, json_t *model, const char *prefix,
         char *name = malloc(len);
         if (!name) return nomem(r);
         snprintf(name, len, "%s%s%s", prefix, *prefix ? "." : "", key);
-        int rc = read_property(r, prop, name, depth);
+        int rc = read_property(r, prop, name, depth, is_required(model, key, prop));
         free(name);
         if (rc) return rc;
     }

@@ -99,11 +99,13 @@ static int write_inputs(writer *w) {
             tsr_jw_begin_object(&w->jw);
             seg += len + 1;
         }
+        prev = name;
+        /* An optional input left out stays out: the server applies its own default. */
+        if (tsr_input_absent(&w->a->inputs[i])) continue;
         tsr_jw_key(&w->jw, seg);
         int rc = remote_input(w->s, i)->kind == REMOTE_PLAIN ? write_plain(w, i)
                                                              : write_array(w, &w->a->inputs[i], name);
         if (rc) return rc;
-        prev = name;
     }
     for (; open > 0; open--) tsr_jw_end_object(&w->jw);
     tsr_jw_end_object(&w->jw);

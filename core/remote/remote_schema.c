@@ -20,6 +20,7 @@ char *remote_keep(remote_schema *s, const char *text) {
 
 void remote_schema_free(remote_schema *s) {
     if (!s) return;
+    remote_defaults_free(s);
     for (size_t i = 0; i < s->n_strings; i++) free(s->strings[i]);
     free(s->strings);
     free(s->fields);
@@ -120,6 +121,7 @@ static int read_document(remote_schema *s, json_t *root, tsr_endpoint_fn fn, cha
     if (rc) return rc;
     for (int32_t k = 0; k < s->n_fields; k++)
         s->fields[k].dims = s->fields[k].rank ? s->dims + (size_t)k * TSR_MAX_FIELD_RANK : NULL;
+    remote_defaults_link(s, n_in);
     tsr_plugin *d = &s->desc;
     d->abi_version = TSR_PLUGIN_ABI_VERSION;
     d->struct_size = sizeof *d;

@@ -5,7 +5,9 @@
  * with their rank and fixed sizes from "shape" (prefixItems, minItems,
  * maxItems; an axis of any size is TSR_DIM_ANY) and their dtype; nested
  * models as dotted names; plain JSON booleans, integers and numbers as
- * rank-0 bool, int64 and float64. Endpoints come from "paths". */
+ * rank-0 bool, int64 and float64. An input the model does not list as
+ * required is optional, or has the property's "default" as its default.
+ * Endpoints come from "paths". */
 #ifndef TESSERA_CORE_REMOTE_SCHEMA_H
 #define TESSERA_CORE_REMOTE_SCHEMA_H
 
@@ -22,6 +24,10 @@ typedef struct remote_field {
     /* A plain input's default in the schema, as JSON text (NULL: none):
      * what abstract_eval, which is given no values, sends for it. */
     char *default_json;
+    /* An input the server lets a request leave out, with a default Tessera
+     * can hold (remote_schema_defaults.c); default_buf NULL: none. */
+    tsr_array default_array;
+    void *default_buf;
 } remote_field;
 
 typedef struct remote_schema {

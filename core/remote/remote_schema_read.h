@@ -37,6 +37,15 @@ char *remote_keep(remote_schema *s, const char *text);
 json_t *remote_resolve(const field_reader *r, json_t *v, const char *name, json_t **doc,
                        json_t **dflt);
 
+/* remote_schema_defaults.c: what input field k, just read, takes when a
+ * request leaves it out (required: the model lists it as required; dflt:
+ * the property's "default", or NULL). Always 0. remote_defaults_link
+ * points each input's default_value at its default once the fields no
+ * longer move; remote_defaults_free releases them. */
+int remote_read_default(const field_reader *r, int32_t k, json_t *dflt, int required);
+void remote_defaults_link(remote_schema *s, int32_t n_in);
+void remote_defaults_free(remote_schema *s);
+
 /* Append the fields of model's properties, their names under prefix
  * ("" at the top). 0, or a TSR_E_* code with why set. */
 int remote_read_fields(const field_reader *r, json_t *model, const char *prefix, int depth);

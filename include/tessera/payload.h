@@ -43,7 +43,12 @@
  * For abstract_eval an array may also be given as {"shape": [...],
  * "dtype": "..."}. An array whose dtype differs from the field's is
  * converted when numpy's "same_kind" rule allows it (bool < integers <
- * floats < complex) and every value fits; otherwise it is refused.
+ * floats < complex) and every value fits; otherwise it is refused with
+ * TSR_E_DTYPE naming the element and its value (the rule of the option
+ * casting=same_kind, tessera.h). Plain values are first read as numpy
+ * reads them (all booleans: bool; any number with a fraction or exponent:
+ * float64; else int64), so that 2.0 is no int32 and 1 no bool, as in
+ * Tesseract.
  *
  * Limits, each refused with a message that says so: complex values have no
  * json form (Tesseract's json encoding has none either; use base64); NaN and
@@ -60,8 +65,10 @@
  *
  * Errors: functions return 0 or a negative TSR_E_* code and fill the
  * tsr_error (when not NULL) with a message naming the component, the
- * endpoint, the field path within the payload and the cause; malformed
- * JSON is reported with its line and column. Text returned by these
+ * endpoint, the field path within the payload and the cause, and with the
+ * loc of the field at fault ("inputs.mesh.nodes", "jvp_inputs.1"; "" when
+ * the fault is not one place, e.g. malformed JSON, which is reported with
+ * its line and column). Text returned by these
  * functions is released with tsr_json_free(), array buffers with
  * tsr_array_buffer_free(). Nothing here writes
  * to stdout or keeps global state; distinct objects may be used from
@@ -178,7 +185,9 @@ tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
 const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
 /* jvp: the tangent of an input; vjp: the cotangent of an output; or NULL. */
 const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
-/* The wrt lists in the order given, duplicates removed:
+/* The wrt lists in the order given (a field named twice in one list is
+ * refused by tsr_payload_parse, as Tesseract refuses it, with the loc of
+ * its second mention, e.g. "vjp_inputs.1"):
  * jac_inputs / jvp_inputs / vjp_inputs, and jac_outputs / jvp_outputs /
  * vjp_outputs. Zero and NULL for apply and abstract_eval. */
 int32_t tsr_payload_n_wrt_inputs(const tsr_payload *p);
@@ -220,11 +229,16 @@ int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *call,
 /*
  * The schema of a component as compact JSON:
  *   {"name", "version", "description",
- *    "inputs": [{"name", "dtype", "shape", "differentiable", "doc"}, ...],
+ *    "inputs": [{"name", "dtype", "shape", "differentiable", "doc", "required"
+ *                [, "default"]}, ...],
  *    "outputs": [...], "endpoints": ["apply", ...]}
  * where shape lists an int for a fixed dimension, the symbol's name for a
  * symbolic one and null for a wildcard; doc and description are null when
- * the plugin gives none.
+ * the plugin gives none. An input is required unless it has a default or
+ * is optional (TSR_FIELD_OPTIONAL); "default" is there only when it has
+ * one, as a plain value (number, bool or nested list, as
+ * tsr_array_from_json reads it), or as an encoded array where a plain
+ * value cannot hold it (complex, NaN, infinities). Outputs have neither key.
  */
 int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err);
 
@@ -251,6 +265,27 @@ int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array
 int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
                            const tsr_input_options *opts, tsr_array *out, void **buffer,
                            tsr_error *err);
+
+/* ---- errors ------------------------------------------------------------- */
+
+/*
+ * A failure as Tesseract answers a request it refuses (HTTP 422), one line
+ * of compact JSON without a newline:
+ *   {"detail":[{"type":...,"loc":["body",...],"msg":...,"input":...}]}
+ * type is tsr_error_type(code); loc lists "body" and then the parts of loc
+ * (tsr_error.loc, tsr_call_errloc: "inputs.x" gives ["body","inputs","x"],
+ * a part of digits an integer: "jvp_inputs.1" gives
+ * ["body","jvp_inputs",1]); msg is message with braces made parentheses
+ * (clients read it as a template); input is the JSON value found at loc in
+ * request (request_len bytes, may be NULL) when it is at most
+ * TSR_ERROR_INPUT_MAX bytes as compact JSON and the request at most
+ * 16 MiB, else null. `tessera serve` answers its 422s with this body and
+ * the CLI writes it with --error-format json. *out is released with
+ * tsr_json_free. 0, TSR_E_ARGUMENT (out NULL) or TSR_E_NOMEM.
+ */
+#define TSR_ERROR_INPUT_MAX 256
+int tsr_error_detail_json(int code, const char *loc, const char *message, const char *request,
+                          size_t request_len, char **out);
 
 /* Release JSON text returned by this header's functions. Accepts NULL. */
 void tsr_json_free(char *text);

@@ -85,6 +85,19 @@ typedef struct tsr_dim {
 
 /* Field flags. */
 #define TSR_FIELD_DIFFERENTIABLE 0x1u
+/* Inputs only: the caller may leave the input out. The plugin then sees it
+ * as an absent array (tsr_input_absent): data NULL, dtype
+ * TSR_DTYPE_INVALID, rank 0. An absent input binds no symbolic dim and
+ * cannot be differentiated: a call naming it in jvp_inputs, vjp_inputs or
+ * jac_inputs fails with TSR_E_MISSING. Honoured only in fields whose
+ * layout has default_value (tsr_plugin.field_size covers it); a field may
+ * not be both optional and have a default. */
+#define TSR_FIELD_OPTIONAL 0x2u
+
+/* Largest default value a field may declare, in bytes of data. */
+#define TSR_MAX_DEFAULT_BYTES ((size_t)1 << 20)
+
+typedef struct tsr_array tsr_array;
 
 /* An input or output field. Names use dots for nesting, as Tesseract's
  * paths do ("mesh.nodes"). Arrays of fields are walked with the stride
@@ -96,15 +109,33 @@ typedef struct tsr_field {
     const tsr_dim *dims;   /* rank entries; may be NULL when rank == 0 */
     uint32_t flags;        /* TSR_FIELD_* */
     const char *doc;       /* may be NULL */
+    /* Appended to the first layout: read only when tsr_plugin.field_size
+     * covers it, so plugins built with the older layout keep loading. */
+    const tsr_array *default_value;  /* inputs only: the value a left-out input takes; NULL: none */
 } tsr_field;
 
+/* Defaults (tsr_field.default_value). A caller may leave out an input that
+ * has one; the host then passes the default in every mode, before
+ * validation, exactly as if the caller had given it: it binds the field's
+ * symbolic dims like a given input, so its shape must agree with the
+ * other inputs that share them. At load the host copies the default and
+ * refuses (TSR_E_DESCRIPTOR) one whose dtype or rank differs from the
+ * field's, whose fixed dims disagree with the field's, whose data is
+ * larger than TSR_MAX_DEFAULT_BYTES or NULL while it has elements, one on
+ * an output, and one on a field that is also TSR_FIELD_OPTIONAL. The host
+ * only reads the values, so they may be plain static data (tsr_array.data
+ * is not const: declare them without const rather than cast it away):
+ *     static double scale = 2.0;
+ *     static const tsr_array scale_default = {.data = &scale, .dtype = TSR_FLOAT64};
+ *     ... {.name = "scale", .dtype = TSR_FLOAT64, .default_value = &scale_default} */
+
 /* A C-contiguous array. For inputs the plugin must not write through data. */
-typedef struct tsr_array {
+struct tsr_array {
     void *data;
     tsr_dtype dtype;
     int32_t rank;
     int64_t shape[TSR_MAX_RANK];
-} tsr_array;
+};
 
 /* Which endpoint is being called; values are part of the ABI. */
 typedef enum tsr_endpoint {
@@ -121,7 +152,9 @@ typedef enum tsr_endpoint {
  * tsr_plugin.inputs / tsr_plugin.outputs.
  *
  *   inputs      always every input field, in schema order (for
- *               abstract_eval only dtype, rank and shape are set; data is NULL)
+ *               abstract_eval only dtype, rank and shape are set; data is NULL);
+ *               a left-out input with a default holds the default, a
+ *               left-out optional one is absent (tsr_input_absent)
  *
  *   apply       results[j] is output field j (n_results == n_outputs)
  *   jvp         wrt_in  = jvp_inputs,  seeds[k] = tangent of wrt_in[k]
@@ -303,6 +336,12 @@ static inline int64_t tsr_array_count(const tsr_array *a) {
     int64_t n = 1;
     for (int32_t i = 0; i < a->rank; i++) n *= a->shape[i];
     return n;
+}
+
+/* Whether an input is a TSR_FIELD_OPTIONAL one that the caller left out
+ * (also in abstract_eval, where no input has data). */
+static inline int tsr_input_absent(const tsr_array *a) {
+    return a->dtype == TSR_DTYPE_INVALID && a->data == NULL;
 }
 
 static inline void tsr_ctx_error(tsr_ctx *ctx, const char *message) {

@@ -80,6 +80,11 @@ typedef enum tsr_status {
 
 /* Short, static description of a code ("dtype mismatch"). Thread-safe. */
 const char *tsr_strerror(int code);
+/* The machine name of a code, in pydantic's vocabulary where one fits, as
+ * the "type" of Tesseract's 422 errors: "missing", "extra_forbidden",
+ * "dtype_error", "shape_error", "value_error" (a malformed request), ...
+ * Static; "value_error" for a code it does not know. Thread-safe. */
+const char *tsr_error_type(int code);
 
 /* ---- element types ----------------------------------------------------- */
 
@@ -96,12 +101,15 @@ int tsr_endpoint_from_name(const char *name);
 /* ---- options ------------------------------------------------------------- */
 
 #define TSR_ERRMSG_MAX 1024
+#define TSR_ERRLOC_MAX 256
 
-/* Where tsr_open reports a failure: the code and a message naming the
- * component and the cause. */
+/* Where tsr_open (and the functions of payload.h) report a failure: the
+ * code, a message naming the component and the cause, and where in a
+ * request the fault lies (see tsr_call_errloc; "" for tsr_open). */
 typedef struct tsr_error {
     int code;
     char message[TSR_ERRMSG_MAX];
+    char loc[TSR_ERRLOC_MAX];
 } tsr_error;
 
 typedef enum tsr_mode {
@@ -175,6 +183,19 @@ void tsr_options_free(tsr_options *opts);
  *   "file_io"     files: "auto" (default: io_uring where it works), "io_uring"
  *                 (TSR_E_IO at tsr_open where it does not) or "posix"
  *                 (pread/pwrite)
+ * Calls:
+ *   "casting"     an input, tangent or cotangent whose dtype is not the
+ *                 field's: "exact" (default) refuses it with TSR_E_DTYPE;
+ *                 "same_kind" converts it at each run by numpy's same_kind
+ *                 rule, as Tesseract does (bool < integers, signed and
+ *                 unsigned alike < floats < complex; narrowing within a
+ *                 kind allowed), into a buffer the call keeps for its next
+ *                 runs. An element that does not fit (an integer out of
+ *                 the target's range, a finite float that would become
+ *                 infinite; NaN and infinities carry over) is refused with
+ *                 TSR_E_DTYPE naming the field, its index and its value.
+ *                 Arrays of the field's dtype are passed on as with
+ *                 "exact", without a copy.
  * Python components (a folder with tesseract_api.py, or the file itself):
  *   "python"      the interpreter to run the component under: a venv's
  *                 python runs it with that venv's packages (default:
@@ -442,6 +463,13 @@ int tsr_call_set_cancel_check(tsr_call *call, tsr_cancel_check_fn check, void *u
  * success). */
 int tsr_call_errcode(const tsr_call *call);
 const char *tsr_call_errmsg(const tsr_call *call);
+/* Where in the request the last failure lies, as dot-separated parts with
+ * the request's section first, as Tesseract's "loc" lists it:
+ * "inputs.mesh.nodes", "tangent_vector.x", "cotangent_vector.y",
+ * "jvp_inputs.1" (a number is an index into that list), "inputs" alone
+ * for the whole object; "" when the failure is not about one place (the
+ * plugin failed, a worker died) and after a success. */
+const char *tsr_call_errloc(const tsr_call *call);
 
 #ifdef __cplusplus
 }

@@ -83,6 +83,9 @@ typedef struct fill_state {
     char *dst;
     int64_t next; /* index of the next element in C order */
     const tsr_payload_ctx *ctx;
+    int misfit_code; /* a value the dtype cannot hold: TSR_E_DTYPE when plain
+                        values are cast to a field's dtype, TSR_E_PAYLOAD when
+                        an encoded array's values belie its own dtype */
 } fill_state;
 
 /* Store the leaves of a nested list in C order, checking that it is
@@ -97,7 +100,7 @@ static int fill_nested(fill_state *s, json_t *v, int32_t depth, const char *path
         if (rc != 0) return rc;
         char why[160];
         if (tsr_num_store(s->dtype, s->dst + (size_t)s->next * s->itemsize, &num, why, sizeof why) != 0)
-            return tsr_payload_fail(s->ctx, TSR_E_PAYLOAD, path, "%s", why);
+            return tsr_payload_fail(s->ctx, s->misfit_code, path, "%s", why);
         s->next++;
         return 0;
     }
@@ -143,7 +146,8 @@ static tsr_dtype infer_plain_dtype(json_t *v) {
  * (or single leaf) v, whose own nesting need only hold the same number of
  * elements in C order. */
 static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int32_t rank,
-                          const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out) {
+                          int misfit_code, const tsr_payload_ctx *ctx, const char *path,
+                          tsr_decoded *out) {
     int64_t dims[TSR_MAX_RANK];
     int32_t nest_rank;
     int rc = nested_dims(v, dims, &nest_rank, ctx, path);
@@ -170,7 +174,8 @@ static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int3
     if (out->buffer == NULL)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
     fill_state s = {.dims = dims, .rank = nest_rank, .dtype = dtype,
-                    .itemsize = tsr_dtype_size(dtype), .dst = out->buffer, .ctx = ctx};
+                    .itemsize = tsr_dtype_size(dtype), .dst = out->buffer, .ctx = ctx,
+                    .misfit_code = misfit_code};
     return fill_nested(&s, v, 0, path);
 }
 
@@ -263,15 +268,11 @@ int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx 
     char *converted = tsr_aligned_buffer(bytes);
     if (converted == NULL)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
-    size_t from_size = tsr_dtype_size(have), to_size = tsr_dtype_size(want);
-    for (int64_t k = 0; k < count; k++) {
-        tsr_num num;
-        char why[160];
-        tsr_num_load(have, (const char *)out->buffer + (size_t)k * from_size, &num);
-        if (tsr_num_store(want, converted + (size_t)k * to_size, &num, why, sizeof why) != 0) {
-            free(converted);
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "element %" PRId64 ": %s", k, why);
-        }
+    int64_t bad;
+    char why[200];
+    if (tsr_num_convert(out->buffer, have, converted, want, count, &bad, why, sizeof why) != 0) {
+        free(converted);
+        return tsr_payload_fail(ctx, TSR_E_DTYPE, path, "%s", why);
     }
     free(out->buffer);
     out->buffer = converted;
@@ -350,7 +351,7 @@ static int decode_data(json_t *data, tsr_dtype want, tsr_decoded *out,
         if (st.has_checksum)
             return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
                                     "json buffers carry no checksum; it applies to base64 and binref");
-        return fill_from_json(buffer, a->dtype, a->shape, a->rank, ctx, path, out);
+        return fill_from_json(buffer, a->dtype, a->shape, a->rank, TSR_E_PAYLOAD, ctx, path, out);
     }
     if (strcmp(enc, "base64") == 0)
         return fill_from_base64(buffer, &st, a->shape, a->rank, a->dtype, ctx, path, out);
@@ -387,14 +388,41 @@ static int decode_shape_dtype(json_t *obj, const tsr_payload_ctx *ctx, const cha
     return decode_shape(json_object_get(obj, "shape"), &out->array, ctx, path);
 }
 
+/* Whether every leaf of plain values is a number or a boolean. */
+static bool only_numbers(json_t *v) {
+    if (!json_is_array(v)) return json_is_number(v) || json_is_boolean(v);
+    for (size_t k = 0; k < json_array_size(v); k++)
+        if (!only_numbers(json_array_get(v, k))) return false;
+    return true;
+}
+
+static bool shape_has_elements(const int64_t *shape, int32_t rank) {
+    for (int32_t d = 0; d < rank; d++)
+        if (shape[d] == 0) return false;
+    return true;
+}
+
 static int decode_plain(json_t *value, tsr_dtype want, bool abstract, const tsr_payload_ctx *ctx,
                         const char *path, tsr_decoded *out) {
     tsr_array *a = &out->array;
     int rc = nested_dims(value, a->shape, &a->rank, ctx, path);
     if (rc != 0) return rc;
     a->dtype = want != TSR_DTYPE_INVALID ? want : infer_plain_dtype(value);
+    /* The casting rule of encoded arrays, applied to the dtype numpy reads
+     * the values as (as Tesseract does): 2.0 is no int32, 1 no bool. An
+     * empty list holds no value to convert. */
+    if (want != TSR_DTYPE_INVALID && (a->rank == 0 || shape_has_elements(a->shape, a->rank))) {
+        /* A leaf that is no number is for fill_nested to name. */
+        tsr_dtype natural = only_numbers(value) ? infer_plain_dtype(value) : want;
+        if (!tsr_dtype_casts_same_kind(natural, want))
+            return tsr_payload_fail(ctx, TSR_E_DTYPE, path,
+                                    "values read as %s cannot be converted to the field's %s "
+                                    "(only same_kind casts are allowed)",
+                                    tsr_dtype_name(natural), tsr_dtype_name(want));
+    }
     if (abstract && tsr_dtype_is_complex(a->dtype)) return 0; /* only the shape matters */
-    return fill_from_json(value, a->dtype, a->shape, a->rank, ctx, path, out);
+    return fill_from_json(value, a->dtype, a->shape, a->rank,
+                          want != TSR_DTYPE_INVALID ? TSR_E_DTYPE : TSR_E_PAYLOAD, ctx, path, out);
 }
 
 int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,

@@ -171,6 +171,12 @@ int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, const tsr_array_out *
     return 0;
 }
 
+int tsr_write_plain_values(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
+                           const char *path) {
+    int64_t next = 0;
+    return write_nested(w, a, 0, &next, ctx, path);
+}
+
 int tsr_write_shape_dtype(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
                           const char *path) {
     int64_t count;

@@ -32,6 +32,11 @@ typedef struct tsr_array_out {
 int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, const tsr_array_out *o,
                             const tsr_payload_ctx *ctx, const char *path);
 
+/* The values alone, as nested lists (a bare value for rank 0), as
+ * numpy's tolist() gives them; fails for non-finite and complex values. */
+int tsr_write_plain_values(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
+                           const char *path);
+
 int tsr_write_shape_dtype(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
                           const char *path);
 

@@ -259,3 +259,20 @@ bool tsr_dtype_casts_same_kind(tsr_dtype from, tsr_dtype to) {
 bool tsr_dtype_is_complex(tsr_dtype dtype) {
     return dtype == TSR_COMPLEX64 || dtype == TSR_COMPLEX128;
 }
+
+int tsr_num_convert(const void *src, tsr_dtype from, void *dst, tsr_dtype to, int64_t count,
+                    int64_t *bad, char *why, size_t why_size) {
+    size_t from_size = tsr_dtype_size(from), to_size = tsr_dtype_size(to);
+    *bad = -1;
+    for (int64_t k = 0; k < count; k++) {
+        tsr_num num;
+        char cause[160];
+        tsr_num_load(from, (const char *)src + (size_t)k * from_size, &num);
+        if (tsr_num_store(to, (char *)dst + (size_t)k * to_size, &num, cause, sizeof cause) != 0) {
+            *bad = k;
+            snprintf(why, why_size, "element %" PRId64 ": %s", k, cause);
+            return -1;
+        }
+    }
+    return 0;
+}

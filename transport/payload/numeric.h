@@ -47,6 +47,15 @@ void tsr_num_describe(const tsr_num *v, char *buf, size_t size);
  * and unsigned alike) < floats < complex. */
 bool tsr_dtype_casts_same_kind(tsr_dtype from, tsr_dtype to);
 
+/* Convert count elements from src (dtype from) to dst (dtype to), the
+ * one implementation of Tesseract's casting rule for payloads and calls:
+ * the dtypes must cast same_kind (not checked here), and each value must
+ * fit (tsr_num_store). Returns 0 (*bad = -1), or -1 with *bad the index
+ * of the first element that does not fit and why "element <index>:
+ * <value> is out of range for <dtype>" (or another cause). */
+int tsr_num_convert(const void *src, tsr_dtype from, void *dst, tsr_dtype to, int64_t count,
+                    int64_t *bad, char *why, size_t why_size);
+
 bool tsr_dtype_is_complex(tsr_dtype dtype);
 
 #endif /* TESSERA_TRANSPORT_NUMERIC_H */

@@ -9,6 +9,7 @@ static int from_call(const tsr_call *call, int rc, tsr_error *err) {
     if (err != NULL) {
         err->code = rc;
         snprintf(err->message, sizeof err->message, "%s", tsr_call_errmsg(call));
+        snprintf(err->loc, sizeof err->loc, "%s", tsr_call_errloc(call));
     }
     return rc;
 }

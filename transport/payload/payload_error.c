@@ -5,8 +5,26 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The loc of a message's path: the field, not the element within its
+ * array ("inputs.x[3]" is "inputs.x"), and an item of a top-level list as
+ * a dotted index ("jvp_inputs[1]" is "jvp_inputs.1"). */
+static void loc_of_path(const char *path, char *loc, size_t size) {
+    size_t n = path != NULL ? strcspn(path, "[") : 0;
+    if (n >= size) n = size - 1;
+    memcpy(loc, path != NULL ? path : "", n);
+    loc[n] = '\0';
+    if (path == NULL || path[n] != '[' || memchr(path, '.', n) != NULL) return;
+    size_t digits = strspn(path + n + 1, "0123456789");
+    if (digits > 0 && path[n + 1 + digits] == ']' && n + 1 + digits < size) {
+        loc[n] = '.';
+        memcpy(loc + n + 1, path + n + 1, digits);
+        loc[n + 1 + digits] = '\0';
+    }
+}
+
 int tsr_payload_fail(const tsr_payload_ctx *ctx, int code, const char *path, const char *fmt, ...) {
     if (ctx->err == NULL) return code;
+    loc_of_path(path, ctx->err->loc, sizeof ctx->err->loc);
     char cause[TSR_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -44,6 +62,7 @@ void tsr_payload_ok(const tsr_payload_ctx *ctx) {
     if (ctx->err == NULL) return;
     ctx->err->code = TSR_OK;
     ctx->err->message[0] = '\0';
+    ctx->err->loc[0] = '\0';
 }
 
 /* Copy src into dst, ending in "..." when it had to be cut. */

@@ -28,7 +28,10 @@ typedef struct tsr_payload_ctx {
                                            NULL: binref buffers are refused */
 } tsr_payload_ctx;
 
-/* Record code and message in ctx->err; returns code. path may be NULL. */
+/* Record code, message and loc in ctx->err; returns code. path may be
+ * NULL. The loc is the path without what lies inside an array
+ * ("inputs.x[3]" gives "inputs.x"), a top-level list's item as a dotted
+ * index ("jvp_inputs[1]" gives "jvp_inputs.1"). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif

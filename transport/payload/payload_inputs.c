@@ -71,10 +71,13 @@ static int read_object(tsr_payload *p, json_t *obj, const char *prefix, const ch
     json_object_foreach(obj, key, value) {
         char child_path[TSR_PATH_MAX];
         tsr_path_join(child_path, path, key);
+        /* As in Tesseract, an unknown key. Its location is the object
+         * holding it: a dotted location cannot name a key with a dot. */
         if (strchr(key, '.') != NULL || key[0] == '\0')
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, child_path,
-                                    "keys of \"inputs\" are single names; a dotted field "
-                                    "\"a.b\" is written {\"a\": {\"b\": ...}}");
+            return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
+                                    "key \"%s\": keys of \"inputs\" are single names; a "
+                                    "dotted field \"a.b\" is written {\"a\": {\"b\": ...}}",
+                                    key);
         char *name = dotted(prefix, key);
         if (name == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, child_path, "out of memory");
         int rc = read_member(p, name, value, child_path, ctx);
@@ -90,9 +93,11 @@ int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ct
     int rc = read_object(p, inputs, "", "inputs", ctx);
     if (rc != 0) return rc;
     for (int32_t i = 0; i < p->n_inputs; i++) {
-        if (p->given[i]) continue;
+        const tsr_field *f = tsr_component_input(p->component, i);
+        /* One with a default or an optional one is filled in by the call. */
+        if (p->given[i] || f->default_value || (f->flags & TSR_FIELD_OPTIONAL)) continue;
         char path[TSR_PATH_MAX];
-        tsr_path_join(path, "inputs", tsr_component_input(p->component, i)->name);
+        tsr_path_join(path, "inputs", f->name);
         return tsr_payload_fail(ctx, TSR_E_MISSING, path, "required input is missing");
     }
     return 0;

@@ -25,7 +25,7 @@ struct tsr_payload {
     tsr_decoded *inputs;    /* by schema index */
     bool *given;            /* by schema index */
 
-    char **wrt_in;          /* jac_inputs / jvp_inputs / vjp_inputs, deduplicated */
+    char **wrt_in;          /* jac_inputs / jvp_inputs / vjp_inputs, each once */
     int32_t n_wrt_in;
     char **wrt_out;         /* jac_outputs / jvp_outputs / vjp_outputs */
     int32_t n_wrt_out;

@@ -42,13 +42,13 @@ static int check_top_level(json_t *root, tsr_endpoint ep, const tsr_payload_ctx 
         for (const char *const *k = keys; *k != NULL && used < sizeof expected; k++)
             used += (size_t)snprintf(expected + used, sizeof expected - used, "%s\"%s\"",
                                      k == keys ? "" : ", ", *k);
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, NULL,
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key,
                                 "unknown key \"%s\" in the payload (this endpoint takes %s)",
                                 key, expected);
     }
     for (const char *const *k = keys; *k != NULL; k++) {
         if (json_object_get(root, *k) == NULL)
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, NULL, "the payload lacks \"%s\"", *k);
+            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, *k, "the payload lacks \"%s\"", *k);
     }
     return 0;
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* A component's schema as JSON, for `tessera schema` and for tools. */
 #include <jansson.h>
+#include <math.h>
 
+#include "array_encode.h"
 #include "json_writer.h"
+#include "numeric.h"
 #include "payload_error.h"
 #include "schema_json.h"
 
@@ -26,6 +29,29 @@ static void write_dims(tsr_jw *w, const tsr_field *f) {
     tsr_jw_end_array(w);
 }
 
+/* Whether every value has a plain JSON form (no complex, NaN or inf). */
+static bool plain_json_fits(const tsr_array *a) {
+    int64_t count = 1;
+    for (int32_t d = 0; d < a->rank; d++) count *= a->shape[d];
+    size_t size = tsr_dtype_size(a->dtype);
+    for (int64_t k = 0; k < count; k++) {
+        tsr_num v;
+        tsr_num_load(a->dtype, (const char *)a->data + (size_t)k * size, &v);
+        if (v.kind == TSR_NUM_COMPLEX || (v.kind == TSR_NUM_REAL && !isfinite(v.v.r)))
+            return false;
+    }
+    return true;
+}
+
+/* A default as a plain value (number, bool, nested list) where it has
+ * one, else as a base64 encoded array; tsr_array_from_json reads both. */
+static int write_default(tsr_jw *w, const tsr_array *d) {
+    tsr_payload_ctx ctx = {0};
+    if (plain_json_fits(d)) return tsr_write_plain_values(w, d, &ctx, "default");
+    tsr_array_out o = {.enc = TSR_ENCODING_BASE64};
+    return tsr_write_encoded_array(w, d, &o, &ctx, "default");
+}
+
 static void write_fields(tsr_jw *w, const tsr_component *c, bool inputs) {
     int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     tsr_jw_begin_array(w);
@@ -42,6 +68,14 @@ static void write_fields(tsr_jw *w, const tsr_component *c, bool inputs) {
         tsr_jw_bool(w, (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0);
         tsr_jw_key(w, "doc");
         write_optional_string(w, f->doc);
+        if (inputs) {
+            tsr_jw_key(w, "required");
+            tsr_jw_bool(w, !f->default_value && !(f->flags & TSR_FIELD_OPTIONAL));
+            if (f->default_value) {
+                tsr_jw_key(w, "default");
+                (void)write_default(w, f->default_value);   /* fails only out of memory */
+            }
+        }
         tsr_jw_end_object(w);
     }
     tsr_jw_end_array(w);

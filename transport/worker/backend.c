@@ -55,7 +55,7 @@ static int worker_open(tsr_component *c, tsr_error *err) {
     char why[TSR_ERRMSG_MAX - 64];
     char *schema = NULL;
     int rc = TSR_E_SHM;
-    tsr_error shm_err = {0, ""};
+    tsr_error shm_err = {0};
     if (o->transport != TSR_TRANSPORT_FILES) {
         rc = start_shm(c, wb, &schema, &shm_err);
         if (rc && (rc != TSR_E_SHM || o->transport == TSR_TRANSPORT_SHM)) {

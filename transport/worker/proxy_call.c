@@ -43,7 +43,10 @@ static int wire_input(tsr_call *call, int slot, const tsr_array *a, result_buf *
     w->rank = a->rank;
     memcpy(w->shape, a->shape, (size_t)a->rank * sizeof(int64_t));
     memset(&w->ref, 0, sizeof w->ref);
-    if (call_args(call)->endpoint == TSR_EP_ABSTRACT_EVAL) return 0; /* shapes only */
+    /* An absent optional input crosses as what it is: dtype invalid, rank
+     * 0, no bytes (serve_request.c knows it by that). */
+    if (call_args(call)->endpoint == TSR_EP_ABSTRACT_EVAL || tsr_input_absent(a))
+        return 0; /* shapes only */
     if (wb->spool) return files_wire(call, slot, fw, a, bytes, &w->ref);
     if (bytes > 0 && (uintptr_t)a->data % wire_alignment(a->dtype) == 0 &&
         arena_locate(wb->arena, a->data, bytes, &w->ref) == 0) {

@@ -9,12 +9,17 @@
 #include "pool.h"
 #include "transport/payload/schema_json.h"
 
+#include <tessera/payload.h>
+
 /* Owns everything the synthetic descriptor points to. */
 struct imported_schema {
     json_t *root;           /* strings point into it */
     tsr_plugin desc;
     tsr_field *fields;      /* inputs then outputs */
     tsr_dim *dims;
+    tsr_array *defaults;    /* one per input; used by those that have one */
+    void **default_bufs;    /* their data (tsr_array_from_json) */
+    size_t n_defaults;
 };
 
 /* Stands in for endpoints that run in the worker: calls never reach it,
@@ -30,8 +35,34 @@ static const char *str_or_null(json_t *obj, const char *key) {
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static int import_fields(json_t *list, tsr_field *fields, tsr_dim **dims, const char *what,
-                         char *why, size_t n) {
+/* An input's "required" and "default" keys: a default decoded into an
+ * array the imported schema owns, or the optional flag. The host checks
+ * the default against the field when it loads the descriptor. */
+static int import_default(imported_schema *s, json_t *f, tsr_field *out, size_t i, char *why,
+                          size_t n) {
+    json_t *def = json_object_get(f, "default");
+    if (!def) {
+        if (json_is_false(json_object_get(f, "required"))) out->flags |= TSR_FIELD_OPTIONAL;
+        return 0;
+    }
+    char *text = json_dumps(def, JSON_ENCODE_ANY | JSON_COMPACT);
+    tsr_error err = {0};
+    if (!text) snprintf(err.message, sizeof err.message, "out of memory");
+    int rc = text ? tsr_array_from_json(text, strlen(text), out->dtype, &s->defaults[i],
+                                        &s->default_bufs[i], &err)
+                  : TSR_E_NOMEM;
+    free(text);
+    if (rc) {
+        snprintf(why, n, "the worker's schema has an unreadable default for input '%s': %s",
+                 out->name, err.message);
+        return -1;
+    }
+    out->default_value = &s->defaults[i];
+    return 0;
+}
+
+static int import_fields(imported_schema *s, json_t *list, tsr_field *fields, tsr_dim **dims,
+                         const char *what, char *why, size_t n) {
     size_t i;
     json_t *f;
     json_array_foreach(list, i, f) {
@@ -56,6 +87,7 @@ static int import_fields(json_t *list, tsr_field *fields, tsr_dim **dims, const 
             else if (json_is_string(dim)) *td = (tsr_dim){json_string_value(dim), TSR_DIM_ANY};
             else *td = (tsr_dim){NULL, TSR_DIM_ANY};
         }
+        if (strcmp(what, "input") == 0 && import_default(s, f, out, i, why, n) != 0) return -1;
     }
     return 0;
 }
@@ -65,6 +97,10 @@ void schema_import_free(imported_schema *s) {
     json_decref(s->root);
     free(s->fields);
     free(s->dims);
+    for (size_t i = 0; s->default_bufs && i < s->n_defaults; i++)
+        tsr_array_buffer_free(s->default_bufs[i]);
+    free(s->default_bufs);
+    free(s->defaults);
     free(s);
 }
 
@@ -95,14 +131,17 @@ int schema_import(const char *text, imported_schema **out, char *why, size_t n) 
     }
     s->fields = calloc(n_in + n_out + 1, sizeof *s->fields);
     s->dims = calloc(schema_count_dims(ins) + schema_count_dims(outs) + 1, sizeof *s->dims);
-    if (!s->fields || !s->dims) {
+    s->n_defaults = n_in;
+    s->defaults = calloc(n_in + 1, sizeof *s->defaults);
+    s->default_bufs = calloc(n_in + 1, sizeof *s->default_bufs);
+    if (!s->fields || !s->dims || !s->defaults || !s->default_bufs) {
         snprintf(why, n, "out of memory");
         schema_import_free(s);
         return TSR_E_NOMEM;
     }
     tsr_dim *next_dim = s->dims;
-    if (import_fields(ins, s->fields, &next_dim, "input", why, n) ||
-        import_fields(outs, s->fields + n_in, &next_dim, "output", why, n)) {
+    if (import_fields(s, ins, s->fields, &next_dim, "input", why, n) ||
+        import_fields(s, outs, s->fields + n_in, &next_dim, "output", why, n)) {
         schema_import_free(s);
         return TSR_E_WORKER;
     }

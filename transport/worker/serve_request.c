@@ -124,6 +124,13 @@ static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_d
     return 0;
 }
 
+/* An optional input the host left out (proxy_call.c's wire_input): dtype
+ * invalid and rank 0. Any other field sent so fails take_array's check. */
+static int absent_on_wire(const wire_array *w, const tsr_field *f) {
+    return (f->flags & TSR_FIELD_OPTIONAL) && w->dtype == (int32_t)TSR_DTYPE_INVALID &&
+           w->rank == 0;
+}
+
 /* Fields to differentiate: each a differentiable field, named once. */
 static int take_indices(const int32_t *src, int32_t count, const tsr_component *c, int inputs,
                         int32_t *dst, const char *label, char *why, size_t n) {
@@ -218,6 +225,10 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
     for (int32_t i = 0; i < args->n_inputs; i++) {
         snprintf(label, sizeof label, "input '%s'", in_name(c, i));
         const tsr_field *f = tsr_component_input(c, i);
+        if (absent_on_wire(&ws->v.inputs[i], f)) {
+            ws->inputs[i] = (tsr_array){.data = NULL, .dtype = TSR_DTYPE_INVALID, .rank = 0};
+            continue;   /* served_check refuses it where it may not be absent */
+        }
         int rc = take_array(ws, &ws->v.inputs[i], &ws->inputs[i], f->dtype, f->rank,
                             abstract ? NO_DATA : WANT_DATA, i, f->name, label, why, n);
         if (rc) return rc;

@@ -9,7 +9,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Arrays from (buffer, dtype code, shape) triples: read-only NumPy views.
+/* Arrays from (buffer, dtype code, shape) triples: read-only NumPy views;
+ * None for an absent optional input (dtype code 0).
  * Kept beside the bridge rather than in the glue: the layout of what
  * crosses is the bridge's business. */
 static const char views_source[] =
@@ -18,7 +19,8 @@ static const char views_source[] =
     "       _np.uint16, _np.uint32, _np.uint64, _np.float16, _np.float32, _np.float64,\n"
     "       _np.complex64, _np.complex128)\n"
     "def views(bufs, codes, shapes):\n"
-    "    return [_np.frombuffer(b, _DT[c]).reshape(s) for b, c, s in zip(bufs, codes, shapes)]\n";
+    "    return [None if c == 0 else _np.frombuffer(b, _DT[c]).reshape(s)\n"
+    "            for b, c, s in zip(bufs, codes, shapes)]\n";
 
 /* Import a module from a file: the glue. */
 static PyObject *import_file(const char *name, const char *path) {

@@ -19,6 +19,8 @@ typedef struct pycomponent {
     tsr_plugin desc;
     tsr_field *fields;               /* inputs, then outputs */
     tsr_dim *dims;
+    tsr_array *defaults;             /* one per input: its default, where it has one */
+    size_t n_defaults;
     char **strings;                  /* what the descriptor points to */
     size_t n_strings;
     int warned_kept;                 /* a kept view was reported */
@@ -39,5 +41,10 @@ void descriptor_free(pycomponent *pc);
 
 /* endpoints.c: the endpoint functions of every Python component. */
 int endpoint_run(tsr_ctx *ctx, const tsr_args *args);
+/* Bytes per element of a dtype; 0 if invalid (libtessera's
+ * tsr_dtype_size: the bridge does not link libtessera). */
+size_t bridge_dtype_size(tsr_dtype d);
+/* Whether a buffer's struct format is dtype d. */
+int bridge_format_is(const char *format, tsr_dtype d);
 
 #endif

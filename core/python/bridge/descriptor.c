@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* A Python component's descriptor: its fields from the glue's
  * Component.inputs and .outputs, (name, dtype, dims, differentiable, doc)
- * tuples, and an endpoint function wherever the component has the
- * endpoint. The descriptor owns copies of every string. */
+ * tuples, the inputs' defaults from Component.defaults, and an endpoint
+ * function wherever the component has the endpoint. The descriptor owns
+ * copies of every string and default. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,62 @@ static int read_fields(pycomponent *pc, PyObject *ins, Py_ssize_t n_in, PyObject
     return 0;
 }
 
+/* One input's default from the glue: None (Optional[X] = None) makes it
+ * optional; an array of the field's dtype is copied as its default;
+ * anything else (a default that does not convert) leaves it required. */
+static int read_default(PyObject *value, tsr_field *f, tsr_array *dst,
+                        char *why, size_t n) {
+    if (value == Py_None) {
+        f->flags |= TSR_FIELD_OPTIONAL;
+        return 0;
+    }
+    Py_buffer v;
+    if (PyObject_GetBuffer(value, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int rc = 0;
+    if (bridge_format_is(v.format, f->dtype) &&
+        (size_t)v.itemsize == bridge_dtype_size(f->dtype) && v.ndim == f->rank &&
+        (size_t)v.len <= TSR_MAX_DEFAULT_BYTES) {
+        void *copy = malloc(v.len ? (size_t)v.len : 1);
+        if (copy) {
+            memcpy(copy, v.buf, (size_t)v.len);
+            *dst = (tsr_array){.data = copy, .dtype = f->dtype, .rank = f->rank};
+            for (int d = 0; d < v.ndim; d++) dst->shape[d] = v.shape[d];
+            f->default_value = dst;
+        } else {
+            snprintf(why, n, "out of memory");
+            rc = -1;
+        }
+    }
+    PyBuffer_Release(&v);
+    return rc;
+}
+
+/* Component.defaults: {dotted input name: default}. */
+static int read_defaults(pycomponent *pc, Py_ssize_t n_in, char *why, size_t n) {
+    pc->defaults = calloc(n_in ? (size_t)n_in : 1, sizeof *pc->defaults);
+    pc->n_defaults = (size_t)n_in;
+    if (!pc->defaults) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    PyObject *defaults = PyObject_GetAttrString(pc->component, "defaults");
+    if (!defaults || !PyDict_Check(defaults)) {
+        PyErr_Clear();
+        Py_XDECREF(defaults);
+        return 0;   /* a glue without defaults: every input is required */
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n_in && !rc; i++) {
+        PyObject *value = PyDict_GetItemString(defaults, pc->fields[i].name);
+        if (value) rc = read_default(value, &pc->fields[i], &pc->defaults[i], why, n);
+    }
+    Py_DECREF(defaults);
+    return rc;
+}
+
 /* Which endpoints the component has: bound methods of the Component. */
 static int read_endpoints(pycomponent *pc, char *why, size_t n) {
     PyObject *have = PyObject_GetAttrString(pc->component, "endpoints");
@@ -137,6 +194,7 @@ int descriptor_build(pycomponent *pc, char *why, size_t n) {
     int rc = outs ? read_fields(pc, ins, n_in, outs, n_out, why, n) : -1;
     Py_XDECREF(ins);
     Py_XDECREF(outs);
+    if (rc == 0) rc = read_defaults(pc, n_in, why, n);
     if (rc == 0) rc = read_endpoints(pc, why, n);
     if (rc) return rc;
     tsr_plugin *d = &pc->desc;
@@ -166,6 +224,9 @@ void descriptor_free(pycomponent *pc) {
     free(pc->strings);
     free(pc->fields);
     free(pc->dims);
+    for (size_t i = 0; pc->defaults && i < pc->n_defaults; i++) free(pc->defaults[i].data);
+    free(pc->defaults);
+    pc->defaults = NULL;
     pc->strings = NULL;
     pc->fields = NULL;
     pc->dims = NULL;

@@ -35,14 +35,14 @@ static PyObject *shape_tuple(const tsr_array *a) {
     return t;
 }
 
-static size_t dtype_size(tsr_dtype d) {
+size_t bridge_dtype_size(tsr_dtype d) {
     static const unsigned char size[TSR_DTYPE_COUNT] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8,
                                                         2, 4, 8, 8, 16};
     return d > 0 && d < TSR_DTYPE_COUNT ? size[d] : 0;
 }
 
 /* Whether a buffer's struct format is dtype d (NumPy writes "<d", "d", "l" or "q"). */
-static int format_is(const char *format, tsr_dtype d) {
+int bridge_format_is(const char *format, tsr_dtype d) {
     static const char *const formats[TSR_DTYPE_COUNT] = {
         "", "?", "b", "h", "i", "lq", "B", "H", "I", "LQ", "e", "f", "d", "Zf", "Zd"};
     if (!format) return 0;
@@ -53,7 +53,7 @@ static int format_is(const char *format, tsr_dtype d) {
 }
 
 static size_t array_bytes(const tsr_array *a) {
-    size_t bytes = dtype_size(a->dtype);
+    size_t bytes = bridge_dtype_size(a->dtype);
     for (int32_t k = 0; k < a->rank; k++) bytes *= (size_t)a->shape[k];
     return bytes;
 }
@@ -143,7 +143,8 @@ static int store_one(tsr_ctx *ctx, const tsr_args *a, int32_t k, PyObject *item)
         return tsr_ctx_errorf(ctx, "result %d is not a C-contiguous array", k);
     }
     int rc = 0;
-    if (!format_is(v.format, r->dtype) || (size_t)v.itemsize != dtype_size(r->dtype) ||
+    if (!bridge_format_is(v.format, r->dtype) ||
+        (size_t)v.itemsize != bridge_dtype_size(r->dtype) ||
         v.ndim != r->rank || v.ndim > TSR_MAX_RANK) {
         rc = tsr_ctx_errorf(ctx, "result %d has %d axes of items '%s'; %d axes of dtype %d expected",
                             k, v.ndim, v.format ? v.format : "?", r->rank, (int)r->dtype);
@@ -207,7 +208,8 @@ static PyObject *call_endpoint(pycomponent *pc, const tsr_args *a, PyObject *vie
  * and the next call reuses it. Said once per component. */
 static void check_kept(tsr_ctx *ctx, pycomponent *pc, PyObject *views, int seeds) {
     for (Py_ssize_t i = 0; views && !pc->warned_kept && i < PyList_GET_SIZE(views); i++) {
-        if (Py_REFCNT(PyList_GET_ITEM(views, i)) <= 1) continue;
+        PyObject *view = PyList_GET_ITEM(views, i);
+        if (view == Py_None || Py_REFCNT(view) <= 1) continue;   /* None: an absent input */
         char text[512];
         snprintf(text, sizeof text,
                  "the component kept %s%s%s after the call: a view of memory that is not its "
