@@ -10,10 +10,12 @@ repository root (scripts/test.sh sets the variable).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import glob
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +48,24 @@ def pytest_configure(config: pytest.Config) -> None:
     # torch.autograd.gradcheck uses torch.jit.script internally.
     config.addinivalue_line("filterwarnings",
                             "ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+
+
+@contextlib.contextmanager
+def paths_kept() -> Iterator[None]:
+    """Put sys.path and PYTHONPATH back as they were. tesseract-core's
+    Tesseract.from_tesseract_api sets PYTHONPATH to this Python's whole
+    sys.path, and it and tessera.load put a component's folder on sys.path:
+    left so, every later worker (of any component, in its own environment)
+    would import this Python's packages first."""
+    path, pythonpath = sys.path[:], os.environ.get("PYTHONPATH")
+    try:
+        yield
+    finally:
+        sys.path[:] = path
+        if pythonpath is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = pythonpath
 
 
 def plugin_path(name: str) -> Path:

@@ -13,10 +13,7 @@ tesseract_requirements.txt. Everything but that test needs shapely here
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import os
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +22,7 @@ import pytest
 
 import tessera
 import tessera.jax
-from conftest import ROOT
+from conftest import ROOT, paths_kept
 
 BAR_GEOMETRY = ROOT / "plugins" / "python" / "bar_geometry"
 
@@ -62,26 +59,9 @@ TRUSS = np.array([[[5.2, 5.1], [30.3, 4.9]], [[30.3, 4.9], [54.8, 5.2]],
                   [[30.3, 4.9], [54.8, 24.9]], [[54.8, 5.2], [54.8, 24.9]]])
 
 
-@contextlib.contextmanager
-def _paths_kept():
-    """Tesseract.from_tesseract_api sets PYTHONPATH to this Python's whole
-    sys.path, and it and tessera.load put the component's folder on
-    sys.path: undo both, or every later worker (of any component, in its
-    own environment) would import this Python's packages first."""
-    path, pythonpath = sys.path[:], os.environ.get("PYTHONPATH")
-    try:
-        yield
-    finally:
-        sys.path[:] = path
-        if pythonpath is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = pythonpath
-
-
 @pytest.fixture(autouse=True)
 def _restore_sys_path():
-    with _paths_kept():
+    with paths_kept():
         yield
 
 
@@ -100,7 +80,7 @@ def reference():
     if importlib.util.find_spec("shapely") is None:
         pytest.skip("shapely is not installed in this Python (scripts/setup.sh installs it)")
     from tesseract_core import Tesseract
-    with _paths_kept():
+    with paths_kept():
         return Tesseract.from_tesseract_api(str(BAR_GEOMETRY / "tesseract_api.py"))
 
 

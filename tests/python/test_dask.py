@@ -259,6 +259,29 @@ def test_bad_arguments_are_refused_before_anything_runs(cluster_load):
         heat.batch("apply", heat_items(1)[0])
 
 
+def test_nested_fields_go_in_and_come_out_as_from_apply(cluster_load, load):
+    """The contract plugin's mesh.nodes, mesh.cells and moved.nodes: inputs
+    nested (or dotted), apply's outputs nested, as Component.apply gives."""
+    nodes = np.arange(6.0).reshape(3, 2)
+    item = {"mesh": {"nodes": nodes, "cells": np.array([[0, 1, 2]], np.int32)},
+            "flags": np.ones(3, bool), "scale": np.float32(2.0), "z": np.ones(2, complex)}
+    want = load("contract").apply(item)
+    cc = cluster_load(plugin_path("contract"))
+    got = cc.apply([item, {**item, "mesh": {"cells": item["mesh"]["cells"]},
+                           "mesh.nodes": nodes}])
+    for out in got:
+        assert set(out) == set(want) and set(out["moved"]) == {"nodes"}
+        assert_same(out["moved"]["nodes"], want["moved"]["nodes"])
+    batch = cc.batch("apply", {**item, "mesh": {"nodes": np.stack([nodes, nodes + 1]),
+                                                "cells": item["mesh"]["cells"]}}, chunks=2)
+    assert set(batch) == set(want) and batch["moved"]["nodes"].shape == (2, 3, 2)
+    assert_same(batch["moved"]["nodes"][0], want["moved"]["nodes"])
+    assert cc.abstract_eval(item)["moved"]["nodes"] == ((3, 2), "float64")
+    with pytest.raises(tessera.UnknownFieldError) as info:
+        cc.batch("apply", {**item, "mesh": {**item["mesh"], "edges": nodes}})
+    assert info.value.loc == ("inputs", "mesh", "edges")
+
+
 # ---- jax.vmap on the cluster -----------------------------------------------------------
 
 def test_jax_vmap_of_a_cluster_component_runs_its_batch_on_the_cluster(cluster_load, load):

@@ -114,7 +114,7 @@ def test_conversion_refusals_begin_like_the_librarys(load):
         (lambda: rosen.apply({**inputs, "x": np.ones(3, np.complex128)}),
          tessera.DtypeError, apply_prefix + "input 'x': dtype complex128 given"),
         (lambda: rosen.apply({**inputs, "a": 1j}),
-         tessera.DtypeError, apply_prefix + "input 'a': 1j cannot become float64"),
+         tessera.DtypeError, apply_prefix + "input 'a': 1j given, float64 expected"),
         (lambda: rosen.apply({**inputs, "x": torch.ones(3, dtype=torch.float64,
                                                          requires_grad=True)}),
          tessera.DtypeError, apply_prefix + "input 'x': a tensor that requires grad"),
@@ -129,13 +129,18 @@ def test_conversion_refusals_begin_like_the_librarys(load):
          tessera.DtypeError, apply_prefix + "input 'x': dtype complex128 given"),
         (lambda: tessera.torch.apply(rosen, {**inputs, "x": torch.ones(3, dtype=torch.float64),
                                              "b": 1j}),
-         tessera.DtypeError, apply_prefix + "input 'b': 1j cannot become float64"),
+         tessera.DtypeError, apply_prefix + "input 'b': 1j given, float64 expected"),
         (lambda: tessera.jax.apply(rosen, {**inputs, "x": jnp.ones(3, jnp.complex128)}),
          tessera.DtypeError, apply_prefix + "input 'x': dtype complex128 given"),
     ]
     for call, cls, message in cases:
-        with pytest.raises(cls, match=message):
+        with pytest.raises(cls, match=message) as info:
             call()
+        # located as the library locates its own refusals
+        section = message.split(": ")[1].split(" ")[0]
+        field = message.split("'")[5]
+        assert info.value.loc == ("inputs" if section == "input" else section, field)
+        assert info.value.detail[0]["msg"] == info.value.message
 
     # a JAX tracer given to the NumPy API: a TypeError, prefixed too
     @jax.jit
@@ -151,6 +156,7 @@ def test_errors_survive_pickling_with_their_class_and_code():
     import pickle
     for cls, code in ((tessera.LoadError, -3), (tessera.DtypeError, -9),
                       (tessera.PluginError, -12)):
-        err = pickle.loads(pickle.dumps(cls(code, "component 'x': the cause")))
+        err = pickle.loads(pickle.dumps(cls(code, "component 'x': the cause", ("inputs", "x"))))
         assert type(err) is cls and err.code == code
         assert str(err) == f"component 'x': the cause [{err.code_name}]"
+        assert err.loc == ("inputs", "x") and err.detail[0]["loc"] == ("inputs", "x")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """What the NumPy API accepts and how: arrays of another dtype are converted
-by NumPy's safe rule or refused; strided, misaligned and byte-swapped
+by Tesseract's rule (NumPy's same_kind, refusing values that do not fit) or
+refused; strided, misaligned and byte-swapped
 arrays are copied, never misread; bad names, shapes and options raise the
 exception of their library code, carrying the code and the message."""
 
@@ -43,25 +44,34 @@ def test_every_dtype_reaches_the_plugin(load):
     np.testing.assert_array_equal(out["c"], inputs["z"])
 
 
-def test_safe_conversions_are_made(load):
+def test_same_kind_conversions_are_made(load):
     comp = load("mixed_dtypes")
     inputs = mixed_inputs(x=np.array([1, 2, 3], np.int16),        # int16 -> float32
                           w=np.arange(6, dtype=np.float32).reshape(2, 3),
                           z=np.array([1, 2, 3], np.int32),         # int32 -> complex128
                           h=1.5,                                    # Python float -> float16
-                          k=np.int32(2))
+                          k=np.uint8(2))                            # uint8 -> int64
     out = comp.apply(inputs)
     np.testing.assert_array_equal(out["y"], [1.0, 4.0, 9.0])
     np.testing.assert_allclose(out["u"], expected_u(inputs))
     np.testing.assert_array_equal(out["c"], [1, 2, 3])
+    # Narrowing within a kind, when the values fit: float64 -> float32,
+    # float64 -> float16, uint64 -> int64.
+    inputs = mixed_inputs(x=np.array([1.0, 2.0, 3.0]), h=np.float64(0.25),
+                          k=np.uint64(2))
+    out = comp.apply(inputs)
+    np.testing.assert_array_equal(out["y"], [1.0, 4.0, 9.0])
+    np.testing.assert_allclose(out["u"], expected_u(inputs))
 
 
 @pytest.mark.parametrize("field, value, given", [
-    ("x", np.array([1.0, 2.0, 3.0]), "float64"),         # would lose precision
     ("k", np.float64(2.0), "float64"),                    # float -> int
     ("k", 2.5, "2.5"),
     ("z", np.array(["a", "b", "c"]), "<U1"),
     ("x", np.array([1.0, 2.0, 3.0], np.complex64), "complex64"),
+    ("x", np.array([1.0, 1e300, 3.0]), "value 1e[+]300 at index 1 does not fit in float32"),
+    ("k", np.uint64(2 ** 63), "value 9223372036854775808 does not fit in int64"),
+    ("h", np.array(70000.0), "value 70000.0 does not fit in float16"),
 ])
 def test_unsafe_conversions_are_refused(load, field, value, given):
     comp = load("mixed_dtypes")
@@ -73,7 +83,7 @@ def test_unsafe_conversions_are_refused(load, field, value, given):
 
 def test_out_of_range_python_numbers_are_refused(load):
     comp = load("mixed_dtypes")
-    with pytest.raises(tessera.DtypeError, match="overflows float16"):
+    with pytest.raises(tessera.DtypeError, match="value 10000000000.0 does not fit in float16"):
         comp.apply(mixed_inputs(h=1e10))
     with pytest.raises(tessera.DtypeError, match="does not fit"):
         comp.apply(mixed_inputs(k=2 ** 70))
@@ -284,13 +294,14 @@ def test_scalars_for_rank0_float_fields(load, value):
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("k", 2.5, "input 'k': 2.5 cannot become int64 without losing its value"),
+    ("k", 2.5, "input 'k': 2.5 given, int64 expected: a float cannot become integer by "
+               "the 'same_kind' casting rule (convert it explicitly)"),
     ("k", np.float64(2.0),
-     f"input 'k': {np.float64(2.0)!r} cannot become int64 without losing its value"),
-    ("k", 2 ** 70, f"input 'k': {2 ** 70} does not fit in int64"),
-    ("k", np.uint64(1), "input 'k': dtype uint64 given, int64 expected, and NumPy's 'safe' "
-                        "casting rule does not allow the conversion (convert it explicitly)"),
-    ("h", 1e10, "input 'h': 10000000000.0 overflows float16"),
+     f"input 'k': {np.float64(2.0)!r} given, int64 expected: a float cannot become integer "
+     "by the 'same_kind' casting rule (convert it explicitly)"),
+    ("k", 2 ** 70, f"input 'k': value {2 ** 70} does not fit in int64"),
+    ("k", np.uint64(2 ** 64 - 1), "input 'k': value 18446744073709551615 does not fit in int64"),
+    ("h", 1e10, "input 'h': value 10000000000.0 does not fit in float16"),
     ("x", 1.0, None),  # a rank-1 field: the library's error, as for a 0-d array
 ])
 def test_refused_scalars_keep_their_errors(load, field, value, message):

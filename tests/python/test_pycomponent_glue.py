@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import paths_kept
+
 ROOT = Path(__file__).resolve().parents[2]
 GLUE = ROOT / "core" / "python" / "tessera_pycomponent.py"
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
@@ -53,13 +55,8 @@ def _restore_sys_path():
     """load() puts each component's folder first on sys.path, and
     tesseract-core's from_tesseract_api appends it and sets PYTHONPATH:
     undo both, so that no other test imports from an example's folder."""
-    path, pythonpath = sys.path[:], os.environ.get("PYTHONPATH")
-    yield
-    sys.path[:] = path
-    if pythonpath is None:
-        os.environ.pop("PYTHONPATH", None)
-    else:
-        os.environ["PYTHONPATH"] = pythonpath
+    with paths_kept():
+        yield
 
 
 def example(name: str) -> Path:

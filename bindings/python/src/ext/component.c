@@ -93,7 +93,7 @@ static int set_pairs(PyObject *pairs, const char *what, tsr_options *opts,
         tsr_error err = {0};
         int rc = set(opts, k, v, &err);
         if (rc != 0) {
-            raise_tessera(rc, err.message[0] ? err.message : "out of memory");
+            raise_tessera_at(rc, err.message[0] ? err.message : "out of memory", err.loc);
             return -1;
         }
     }
@@ -141,7 +141,7 @@ static int Component_init(ComponentObject *self, PyObject *args, PyObject *kwds)
         st = tsr_open(path, opts, &c, &err);
         Py_END_ALLOW_THREADS
         if (st != 0) {
-            raise_tessera(st, err.message);
+            raise_tessera_at(st, err.message, err.loc);
         } else if (!(self->core = core_new(c))) {
             tsr_close(c);
         } else if (schema_load(self) == 0 && (self->pools = PyDict_New()) &&
@@ -275,17 +275,29 @@ static PyObject *Component_empty(ComponentObject *self, PyObject *args, PyObject
     return arr;
 }
 
-/* apply(inputs) -> {output: array}: the hot path, kept free of Python. */
+PyObject *flatten_fn, *nest_fn;
+
+/* apply(inputs) -> {output: array}: the hot path, kept free of Python for
+ * components whose field names have no dots. */
 static PyObject *Component_apply(ComponentObject *self, PyObject *inputs) {
     if (component_check_open(self) != 0) return NULL;
     if (!self->apply_pool &&
         !(self->apply_pool = (PyObject *)pool_new(self, TSR_EP_APPLY, NULL, NULL)))
         return NULL;
+    PyObject *flat = NULL;
+    if (self->nested_in && flatten_fn) {
+        flat = PyObject_CallFunction(flatten_fn, "OOs", (PyObject *)self, inputs, "apply");
+        if (!flat) return NULL;
+        inputs = flat;
+    }
     PyObject *pool = Py_NewRef(self->apply_pool);   /* close() may drop it meanwhile */
     SlotObject *slot = pool_run((PoolObject *)pool, inputs, NULL, 0);
     PyObject *out = slot ? result_dict(slot, self->out, self->n_out) : NULL;
     if (slot) pool_release((PoolObject *)pool, slot);
     Py_DECREF(pool);
+    Py_XDECREF(flat);
+    if (out && self->nested_out && nest_fn)
+        Py_SETREF(out, PyObject_CallOneArg(nest_fn, out));
     return out;
 }
 
@@ -322,8 +334,9 @@ static PyObject *Component_call(ComponentObject *self, PyObject *args) {
     return out;
 }
 
-/* _abstract_eval(((shape, dtype name), ...) in input order) ->
- * ((shape, dtype name), ...) in output order. */
+/* _abstract_eval(((shape, dtype name) or None, ...) in input order) ->
+ * ((shape, dtype name), ...) in output order; None: an input left out,
+ * which takes its default or is absent. */
 static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs) {
     if (component_check_open(self) != 0) return NULL;
     if (!PyTuple_Check(specs) || PyTuple_GET_SIZE(specs) != self->n_in) {
@@ -342,6 +355,7 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
     for (int32_t i = 0; i < self->n_in; i++) {
         PyObject *shape;
         const char *dtype;
+        if (PyTuple_GET_ITEM(specs, i) == Py_None) continue;
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, i), "O!s", &PyTuple_Type, &shape, &dtype))
             goto done;
         int dtype_code = tsr_dtype_from_name(dtype);
@@ -361,7 +375,7 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
         }
         int rc = tsr_call_set_input_at(call, i, &a);
         if (rc != 0) {
-            raise_tessera(rc, tsr_call_errmsg(call));
+            raise_call_error(call, rc);
             goto done;
         }
     }

@@ -59,6 +59,12 @@ static int usable_in_place(PyArrayObject *a, const field_meta *f) {
            !PyDataType_HASFIELDS(d);
 }
 
+/* The section of a location for what a value was given as: "inputs" for
+ * an input, else the argument's own name ("tangent_vector"). */
+static const char *field_section(const char *what) {
+    return strcmp(what, "input") == 0 ? "inputs" : what;
+}
+
 static int view_array(PyArrayObject *a, const field_meta *f, const char *what, tsr_array *out,
                       ComponentObject *comp, tsr_endpoint ep) {
     int nd = PyArray_NDIM(a);
@@ -68,7 +74,9 @@ static int view_array(PyArrayObject *a, const field_meta *f, const char *what, t
         snprintf(msg, sizeof msg,
                  "component '%s', endpoint '%s': %s '%s': rank %d is out of range (0 to %d)",
                  name, tsr_endpoint_name(ep), what, PyUnicode_AsUTF8(f->name), nd, TSR_MAX_RANK);
-        raise_tessera(TSR_E_SHAPE, msg);
+        char loc[TSR_ERRMSG_MAX];
+        snprintf(loc, sizeof loc, "%s.%s", field_section(what), f->cname);
+        raise_tessera_at(TSR_E_SHAPE, msg, loc);
         return -1;
     }
     out->data = PyArray_DATA(a);
@@ -83,9 +91,10 @@ static int view_array(PyArrayObject *a, const field_meta *f, const char *what, t
  * A Python bool, int or float, or a NumPy scalar, written into the slot's
  * cell for the field as the 0-d array tessera._coerce would have made: the
  * same rules (Python numbers: the same kind or a wider one, if the value
- * fits; NumPy scalars: NumPy's "safe" rule) and the same values. Only what
- * the Python side accepts is done here; everything it refuses, and the
- * rare cases (float16, complex numbers, subclasses), goes to it, so the
+ * fits; NumPy scalars: here only conversions NumPy calls "safe", which
+ * every value survives) and the same values. Only what the Python side
+ * accepts is done here; everything it refuses or must check value by value
+ * (narrowing, float16, complex numbers, subclasses) goes to it, so the
  * errors are its own. 1 when written, 0 when Python must decide (no
  * exception set). */
 

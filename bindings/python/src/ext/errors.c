@@ -102,7 +102,40 @@ int tessera_message(char *out, size_t n, int code, const char *message) {
     return (int)((size_t)head + body) + (tail > 0 ? tail : 0);
 }
 
-void raise_tessera(int code, const char *message) {
+/* "inputs.mesh.nodes" -> ("inputs", "mesh", "nodes"), "jvp_inputs.1" ->
+ * ("jvp_inputs", 1): list indices as ints, as pydantic gives them. */
+static PyObject *loc_tuple(const char *loc) {
+    if (!loc[0]) return PyTuple_New(0);
+    PyObject *text = PyUnicode_DecodeUTF8(loc, (Py_ssize_t)strlen(loc), "replace");
+    PyObject *dot = PyUnicode_FromString(".");
+    PyObject *parts = text && dot ? PyUnicode_Split(text, dot, -1) : NULL;
+    Py_XDECREF(text);
+    Py_XDECREF(dot);
+    if (!parts) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(parts);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *part = PyList_GET_ITEM(parts, i);
+        const char *s = PyUnicode_AsUTF8(part);
+        if (!s) {
+            Py_DECREF(parts);
+            return NULL;
+        }
+        int digits = s[0] != '\0';
+        for (const char *c = s; *c && digits; c++) digits = *c >= '0' && *c <= '9';
+        if (!digits) continue;
+        PyObject *index = PyLong_FromUnicodeObject(part, 10);
+        if (!index) {
+            Py_DECREF(parts);
+            return NULL;
+        }
+        PyList_SetItem(parts, i, index);  /* steals index, drops part */
+    }
+    PyObject *tuple = PyList_AsTuple(parts);
+    Py_DECREF(parts);
+    return tuple;
+}
+
+void raise_tessera_at(int code, const char *message, const char *loc) {
     PyObject *cls = NULL;
     if (classes) {
         PyObject *key = PyLong_FromLong(code);
@@ -128,10 +161,24 @@ void raise_tessera(int code, const char *message) {
     /* Plugins write the messages: decode them leniently. */
     PyObject *text = PyUnicode_DecodeUTF8(words, (Py_ssize_t)strlen(words), "replace");
     PyMem_Free(words);
-    if (!text) return;
-    PyObject *exc = PyObject_CallFunction(cls, "iO", code, text);
-    Py_DECREF(text);
+    PyObject *where = text ? loc_tuple(loc ? loc : "") : NULL;
+    PyObject *exc = where ? PyObject_CallFunction(cls, "iOO", code, text, where) : NULL;
+    Py_XDECREF(text);
+    Py_XDECREF(where);
     if (!exc) return;
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
+}
+
+void raise_tessera(int code, const char *message) { raise_tessera_at(code, message, ""); }
+
+void raise_call_error(const tsr_call *call, int code) {
+    raise_tessera_at(code, tsr_call_errmsg(call), tsr_call_errloc(call));
+}
+
+PyObject *error_type_fn(PyObject *module, PyObject *code) {
+    (void)module;
+    long c = PyLong_AsLong(code);
+    if (c == -1 && PyErr_Occurred()) return NULL;
+    return PyUnicode_FromString(tsr_error_type((int)c));
 }

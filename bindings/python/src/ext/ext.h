@@ -85,6 +85,9 @@ typedef struct ComponentObject {
     PyObject *pools;           /* dict: (endpoint, wrt_in, wrt_out) -> Pool */
     PyObject *ffi_ops;         /* dict: key -> FfiOp (made by tessera.jax) */
     PyObject *weakrefs;
+    /* Some field names are dotted paths ("mesh.nodes"): apply's inputs may
+     * come nested and its outputs go back nested (tessera._nesting). */
+    int nested_in, nested_out;
 } ComponentObject;
 
 extern PyTypeObject Component_Type;
@@ -109,8 +112,8 @@ int dtype_to_typenum(tsr_dtype dtype);
 /* Turn a Python object given for a field into a tsr_array viewing its
  * memory. Arrays of the field's dtype that are C-contiguous, aligned and in
  * native byte order are used in place; anything else goes through the
- * Python-level coercion (tessera._coerce), which copies when a safe
- * conversion exists and refuses otherwise. *keep receives a new reference
+ * Python-level coercion (tessera._coerce), which copies when Tesseract's
+ * casting rule allows the conversion and refuses otherwise. *keep receives a new reference
  * that keeps the memory alive until the run has finished. `what` labels
  * messages ("input", "tangent_vector"); they begin, as the library's do,
  * with "component 'X', endpoint 'Y': " (comp and ep). Returns 0, or -1
@@ -126,6 +129,10 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
 
 /* The Python function that coerces objects (set by tessera at import). */
 extern PyObject *coerce_fn;
+/* The Python functions that turn nested inputs into dotted names and
+ * dotted outputs into nested dicts (set by tessera at import):
+ * flatten_fn(component, inputs, endpoint) -> dict, nest_fn(dict) -> dict. */
+extern PyObject *flatten_fn, *nest_fn;
 
 /* ---- tessera.serve (serve.c) --------------------------------------------------- */
 
@@ -136,8 +143,16 @@ PyObject *serve_stop(PyObject *module, PyObject *capsule);
 /* ---- errors (errors.c) ------------------------------------------------------- */
 
 /* Raise the exception class registered for code, with the message (its
- * advice in Python's words, see python_words). */
+ * advice in Python's words, see python_words) and no location. */
 void raise_tessera(int code, const char *message);
+/* The same, with the library's location ("inputs.mesh.nodes", "" for none)
+ * as the exception's .loc tuple. */
+void raise_tessera_at(int code, const char *message, const char *loc);
+/* The failure of a call: its code (or rc when it has none), message and
+ * location. */
+void raise_call_error(const tsr_call *call, int rc);
+/* error_type(code) -> the library's one-word kind (tsr_error_type). */
+PyObject *error_type_fn(PyObject *module, PyObject *code);
 /* _set_error_types({code: class}, fallback class, {code: "TSR_E_..."}). */
 PyObject *set_error_types(PyObject *module, PyObject *mapping);
 /* The library's message with its advice in the words of a Python user

@@ -86,7 +86,7 @@ int run_call(tsr_call *call, int64_t batch) {
         return -1;
     }
     if (rc != 0) {
-        raise_tessera(rc, tsr_call_errmsg(call));
+        raise_call_error(call, rc);
         return -1;
     }
     return 0;

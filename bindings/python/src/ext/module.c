@@ -15,6 +15,21 @@ static PyObject *set_coerce(PyObject *module, PyObject *fn) {
     Py_RETURN_NONE;
 }
 
+static PyObject *set_nesting(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *flatten, *nest;
+    if (!PyArg_ParseTuple(args, "OO", &flatten, &nest)) return NULL;
+    if (!PyCallable_Check(flatten) || !PyCallable_Check(nest)) {
+        PyErr_SetString(PyExc_TypeError, "_set_nesting: two callables");
+        return NULL;
+    }
+    Py_INCREF(flatten);
+    Py_INCREF(nest);
+    Py_XSETREF(flatten_fn, flatten);
+    Py_XSETREF(nest_fn, nest);
+    Py_RETURN_NONE;
+}
+
 static PyObject *close_all(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
@@ -60,6 +75,11 @@ static PyMethodDef module_methods[] = {
     {"_set_error_types", set_error_types, METH_VARARGS,
      "_set_error_types({code: class}, fallback_class, {code: 'TSR_E_...'})"},
     {"_set_coerce", set_coerce, METH_O, "_set_coerce(fn): fn(obj, dtype, name, what) -> ndarray"},
+    {"_set_nesting", set_nesting, METH_VARARGS,
+     "_set_nesting(flatten, nest): flatten(component, inputs, endpoint) -> {dotted name: "
+     "value}; nest({dotted name: value}) -> nested dicts"},
+    {"error_type", error_type_fn, METH_O,
+     "error_type(code) -> the library's one-word kind of failure (tsr_error_type)"},
     {"_close_all", close_all, METH_NOARGS,
      "Close every component still open (the exit hook): workers stop, shared memory goes."},
     {"strerror", strerror_fn, METH_O, "strerror(code) -> the library's short description"},

@@ -65,7 +65,7 @@ static SlotObject *slot_new(PoolObject *pool, tsr_call *call) {
         int rc = has_wrt(pool->ep) ? set_wrt(pool, call) : 0;
         if (rc != 0) {
             if (rc == TSR_E_NOMEM) PyErr_NoMemory();
-            else raise_tessera(rc, tsr_call_errmsg(call));
+            else raise_call_error(call, rc);
             tsr_call_free(call);
             return NULL;
         }
@@ -199,7 +199,7 @@ PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
         /* The library checks the names: known, differentiable, named once. */
         int rc = has_wrt(ep) ? tsr_call_set_wrt(call, in, (int32_t)n_in, out, (int32_t)n_out) : 0;
         if (rc != 0) {
-            raise_tessera(rc, tsr_call_errmsg(call));
+            raise_call_error(call, rc);
         } else if ((pool->wrt_in = field_indices(in, n_in, comp->in, comp->n_in)) &&
                    (pool->wrt_out = field_indices(out, n_out, comp->out, comp->n_out))) {
             pool->n_wrt_in = (int32_t)n_in;
@@ -267,7 +267,7 @@ static int report_unknown_input(SlotObject *slot, ComponentObject *comp, PyObjec
         if (!name) return -1;
         tsr_array dummy = {.dtype = TSR_FLOAT64};
         int rc = tsr_call_set_input(slot->call, name, &dummy);
-        raise_tessera(rc ? rc : TSR_E_UNKNOWN_FIELD, tsr_call_errmsg(slot->call));
+        raise_call_error(slot->call, rc ? rc : TSR_E_UNKNOWN_FIELD);
         return -1;
     }
     return 0;
@@ -291,7 +291,7 @@ static int bind_inputs(SlotObject *slot, ComponentObject *comp, tsr_endpoint ep,
         keep->n++;
         int rc = tsr_call_set_input_at(slot->call, i, &a);
         if (rc != 0) {
-            raise_tessera(rc, tsr_call_errmsg(slot->call));
+            raise_call_error(slot->call, rc);
             return -1;
         }
     }
@@ -322,7 +322,7 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
         }
         int rc = tsr_call_set_seed(slot->call, f->cname, v ? &a : NULL);
         if (rc != 0) {
-            raise_tessera(rc, tsr_call_errmsg(slot->call));
+            raise_call_error(slot->call, rc);
             return -1;
         }
     }
@@ -340,7 +340,7 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
             }
             tsr_array dummy = {.dtype = TSR_FLOAT64};
             int rc = tsr_call_set_seed(slot->call, PyUnicode_AsUTF8(key), &dummy);
-            raise_tessera(rc ? rc : TSR_E_UNKNOWN_FIELD, tsr_call_errmsg(slot->call));
+            raise_call_error(slot->call, rc ? rc : TSR_E_UNKNOWN_FIELD);
             return -1;
         }
     }

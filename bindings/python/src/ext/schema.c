@@ -3,6 +3,8 @@
  * field (field_meta), and a plain-tuple description for the Python side. */
 #include "ext.h"
 
+#include <string.h>
+
 static char numpy_kind(tsr_dtype d) {
     switch (d) {
     case TSR_BOOL: return 'b';
@@ -36,10 +38,20 @@ static int load_fields(const tsr_component *c, int inputs, field_meta **out, int
     return 0;
 }
 
+static int any_dotted(const field_meta *fs, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (strchr(fs[i].cname, '.')) return 1;
+    return 0;
+}
+
 int schema_load(ComponentObject *self) {
     const tsr_component *c = self->core->c;
-    if (load_fields(c, 1, &self->in, &self->n_in) != 0) return -1;
-    return load_fields(c, 0, &self->out, &self->n_out);
+    if (load_fields(c, 1, &self->in, &self->n_in) != 0 ||
+        load_fields(c, 0, &self->out, &self->n_out) != 0)
+        return -1;
+    self->nested_in = any_dotted(self->in, self->n_in);
+    self->nested_out = any_dotted(self->out, self->n_out);
+    return 0;
 }
 
 static void free_fields(field_meta *fs, int32_t n) {
@@ -71,6 +83,25 @@ static PyObject *describe_dims(const tsr_field *f) {
     return dims;
 }
 
+/* An input's default as (bytes, shape), or None when it has none. */
+static PyObject *describe_default(const tsr_field *f) {
+    const tsr_array *d = f->default_value;
+    if (!d) return Py_NewRef(Py_None);
+    size_t bytes = tsr_dtype_size(d->dtype);
+    PyObject *shape = PyTuple_New(d->rank);
+    if (!shape) return NULL;
+    for (int32_t k = 0; k < d->rank; k++) {
+        PyObject *v = PyLong_FromLongLong(d->shape[k]);
+        if (!v) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shape, k, v);
+        bytes *= (size_t)d->shape[k];
+    }
+    return Py_BuildValue("(y#N)", (const char *)d->data, (Py_ssize_t)bytes, shape);
+}
+
 static PyObject *describe_fields(const tsr_component *c, int inputs) {
     int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     PyObject *list = PyTuple_New(n);
@@ -78,13 +109,16 @@ static PyObject *describe_fields(const tsr_component *c, int inputs) {
     for (int32_t i = 0; i < n; i++) {
         const tsr_field *f = inputs ? tsr_component_input(c, i) : tsr_component_output(c, i);
         PyObject *dims = describe_dims(f);
-        if (!dims) {
+        PyObject *dflt = dims ? describe_default(f) : NULL;
+        if (!dflt) {
+            Py_XDECREF(dims);
             Py_DECREF(list);
             return NULL;
         }
-        PyObject *item = Py_BuildValue("(ssNOs)", f->name, tsr_dtype_name(f->dtype), dims,
+        PyObject *item = Py_BuildValue("(ssNOsNO)", f->name, tsr_dtype_name(f->dtype), dims,
                                        (f->flags & TSR_FIELD_DIFFERENTIABLE) ? Py_True : Py_False,
-                                       f->doc ? f->doc : "");
+                                       f->doc ? f->doc : "", dflt,
+                                       (f->flags & TSR_FIELD_OPTIONAL) ? Py_True : Py_False);
         if (!item) {
             Py_DECREF(list);
             return NULL;

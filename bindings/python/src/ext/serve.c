@@ -58,7 +58,7 @@ PyObject *serve_start(PyObject *module, PyObject *args) {
     Py_END_ALLOW_THREADS
     if (rc) {
         PyMem_Free(s);
-        raise_tessera(rc, err.message);
+        raise_tessera_at(rc, err.message, err.loc);
         return NULL;
     }
     s->core = c->core;

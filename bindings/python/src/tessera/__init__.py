@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import atexit
 
-from . import _coerce, _ext
+from . import _coerce, _ext, _nesting
 from ._component import Component, load
 from ._errors import (
     AbiError,
@@ -51,6 +51,7 @@ LIBRARY_VERSION: str = _ext.LIBRARY_VERSION
 __version__ = LIBRARY_VERSION
 
 _ext._set_coerce(_coerce.coerce)
+_ext._set_nesting(_nesting.flatten_inputs, _nesting.nest)
 # Components still open at exit are closed, so that no worker process or
 # shared-memory segment outlives the interpreter.
 atexit.register(_ext._close_all)

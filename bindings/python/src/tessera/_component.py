@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _errors, _ext
+from . import _errors, _ext, _nesting
+from ._coerce import where
 from ._schema import Schema, ShapeDtype
 
 _ENDPOINTS = ("apply", "jvp", "vjp", "jacobian", "abstract_eval")
@@ -31,7 +32,10 @@ def _names(value: Sequence[str] | str, what: str) -> tuple[str, ...]:
 class Component(_ext.Component):
     """A loaded component. Use :func:`load` to make one.
 
-    Calls take and return dicts keyed by field name:
+    Calls take and return dicts keyed by field name. A field named by a
+    dotted path (``"mesh.nodes"``) may be given nested (``{"mesh":
+    {"nodes": a}}``) or by its path; apply and abstract_eval return such
+    outputs nested, derivatives key them by their paths, as Tesseract does:
 
     * ``apply(inputs)`` -> ``{output: array}``
     * ``jvp(inputs, jvp_inputs, jvp_outputs, tangent_vector)`` -> ``{output: array}``
@@ -46,7 +50,8 @@ class Component(_ext.Component):
     and own it once the component has run again. Inputs are read in place when they have
     the field's dtype and C order (NumPy arrays, PyTorch tensors and JAX
     arrays through DLPack, anything with the buffer protocol); otherwise
-    they are converted by NumPy's safe casting rule or refused.
+    they are converted by Tesseract's casting rule (NumPy's same_kind,
+    refusing values that do not fit) or refused.
 
     Closing (``close()``, or leaving a ``with`` block) stops new calls at
     once; workers stop and memory goes when the last returned array dies.
@@ -80,6 +85,8 @@ class Component(_ext.Component):
         )
         self._schema_cache = Schema.from_ext(self._schema())
         self._endpoints = tuple(e for e in _ENDPOINTS if self.has_endpoint(e))
+        self._nested_inputs = _nesting.is_nested(self._schema_cache.input_names)
+        self._nested_outputs = _nesting.is_nested(self._schema_cache.output_names)
 
     # ---- description ------------------------------------------------------
 
@@ -120,8 +127,8 @@ class Component(_ext.Component):
         """Jacobian-vector product: ``{output: J @ tangent}`` for each of
         ``jvp_outputs``, with a tangent for each of ``jvp_inputs``."""
         outs = _names(jvp_outputs, "jvp_outputs")
-        res = self._call("jvp", _names(jvp_inputs, "jvp_inputs"), outs, dict(inputs),
-                         dict(tangent_vector))
+        res = self._call("jvp", _names(jvp_inputs, "jvp_inputs"), outs,
+                         self._flat_inputs(inputs, "jvp"), dict(tangent_vector))
         return dict(zip(outs, res))
 
     def vjp(
@@ -134,8 +141,8 @@ class Component(_ext.Component):
         """Vector-Jacobian product: ``{input: cotangent @ J}`` for each of
         ``vjp_inputs``, with a cotangent for each of ``vjp_outputs``."""
         ins = _names(vjp_inputs, "vjp_inputs")
-        res = self._call("vjp", ins, _names(vjp_outputs, "vjp_outputs"), dict(inputs),
-                         dict(cotangent_vector))
+        res = self._call("vjp", ins, _names(vjp_outputs, "vjp_outputs"),
+                         self._flat_inputs(inputs, "vjp"), dict(cotangent_vector))
         return dict(zip(ins, res))
 
     def jacobian(
@@ -148,7 +155,7 @@ class Component(_ext.Component):
         ``(*output.shape, *input.shape)``."""
         ins = _names(jac_inputs, "jac_inputs")
         outs = _names(jac_outputs, "jac_outputs")
-        res = self._call("jacobian", ins, outs, dict(inputs))
+        res = self._call("jacobian", ins, outs, self._flat_inputs(inputs, "jacobian"))
         return {o: {i: res[k * len(ins) + j] for j, i in enumerate(ins)}
                 for k, o in enumerate(outs)}
 
@@ -156,26 +163,36 @@ class Component(_ext.Component):
         """Output shapes and dtypes for inputs given as arrays or as anything
         with ``.shape`` and ``.dtype`` (``ShapeDtype``, ``jax.ShapeDtypeStruct``)
         or as ``{"shape": ..., "dtype": ...}``; no data is read."""
-        check_input_names(self, inputs, "abstract_eval")
-        specs = [_spec(inputs[n]) for n in self.schema.input_names]
+        inputs = check_input_names(self, inputs, "abstract_eval", allow_left_out=True)
+        specs = [_spec(inputs[n]) if n in inputs else None for n in self.schema.input_names]
         res = self._abstract_eval(tuple(specs))
-        return {f.name: ShapeDtype(tuple(shape), np.dtype(dt))
-                for f, (shape, dt) in zip(self.schema.outputs, res)}
+        out = {f.name: ShapeDtype(tuple(shape), np.dtype(dt))
+               for f, (shape, dt) in zip(self.schema.outputs, res)}
+        return _nesting.nest(out) if self._nested_outputs else out
+
+    def _flat_inputs(self, inputs: Mapping[str, Any], endpoint: str) -> dict[str, Any]:
+        if self._nested_inputs:
+            return _nesting.flatten(self.schema.input_names, inputs,
+                                    label=where(self, endpoint))
+        return dict(inputs)
 
 
-def check_input_names(component: Component, inputs: Mapping[str, Any], endpoint: str) -> None:
-    """Raise the library's errors for a name that is not an input and for
-    an input that is missing, in the library's words."""
+def check_input_names(component: Any, inputs: Mapping[str, Any], endpoint: str,
+                      allow_left_out: bool = False) -> Mapping[str, Any]:
+    """The inputs by dotted name (given nested, dotted or both); raises the
+    library's errors for a name that is not an input and for an input
+    that is missing, in the library's words. With allow_left_out, an input
+    with a default or an optional one may be left out (the call fills it
+    in)."""
     names = component.schema.input_names
     label = f"component '{component.name}', endpoint '{endpoint}'"
-    unknown = [k for k in inputs if k not in names]
-    if unknown:
-        raise _errors.UnknownFieldError(
-            _errors.TSR_E_UNKNOWN_FIELD,
-            f"{label}: '{unknown[0]}' is not an input (inputs: {', '.join(names)})")
-    for n in names:
-        if n not in inputs:
-            raise _errors.MissingError(_errors.TSR_E_MISSING, f"{label}: input '{n}' is missing")
+    inputs = _nesting.flatten(names, inputs, label=label + ": ")
+    for f in component.schema.inputs:
+        n = f.name
+        if n not in inputs and (f.required or not allow_left_out):
+            raise _errors.MissingError(_errors.TSR_E_MISSING, f"{label}: input '{n}' is missing",
+                                       _errors.field_loc("inputs", n))
+    return inputs
 
 
 def _spec(value: Any) -> tuple[tuple[int, ...], str]:

@@ -2,13 +2,63 @@
 """Exceptions: one class per library error code, all subclasses of TesseraError.
 
 Every failure of the C library arrives as the class of its ``TSR_E_*`` code,
-carrying the code (``.code``, ``.code_name``) and the library's message,
-which names the component, the endpoint, the field and the cause.
+carrying the code (``.code``, ``.code_name``), the library's message, which
+names the component, the endpoint, the field and the cause, and where it
+happened (``.loc``). ``.detail`` gives the same in the shape of pydantic's
+``ValidationError.errors()``, as tesseract-core reports a bad request.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from . import _ext
+
+
+class _Absent:
+    """No offending input recorded (None is a value a caller may give)."""
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+    def __reduce__(self) -> str:
+        return "_ABSENT"   # unpickles as this module's one instance
+
+
+_ABSENT: Any = _Absent()
+
+# Inputs kept in .detail: numbers and short strings, as the library's
+# messages quote them; never an array.
+_SMALL_STR = 64
+
+
+def small_input(value: Any) -> Any:
+    """``value`` if it is small enough to repeat in ``.detail``, else absent."""
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        return value.item()
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biufc":
+        return value.item()
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    if isinstance(value, str) and len(value) <= _SMALL_STR:
+        return value
+    return _ABSENT
+
+
+def loc_from_text(text: str) -> tuple[str | int, ...]:
+    """The library's dotted location ("inputs.mesh.nodes", "jvp_inputs.1")
+    as a tuple of parts, list indices as ints; ``()`` for ""."""
+    if not text:
+        return ()
+    return tuple(int(p) if p.isdigit() else p for p in text.split("."))
+
+
+def field_loc(section: str, name: str) -> tuple[str | int, ...]:
+    """The location of a field: ``field_loc("inputs", "mesh.nodes")`` is
+    ``("inputs", "mesh", "nodes")``."""
+    return (section, *name.split("."))
 
 
 class TesseraError(Exception):
@@ -17,25 +67,46 @@ class TesseraError(Exception):
     Attributes:
         code: the negative ``TSR_E_*`` value.
         message: the library's message.
+        loc: where: a tuple of parts, section first (``("inputs", "mesh",
+            "nodes")``, ``("jvp_inputs", 1)``); ``()`` when the failure is
+            about no one place.
     """
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, loc: tuple = (), input: Any = _ABSENT) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.loc = tuple(loc)
+        self.input = input
 
     @property
     def code_name(self) -> str:
         """The code's C name, e.g. ``"TSR_E_DTYPE"``."""
         return _NAMES.get(self.code, f"TSR_E_{-self.code}")
 
+    @property
+    def type(self) -> str:
+        """The kind of failure in one word, as the library names it for
+        its JSON errors (``tsr_error_type``)."""
+        return _ext.error_type(self.code)
+
+    @property
+    def detail(self) -> list[dict[str, Any]]:
+        """``[{"type", "loc", "msg", "input"}]``: the failure as one entry
+        of pydantic's ``ValidationError.errors()`` (``input`` only when the
+        offending value is small)."""
+        entry: dict[str, Any] = {"type": self.type, "loc": self.loc, "msg": self.message}
+        if self.input is not _ABSENT:
+            entry["input"] = self.input
+        return [entry]
+
     def __str__(self) -> str:
         return f"{self.message} [{self.code_name}]"
 
     def __reduce__(self):
-        # Pickled whole (a Dask task's failure travels pickled): both
-        # arguments of the constructor, not Exception's one.
-        return (type(self), (self.code, self.message))
+        # Pickled whole (a Dask task's failure travels pickled): every
+        # argument of the constructor, not Exception's one.
+        return (type(self), (self.code, self.message, self.loc, self.input))
 
 
 class ArgumentError(TesseraError, ValueError):
@@ -71,7 +142,8 @@ class MissingError(TesseraError, LookupError):
 
 
 class DtypeError(TesseraError, TypeError):
-    """TSR_E_DTYPE: the wrong element type (and no safe conversion)."""
+    """TSR_E_DTYPE: the wrong element type (a kind above the field's), or a
+    value the field's type cannot hold."""
 
 
 class ShapeError(TesseraError, ValueError):

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple, Union
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -23,17 +23,29 @@ class ShapeDtype(NamedTuple):
 
 @dataclass(frozen=True)
 class Field:
-    """An input or output field of a component."""
+    """An input or output field of a component.
+
+    An input may be left out of a call when it has a ``default`` (a
+    read-only NumPy array: the value it then takes) or is ``optional`` (the
+    component then gets it as absent, ``None`` in a Python component)."""
 
     name: str
     dtype: np.dtype
     dims: tuple[Dim, ...]
     differentiable: bool
     doc: str = ""
+    default: Optional[np.ndarray] = field(default=None, compare=False)
+    optional: bool = False
 
     @property
     def rank(self) -> int:
         return len(self.dims)
+
+    @property
+    def required(self) -> bool:
+        """Whether a call must give this input: it has no default and is
+        not optional."""
+        return self.default is None and not self.optional
 
 
 @dataclass(frozen=True)
@@ -51,9 +63,16 @@ class Schema:
     def from_ext(cls, raw: tuple) -> Schema:
         name, version, description, ins, outs = raw
 
+        def default(raw: Optional[tuple], dtype: np.dtype) -> Optional[np.ndarray]:
+            if raw is None:
+                return None
+            data, shape = raw
+            return np.frombuffer(data, dtype).reshape(shape)  # read-only: bytes
+
         def fields(items: tuple) -> tuple[Field, ...]:
-            return tuple(Field(n, np.dtype(dt), tuple(dims), bool(d), doc)
-                         for n, dt, dims, d, doc in items)
+            return tuple(Field(n, np.dtype(dt), tuple(dims), bool(d), doc,
+                               default(dflt, np.dtype(dt)), bool(opt))
+                         for n, dt, dims, d, doc, dflt, opt in items)
 
         return cls(name, version, description, fields(ins), fields(outs))
 
@@ -93,6 +112,8 @@ class Schema:
         schema alone: each dim fixed, or a symbol some input carries. When
         it does not (``linear``'s ``m``), the library cannot size a batch of
         results ahead of the call."""
-        symbols = {d for f in self.inputs for d in f.dims if isinstance(d, str)}
+        # An optional input may be absent, so its symbols do not count.
+        symbols = {d for f in self.inputs if not f.optional for d in f.dims
+                   if isinstance(d, str)}
         return all(d is not None and (not isinstance(d, str) or d in symbols)
                    for f in self.outputs for d in f.dims)

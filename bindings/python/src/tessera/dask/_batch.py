@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _errors
+from .. import _errors, _nesting
 from .._component import _names
 from .._schema import ShapeDtype
 from ._failures import explained
@@ -37,13 +37,17 @@ class Split:
         self.shared: dict[str, Any] = {}
         self.size: int | None = None
         self.first = ""
+        section = {"input": "inputs", "tangent": "tangent_vector",
+                   "cotangent": "cotangent_vector"}[what]
         for name, value in values.items():
+            loc = _errors.field_loc(section, name)
             field = fields.get(name)
             if field is None:
                 kind = "outputs" if what == "cotangent" else "inputs"
                 raise _errors.UnknownFieldError(
                     _errors.TSR_E_UNKNOWN_FIELD,
-                    f"{where}: {what} '{name}' is not one of the {kind} ({', '.join(fields)})")
+                    f"{where}: {what} '{name}' is not one of the {kind} ({', '.join(fields)})",
+                    loc)
             value = value if _is_lazy(value) or hasattr(value, "ndim") else np.asarray(value)
             if value.ndim == field.rank:
                 self.shared[name] = value
@@ -53,14 +57,14 @@ class Split:
                     _errors.TSR_E_SHAPE,
                     f"{where}: {what} '{name}' has rank {value.ndim}; its field has rank "
                     f"{field.rank}: give rank {field.rank} (the same for every item) or "
-                    f"{field.rank + 1} (a leading batch axis)")
+                    f"{field.rank + 1} (a leading batch axis)", loc)
             if self.size is None:
                 self.size, self.first = int(value.shape[0]), name
             elif value.shape[0] != self.size:
                 raise _errors.ShapeError(
                     _errors.TSR_E_SHAPE,
                     f"{where}: {what} '{name}' has a batch axis of {value.shape[0]}, "
-                    f"'{self.first}' one of {self.size}")
+                    f"'{self.first}' one of {self.size}", loc)
             self.batched[name] = value
 
     def item_spec(self, name: str) -> ShapeDtype:
@@ -84,11 +88,14 @@ def run(cc: ClusterComponent, endpoint: str, inputs: dict, args: tuple, chunks: 
     schema = cc.schema
     where = f"component '{cc.spec.label}', endpoint '{endpoint}': batch"
     wrt_in, wrt_out, seeds = _unpack(endpoint, args)
+    if _nesting.is_nested(schema.input_names):
+        inputs = _nesting.flatten(schema.input_names, inputs, label=where + ": ")
     ins = Split(where, "input", inputs, {f.name: f for f in schema.inputs})
     for name in schema.input_names:
         if name not in inputs:
             raise _errors.MissingError(_errors.TSR_E_MISSING,
-                                       f"{where}: input '{name}' is missing")
+                                       f"{where}: input '{name}' is missing",
+                                       _errors.field_loc("inputs", name))
     seed_fields = schema.inputs if endpoint == "jvp" else schema.outputs
     sds = Split(where, "tangent" if endpoint == "jvp" else "cotangent", seeds,
                 {f.name: f for f in seed_fields})
@@ -109,7 +116,7 @@ def run(cc: ClusterComponent, endpoint: str, inputs: dict, args: tuple, chunks: 
         out = _eager(cc, call, endpoint, ins, sds, size, chunks or cc.default_chunks(), retries)
     if endpoint == "jacobian":
         return {o: {i: out[(o, i)] for i in wrt_in} for o in wrt_out}
-    return out
+    return _nesting.nest(out) if endpoint == "apply" else out
 
 
 def _bounds(size: int, chunks: int) -> list[tuple[int, int]]:
@@ -144,7 +151,8 @@ def _result_specs(cc, endpoint: str, wrt_in, wrt_out, ins: Split) -> dict:
     schema = cc.schema
     if endpoint == "vjp":
         return {n: (ins.item_spec(n).shape, schema.input(n).dtype) for n in wrt_in}
-    out = cc.abstract_eval({n: ins.item_spec(n) for n in schema.input_names})
+    out = _nesting.flatten_tree(
+        cc.abstract_eval({n: ins.item_spec(n) for n in schema.input_names}))
     if endpoint == "apply":
         return out
     if endpoint == "jvp":

@@ -13,7 +13,7 @@ from typing import Any
 
 from distributed import Client, Future, as_completed
 
-from .. import _errors
+from .. import _errors, _nesting
 from .._component import Component, _names, _spec
 from . import _batch
 from ._failures import explained
@@ -97,12 +97,16 @@ class ClusterComponent:
     def abstract_eval(self, inputs: Mapping[str, Any]) -> dict:
         """``{output: (shape, dtype name)}`` for inputs given as arrays or by
         shape and dtype (as ``Component.abstract_eval`` takes them), asked
-        of a worker once per distinct set of shapes."""
+        of a worker once per distinct set of shapes; nested as apply's
+        outputs are."""
+        inputs = _nesting.flatten(self.schema.input_names, inputs,
+                                  label=f"component '{self.spec.label}', endpoint "
+                                        "'abstract_eval': ")
         specs = tuple(sorted((n, _spec(v)) for n, v in inputs.items()))
         if specs not in self._shapes:
             self._shapes[specs] = self.client.submit(abstract_eval_of, self.spec, dict(specs),
                                                      pure=False).result()
-        return self._shapes[specs]
+        return _nesting.nest(self._shapes[specs])
 
     def local(self) -> Component:
         """The same component opened in this process (once): where

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _errors
+from .. import _errors, _nesting
 from .._component import Component
 from ._plugin import _current_worker, worker_component
 from ._spec import ComponentSpec
@@ -22,10 +22,7 @@ def located(exc: _errors.TesseraError, where: str) -> _errors.TesseraError:
     worker = _current_worker()
     if worker is not None:
         where += f", on Dask worker {worker.address}"
-    out = type(exc)(exc.code, f"{exc.message} ({where})")
-    # TesseraError(code, message): pickle rebuilds an exception from .args.
-    out.args = (out.code, out.message)
-    return out
+    return type(exc)(exc.code, f"{exc.message} ({where})", exc.loc, exc.input)
 
 
 def call_item(spec: ComponentSpec, endpoint: str, args: tuple, index: int) -> Any:
@@ -96,5 +93,6 @@ def schema_of(spec: ComponentSpec):
 
 def abstract_eval_of(spec: ComponentSpec, specs: Mapping[str, tuple]) -> dict:
     comp = worker_component(spec)
-    out = comp.abstract_eval({n: {"shape": s, "dtype": d} for n, (s, d) in specs.items()})
+    out = _nesting.flatten_tree(
+        comp.abstract_eval({n: {"shape": s, "dtype": d} for n, (s, d) in specs.items()}))
     return {n: (tuple(v.shape), np.dtype(v.dtype).name) for n, v in out.items()}

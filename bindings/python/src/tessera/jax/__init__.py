@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _coerce, _errors, _ext
+from .. import _coerce, _errors, _ext, _nesting
 from .._component import Component, check_input_names
 
 if not _ext.HAVE_XLA_FFI:
@@ -72,26 +72,29 @@ def _operand(value: Any, field, comp: Component) -> jax.Array:
                 _errors.TSR_E_DTYPE,
                 f"{_coerce.where(comp, 'apply')}input '{field.name}' is {want}, which JAX gives "
                 "only with 64-bit types enabled: jax.config.update('jax_enable_x64', True)")
+    if isinstance(value, (bool, int, float, complex)):
+        # Python numbers: the NumPy API's rule and range checks.
+        return jnp.asarray(_coerce.coerce(value, want.name, field.name, "input", comp, "apply"))
     x = value if isinstance(value, jax.Array) else jnp.asarray(value)
     if x.dtype == want:
         return x
-    weak = getattr(x, "weak_type", False) or isinstance(value, (bool, int, float, complex))
-    rule = "same_kind" if weak else "safe"
-    if not np.can_cast(x.dtype, want, rule):
-        raise _errors.DtypeError(
-            _errors.TSR_E_DTYPE,
-            f"{_coerce.where(comp, 'apply')}input '{field.name}': dtype {x.dtype} given, {want} "
-            f"expected, and NumPy's '{rule}' casting rule does not allow the conversion")
+    # Values are checked where they are known; a traced one only by kind.
+    concrete = None if isinstance(x, jax.core.Tracer) else np.asarray(x)
+    refusal = _coerce.cast_refusal(np.dtype(x.dtype), want, "input", field.name, concrete)
+    if refusal is not None:
+        raise type(refusal)(refusal.code, _coerce.where(comp, "apply") + refusal.message,
+                            refusal.loc, refusal.input)
     return x.astype(want)
 
 
 def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Array]:
-    """Call the component's apply as a JAX operation: ``{output: array}``.
+    """Call the component's apply as a JAX operation: ``{output: array}``,
+    nested for outputs named by dotted paths, as ``Component.apply``.
 
-    ``inputs`` maps every input field to an array (traced or concrete);
-    differentiable fields can be differentiated through. Inputs of another
-    dtype are converted when NumPy's safe casting rule allows it (Python
-    numbers: the same kind), else refused with :class:`tessera.DtypeError`.
+    ``inputs`` maps every input field to an array (traced or concrete),
+    nested or by dotted path; differentiable fields can be differentiated
+    through. Inputs of another dtype are converted by Tesseract's rule
+    (same_kind), else refused with :class:`tessera.DtypeError`.
 
     ``component`` may be a ``tessera.dask.ClusterComponent``: ``jax.vmap``
     then sends each batch (of apply, and of the jvp and vjp that
@@ -102,10 +105,10 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Arra
     if hasattr(component, "_jax_target"):
         component, cluster = component._jax_target()
     schema = component.schema
-    check_input_names(component, inputs, "apply")
+    inputs = check_input_names(component, inputs, "apply")
     args = [_operand(inputs[f.name], f, component) for f in schema.inputs]
     outs = tessera_call_p.bind(*args, op=make_op(component, "apply", cluster=cluster))
-    return dict(zip(schema.output_names, outs))
+    return _nesting.nest(dict(zip(schema.output_names, outs)))
 
 
 @contextlib.contextmanager

@@ -11,8 +11,10 @@
 calls the plugin's vjp and ``jvp`` (forward-mode AD) its jvp, so
 ``torch.autograd.gradcheck`` passes with and without ``check_forward_ad``.
 Tensors reach the plugin without a copy when they are contiguous CPU
-tensors of the field's dtype (others are converted by NumPy's safe casting
-rule, or refused), and outputs are tensors over the component's result
+tensors of the field's dtype (others are converted by Tesseract's casting
+rule, NumPy's same_kind refusing values that do not fit, or refused); inputs
+may be nested by the dots of field names and outputs come back nested, as
+from ``Component.apply``. Outputs are tensors over the component's result
 buffers, also without a copy. Every mode works the same way.
 
 Non-differentiable fields behave as in Tesseract-JAX: a gradient asked of a
@@ -44,7 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import _coerce, _errors
+from .. import _coerce, _errors, _nesting
 from .._component import Component, check_input_names
 
 __all__ = ["apply", "ComponentFunction"]
@@ -79,6 +81,8 @@ class _Plan:
         self.inexact_inputs = tuple(f.dtype.kind in "fc" for f in schema.inputs)
         # Whether the library can size a batch of apply/jvp results ahead.
         self.batchable = schema.output_shapes_static
+        # Dotted field names: inputs may come nested, outputs go back nested.
+        self.nested = _nesting.is_nested(self.inputs) or _nesting.is_nested(self.outputs)
 
 
 def _plan(component: Component) -> _Plan:
@@ -131,7 +135,8 @@ def _outputs(res: Sequence[np.ndarray]) -> tuple[torch.Tensor, ...]:
 def _apply_now(component: Component, batch: int,
                tensors: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
     ins = _inputs(component, tensors)
-    if batch:
+    if batch or _plan(component).nested:
+        # In the library's order (apply would nest dotted outputs).
         return _outputs(component._call("apply", (), (), ins, None, batch))
     out = component.apply(ins)
     return tuple(torch.from_numpy(out[n]) for n in _plan(component).outputs)
@@ -494,9 +499,11 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, torch.Te
     transforms (grad, vjp, jvp, jacrev, jacfwd, vmap); second derivatives
     raise :class:`tessera.UnsupportedError`."""
     plan = _plan(component)
-    if len(inputs) != len(plan.inputs) or any(n not in inputs for n in plan.inputs):
-        check_input_names(component, inputs, "apply")
+    if plan.nested or len(inputs) != len(plan.inputs) or any(n not in inputs
+                                                             for n in plan.inputs):
+        inputs = check_input_names(component, inputs, "apply")
     args = [v if isinstance(v, torch.Tensor) else _tensor(v, component.schema.input(n), component)
             for n, v in ((n, inputs[n]) for n in plan.inputs)]
     outs = ComponentFunction.apply(component, *args)
-    return dict(zip(plan.outputs, outs))
+    out = dict(zip(plan.outputs, outs))
+    return _nesting.nest(out) if plan.nested else out
