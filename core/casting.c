@@ -71,7 +71,9 @@ int cast_begin(tsr_call *call) {
     tsr_component *c = call->comp;
     for (int32_t i = 0; i < c->n_in; i++) {
         tsr_array *a = &call->inputs[i];
-        if (a->dtype == c->in[i].field.dtype) continue;
+        /* an absent optional input stays absent (tsr_input_absent) */
+        if (a->dtype == c->in[i].field.dtype || (!call->input_bound[i] && tsr_input_absent(a)))
+            continue;
         cast_slot *s = slots(&call->cast_in, c->n_in);
         if (!s) return call_fail(call, TSR_E_NOMEM, "out of memory");
         int rc = cast_one(call, &s[i], a, c->in[i].field.dtype, "inputs", c->in[i].field.name);

@@ -117,6 +117,29 @@ static void batch_in(int how) {
 Test(defaults, batch_inproc) { batch_in(RUN_INPROC); }
 Test(defaults, batch_worker) { batch_in(RUN_WORKER); }
 
+/* casting=same_kind converts what is given and leaves an absent optional
+ * input absent. */
+Test(defaults, casting_keeps_an_absent_input_absent) {
+    const int runs[] = {RUN_INPROC, RUN_WORKER};
+    for (int r = 0; r < 2; r++) {
+        int how = runs[r];
+        tsr_options *o = mode_options((tsr_mode)how);
+        set_option(o, "casting", "same_kind");
+        tsr_component *c = open_ok(DEFAULTS, o);
+        tsr_options_free(o);
+        tsr_call *call = new_call(c, TSR_EP_APPLY);
+        int32_t x[2] = {1, 2};
+        tsr_array xs = {.data = x, .dtype = TSR_INT32, .rank = 1, .shape = {2}};
+        bind_ok(call, "x", xs);
+        run_ok(call);
+        expect_values(tsr_call_output(call, "y"), (double[]){8, 10}, 2, "y", run_names[how]);
+        expect_values(tsr_call_output(call, "seen"), (double[]){2, 6, 0}, 3, "seen",
+                      run_names[how]);
+        tsr_call_free(call);
+        tsr_close(c);
+    }
+}
+
 Test(defaults, apply_inproc) { apply_in(RUN_INPROC); }
 Test(defaults, apply_isolated) { apply_in(RUN_ISOLATED); }
 Test(defaults, apply_worker) { apply_in(RUN_WORKER); }
