@@ -24,6 +24,7 @@
 #include <tessera/payload.h>
 
 #include "cli_run.h"
+#include "net_util.h"
 #include "temp_dir.h"
 #include "worker_util.h"
 
@@ -392,30 +393,11 @@ Test(defaults, cli_apply_leaves_defaulted_and_optional_inputs_out) {
 
 /* ---- remote components: defaults read from the served OpenAPI document -------- */
 
-/* A port nothing listens on now. */
-static int free_port(void) {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-              getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-static int accepts(int port) {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-    if (fd >= 0) close(fd);
-    return ok;
-}
-
 /* Start a server (argv[0] a path; port_arg the index of argv that takes
  * the port) and wait until it accepts; its pid, its URL in url. */
 static pid_t serve(char *const *argv, int port_arg, const char *api, char *url, size_t n) {
     int port = free_port();
+    cr_assert(port > 0, "no free loopback port");
     char port_text[16];
     snprintf(port_text, sizeof port_text, "%d", port);
     pid_t pid = fork();

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "cli_run.h"
+#include "net_util.h"
 #include "temp_dir.h"
 #include "test_util.h"
 
@@ -65,29 +66,6 @@ static int find_runtime(char *out, size_t n) {
         p += len + (p[len] == ':');
     }
     return -1;
-}
-
-/* A port nothing listens on now. */
-static int free_port(void) {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-static int accepts(int port) {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-    if (fd >= 0) close(fd);
-    return ok;
 }
 
 /* Where the servers run: tesseract-runtime writes a run_<id> folder per
