@@ -45,13 +45,26 @@ void served_traits_of(const served *s, served_traits *out) {
 
 /* ---- checks ------------------------------------------------------------- */
 
-/* The leading dims of `a` against field f, binding its symbols. */
-static int match(served *s, const field_info *f, const tsr_array *a, const char *label,
-                 char *why, size_t n) {
-    char cause[300];
+/* An array's name in messages: "input 'x'", "tangent_vector['x']" or
+ * "result 2". Written only when a message needs it, never on the path of
+ * a request that passes (formatting cost more than the checks). */
+static const char *label_of(const char *section, const char *field, int32_t k, char *buf,
+                            size_t n) {
+    if (!section) snprintf(buf, n, "result %d", (int)k);
+    else if (strcmp(section, "input") == 0) snprintf(buf, n, "input '%s'", field);
+    else snprintf(buf, n, "%s['%s']", section, field);
+    return buf;
+}
+
+/* The leading dims of `a` against field f, binding its symbols; section
+ * and k name it (label_of). */
+static int match(served *s, const field_info *f, const tsr_array *a, const char *section,
+                 int32_t k, char *why, size_t n) {
+    char cause[300], label[TSR_MAX_NAME + 32];
     if (shape_match(f, a->shape, f->field.rank, s->symval, s->sym_from, s->c->sym_names, cause,
                     sizeof cause) != 0) {
-        snprintf(why, n, "%s: %s", label, cause);
+        snprintf(why, n, "%s: %s", label_of(section, f->field.name, k, label, sizeof label),
+                 cause);
         return TSR_E_PAYLOAD;
     }
     return 0;
@@ -64,16 +77,16 @@ static int same_shape(const tsr_array *a, const int64_t *shape, int32_t rank) {
 static int check_seeds(served *s, const tsr_args *args, char *why, size_t n) {
     const tsr_component *c = s->c;
     int jvp = args->endpoint == TSR_EP_JVP;
-    char label[TSR_MAX_NAME + 32];
+    const char *section = jvp ? "tangent_vector" : "cotangent_vector";
     for (int32_t k = 0; k < args->n_seeds; k++) {
         const field_info *f = jvp ? &c->in[args->wrt_in[k]] : &c->out[args->wrt_out[k]];
         const tsr_array *seed = &args->seeds[k];
-        snprintf(label, sizeof label, "%s['%s']", jvp ? "tangent_vector" : "cotangent_vector",
-                 f->field.name);
-        int rc = match(s, f, seed, label, why, n);
+        int rc = match(s, f, seed, section, k, why, n);
         if (rc) return rc;
         if (jvp && !same_shape(seed, args->inputs[args->wrt_in[k]].shape, f->field.rank)) {
-            snprintf(why, n, "%s: not shaped like its input", label);
+            char label[TSR_MAX_NAME + 32];
+            snprintf(why, n, "%s: not shaped like its input",
+                     label_of(section, f->field.name, k, label, sizeof label));
             return TSR_E_PAYLOAD;
         }
     }
@@ -90,21 +103,19 @@ static int check_result(served *s, const tsr_args *args, int32_t k, char *why, s
     const tsr_array *r = &args->results[k];
     result_layout l;
     result_layout_of(c, args->endpoint, args->wrt_in, args->n_wrt_in, args->wrt_out, k, &l);
-    char label[TSR_MAX_NAME + 32];
-    snprintf(label, sizeof label, "result %d", (int)k);
     if (!r->data) {
         if (l.out >= 0 && !c->out[l.out].shape_static) return 0;
-        snprintf(why, n, "%s: sent without a buffer, but its shape follows from the inputs and "
-                         "the host sizes it",
-                 label);
+        snprintf(why, n, "result %d: sent without a buffer, but its shape follows from the "
+                         "inputs and the host sizes it",
+                 (int)k);
         return TSR_E_PAYLOAD;
     }
-    int rc = l.out >= 0 ? match(s, &c->out[l.out], r, label, why, n) : 0;
+    int rc = l.out >= 0 ? match(s, &c->out[l.out], r, NULL, k, why, n) : 0;
     int32_t at = l.out >= 0 ? c->out[l.out].field.rank : 0;
     if (!rc && l.in >= 0 &&
         memcmp(r->shape + at, args->inputs[l.in].shape,
                (size_t)c->in[l.in].field.rank * sizeof(int64_t)) != 0) {
-        snprintf(why, n, "%s: its trailing dims are not the shape of input '%s'", label,
+        snprintf(why, n, "result %d: its trailing dims are not the shape of input '%s'", (int)k,
                  c->in[l.in].field.name);
         rc = TSR_E_PAYLOAD;
     }
@@ -117,19 +128,17 @@ int served_check(served *s, const tsr_args *args, char *why, size_t n) {
         s->symval[i] = -1;
         s->sym_from[i] = NULL;
     }
-    char label[TSR_MAX_NAME + 16];
     for (int32_t i = 0; i < args->n_inputs; i++) {
-        snprintf(label, sizeof label, "input '%s'", c->in[i].field.name);
         if (tsr_input_absent(&args->inputs[i])) {
             /* Only an optional input may be absent, and then not differentiated. */
             int wrt = 0;
             for (int32_t k = 0; k < args->n_wrt_in; k++) wrt |= args->wrt_in[k] == i;
             if ((c->in[i].field.flags & TSR_FIELD_OPTIONAL) && !wrt) continue;
-            snprintf(why, n, "%s: absent, but it is %s", label,
+            snprintf(why, n, "input '%s': absent, but it is %s", c->in[i].field.name,
                      wrt ? "differentiated" : "not optional");
             return TSR_E_PAYLOAD;
         }
-        int rc = match(s, &c->in[i], &args->inputs[i], label, why, n);
+        int rc = match(s, &c->in[i], &args->inputs[i], "input", i, why, n);
         if (rc) return rc;
     }
     int rc = check_seeds(s, args, why, n);

@@ -33,19 +33,35 @@ void serve_release(worker_state *ws) {
     free(ws->wrt_out);
 }
 
-static const char *in_name(const tsr_component *c, int32_t i) {
-    return tsr_component_input(c, i)->name;
-}
-
-/* What result k must be, and its name in messages, as core lays results
- * out. */
+/* What result k must be, as core lays results out. */
 static void result_expect(const worker_state *ws, int32_t n_wi, int32_t k, tsr_dtype *dtype,
-                          int32_t *rank, char *name, size_t n) {
+                          int32_t *rank) {
     result_layout l;
     result_layout_of(ws->comp, ws->ep, ws->wrt_in, n_wi, ws->wrt_out, k, &l);
     *dtype = l.dtype;
     *rank = l.rank;
-    result_layout_name(ws->comp, &l, name, n);
+}
+
+/* An array's name in messages, written only when a message needs it:
+ * formatting it for every array of every request cost more than the rest
+ * of the request's checks. section: "input", "tangent_vector" or
+ * "cotangent_vector" with the field's name, or NULL for result `result`. */
+typedef struct array_name {
+    const char *section;
+    const char *field;
+    int32_t result;
+} array_name;
+
+static const char *name_text(const worker_state *ws, const array_name *an, char *buf,
+                             size_t n) {
+    if (!an->section) {
+        result_layout l;
+        result_layout_of(ws->comp, ws->ep, ws->wrt_in, ws->n_wrt_in, ws->wrt_out, an->result, &l);
+        return result_layout_name(ws->comp, &l, buf, n);
+    }
+    if (strcmp(an->section, "input") == 0) snprintf(buf, n, "input '%s'", an->field);
+    else snprintf(buf, n, "%s['%s']", an->section, an->field);
+    return buf;
 }
 
 /* What an array must carry: data (inputs, seeds), a full shape only
@@ -69,12 +85,14 @@ static void *resolve(worker_state *ws, const binref *ref, int data, int32_t slot
 /* A wire array as the plugin sees it. `dtype` and `rank` are the schema's;
  * slot and what as for resolve(). */
 static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_dtype dtype,
-                      int32_t rank, int data, int32_t slot, const char *what, const char *label,
-                      char *why, size_t n) {
+                      int32_t rank, int data, int32_t slot, const char *what,
+                      const array_name *an, char *why, size_t n) {
+    char label[SERVE_LABEL_MAX];
+#define LABEL name_text(ws, an, label, sizeof label)
     binref ref = w->ref;
     int32_t wdtype = w->dtype, wrank = w->rank;
     if (wdtype != (int32_t)dtype || wrank != rank) {
-        snprintf(why, n, "%s: dtype %d and rank %d sent, %s and rank %d expected", label,
+        snprintf(why, n, "%s: dtype %d and rank %d sent, %s and rank %d expected", LABEL,
                  (int)wdtype, (int)wrank, tsr_dtype_name(dtype), (int)rank);
         return TSR_E_PAYLOAD;
     }
@@ -91,12 +109,12 @@ static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_d
         if (dim == -1 && (data == MAY_ALLOCATE || data == SHAPE_ONLY)) {
             unknown = 1;
         } else if (dim < 0) {
-            snprintf(why, n, "%s: dimension %d is %lld", label, (int)d, (long long)dim);
+            snprintf(why, n, "%s: dimension %d is %lld", LABEL, (int)d, (long long)dim);
             return TSR_E_PAYLOAD;
         } else if (dim == 0) {
             empty = 1;
         } else if ((uint64_t)dim > (UINT64_MAX >> 4) / count) {
-            snprintf(why, n, "%s: the element count overflows", label);
+            snprintf(why, n, "%s: the element count overflows", LABEL);
             return TSR_E_PAYLOAD;
         } else {
             count *= (uint64_t)dim;
@@ -106,22 +124,23 @@ static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_d
     if (data == NO_DATA || data == SHAPE_ONLY || (unknown && ref.bytes == 0)) return 0;
     uint64_t bytes = count * tsr_dtype_size(dtype);
     if (unknown || ref.bytes != bytes) {
-        snprintf(why, n, "%s: a binref of %llu bytes for %llu elements of %s", label,
+        snprintf(why, n, "%s: a binref of %llu bytes for %llu elements of %s", LABEL,
                  (unsigned long long)ref.bytes, (unsigned long long)count, tsr_dtype_name(dtype));
         return TSR_E_PAYLOAD;
     }
     /* Files are read into aligned buffers: any offset will do there. */
     if (!ws->files && ref.offset % wire_alignment(dtype) != 0) {
-        snprintf(why, n, "%s: offset %llu is not aligned for %s", label,
+        snprintf(why, n, "%s: offset %llu is not aligned for %s", LABEL,
                  (unsigned long long)ref.offset, tsr_dtype_name(dtype));
         return TSR_E_PAYLOAD;
     }
     char cause[300];
     if (!(a->data = resolve(ws, &ref, data, slot, what, cause, sizeof cause))) {
-        snprintf(why, n, "%s: %s", label, cause);
+        snprintf(why, n, "%s: %s", LABEL, cause);
         return TSR_E_PAYLOAD;
     }
     return 0;
+#undef LABEL
 }
 
 /* An optional input the host left out (proxy_call.c's wire_input): dtype
@@ -217,38 +236,37 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
 static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t n) {
     const tsr_component *c = ws->comp;
     int abstract = ws->ep == TSR_EP_ABSTRACT_EVAL;
-    char label[SERVE_LABEL_MAX];
     if (ws->files && !abstract) {
         int rc = files_begin(ws, args, why, n);
         if (rc) return rc;
     }
     for (int32_t i = 0; i < args->n_inputs; i++) {
-        snprintf(label, sizeof label, "input '%s'", in_name(c, i));
         const tsr_field *f = tsr_component_input(c, i);
+        array_name an = {"input", f->name, 0};
         if (absent_on_wire(&ws->v.inputs[i], f)) {
             ws->inputs[i] = (tsr_array){.data = NULL, .dtype = TSR_DTYPE_INVALID, .rank = 0};
             continue;   /* served_check refuses it where it may not be absent */
         }
         int rc = take_array(ws, &ws->v.inputs[i], &ws->inputs[i], f->dtype, f->rank,
-                            abstract ? NO_DATA : WANT_DATA, i, f->name, label, why, n);
+                            abstract ? NO_DATA : WANT_DATA, i, f->name, &an, why, n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
         int jvp = ws->ep == TSR_EP_JVP;
         const tsr_field *f = jvp ? tsr_component_input(c, ws->wrt_in[k])
                                  : tsr_component_output(c, ws->wrt_out[k]);
-        snprintf(label, sizeof label, "%s['%s']", jvp ? "tangent_vector" : "cotangent_vector",
-                 f->name);
+        array_name an = {jvp ? "tangent_vector" : "cotangent_vector", f->name, 0};
         int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->dtype, f->rank, WANT_DATA,
-                            args->n_inputs + k, f->name, label, why, n);
+                            args->n_inputs + k, f->name, &an, why, n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) {
         tsr_dtype dtype;
         int32_t rank;
-        result_expect(ws, args->n_wrt_in, k, &dtype, &rank, label, sizeof label);
+        result_expect(ws, args->n_wrt_in, k, &dtype, &rank);
+        array_name an = {NULL, NULL, k};
         int rc = take_array(ws, &ws->v.results[k], &ws->results[k], dtype, rank,
-                            abstract ? SHAPE_ONLY : MAY_ALLOCATE, k, NULL, label, why, n);
+                            abstract ? SHAPE_ONLY : MAY_ALLOCATE, k, NULL, &an, why, n);
         if (rc) return rc;
         ws->given[k] = ws->results[k].data;
     }
@@ -308,9 +326,9 @@ static void *alloc_from_host(void *user, int32_t k, int *code, char *why, size_t
     tsr_array a;
     tsr_dtype dtype;
     int32_t rank;
-    char name[SERVE_LABEL_MAX];
-    result_expect(ws, ws->n_wrt_in, k, &dtype, &rank, name, sizeof name);
-    int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, k, NULL, name, why, n);
+    result_expect(ws, ws->n_wrt_in, k, &dtype, &rank);
+    array_name an = {NULL, NULL, k};
+    int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, k, NULL, &an, why, n);
     if (rc) return alloc_refused(code, TSR_E_WORKER, why, n, why);
     if (memcmp(a.shape, r->shape, (size_t)r->rank * sizeof(int64_t)) != 0)
         return alloc_refused(code, TSR_E_WORKER, why, n, "the host allocated another shape");
@@ -341,17 +359,19 @@ static int write_results(worker_state *ws, const tsr_args *args, char *why, size
         const tsr_array *r = &ws->results[k];
         wire_array *w = &ws->v.results[k];
         char name[SERVE_LABEL_MAX];
+        array_name an = {NULL, NULL, k};
         tsr_dtype dtype;
         int32_t rank;
-        result_expect(ws, args->n_wrt_in, k, &dtype, &rank, name, sizeof name);
+        result_expect(ws, args->n_wrt_in, k, &dtype, &rank);
         if (r->rank < 0 || r->rank > TSR_MAX_RANK) {
-            snprintf(why, n, "%s: rank %d set", name, (int)r->rank);
+            snprintf(why, n, "%s: rank %d set", name_text(ws, &an, name, sizeof name),
+                     (int)r->rank);
             return TSR_E_PLUGIN_RESULT;
         }
         if (!abstract && (r->data != ws->given[k] || r->dtype != dtype)) {
             snprintf(why, n, "%s: the plugin changed its data pointer or dtype (results are "
                              "written in place, or allocated with tsr_ctx_alloc)",
-                     name);
+                     name_text(ws, &an, name, sizeof name));
             return TSR_E_PLUGIN_RESULT;
         }
         w->dtype = r->dtype;

@@ -430,7 +430,7 @@ static PyMethodDef Component_methods[] = {
      "plugin without a copy (in worker mode: the shared-memory arena). 64-byte aligned."},
 #if TSR_PY_HAVE_XLA_FFI
     {"_ffi_op", (PyCFunction)Component_ffi_op, METH_VARARGS,
-     "_ffi_op(endpoint, wrt_in, wrt_out, n_inputs, seed_names, batch, result_map) -> FfiOp"},
+     "_ffi_op(endpoint, wrt_in, wrt_out, input_indices, seed_names, batch, result_map) -> FfiOp"},
 #endif
     {NULL, NULL, 0, NULL},
 };

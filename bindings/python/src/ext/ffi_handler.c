@@ -4,8 +4,10 @@
  * buffers, it runs the component's endpoint through the library and writes
  * the results into XLA's output buffers. No Python runs on this path.
  *
- * Operands: every input in schema order, then the seeds (tangents for jvp,
- * cotangents for vjp). Attribute "handle" (uint64) names the FFI op.
+ * Operands: the given inputs in schema order (the op says which; the
+ * others stay unbound, so the library applies their defaults or marks
+ * them absent), then the seeds (tangents for jvp, cotangents for vjp).
+ * Attribute "handle" (uint64) names the FFI op.
  *
  * Where bytes move: in-process, the plugin reads XLA's operand buffers in
  * place and writes its results into XLA's output buffers
@@ -154,7 +156,7 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
             return TSR_E_ARGUMENT;
         }
         int rc = i < op->n_inputs
-                     ? tsr_call_set_input_at(call, (int32_t)i, &a)
+                     ? tsr_call_set_input_at(call, op->input_at[i], &a)
                      : tsr_call_set_seed(call, op->seed_names[i - op->n_inputs], &a);
         if (rc != 0) {
             snprintf(msg, n, "%s", tsr_call_errmsg(call));

@@ -142,11 +142,12 @@ static void op_clear(ffi_op *op, int free_calls) {
     free_names(op->seed_names, op->n_seeds);
     free_names(op->wrt_in, op->n_wrt_in);
     free_names(op->wrt_out, op->n_wrt_out);
+    free(op->input_at);
     free(op->ret_map);
     op->idle = NULL;
     op->n_idle = op->cap_idle = 0;
     op->seed_names = op->wrt_in = op->wrt_out = NULL;
-    op->ret_map = NULL;
+    op->input_at = op->ret_map = NULL;
     op->c = NULL;
 }
 
@@ -224,6 +225,37 @@ static char **dup_names(PyObject *names, int32_t *n) {
     return out;
 }
 
+/* A copy of a tuple of int. */
+static int32_t *dup_ints(PyObject *ints, int32_t *n) {
+    Py_ssize_t len = PyTuple_GET_SIZE(ints);
+    int32_t *out = calloc((size_t)len + 1, sizeof *out);
+    if (!out) return (int32_t *)PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < len; k++) {
+        long v = PyLong_AsLong(PyTuple_GET_ITEM(ints, k));
+        if (v == -1 && PyErr_Occurred()) {
+            free(out);
+            return NULL;
+        }
+        out[k] = (int32_t)v;
+    }
+    *n = (int32_t)len;
+    return out;
+}
+
+/* The given inputs: schema indices, each once, in schema order. */
+static int check_input_at(const ffi_op *op, int32_t n_schema_inputs) {
+    for (int32_t k = 0; k < op->n_inputs; k++) {
+        int32_t i = op->input_at[k];
+        if (i < 0 || i >= n_schema_inputs || (k > 0 && i <= op->input_at[k - 1])) {
+            PyErr_Format(PyExc_ValueError,
+                         "_ffi_op: input indices must rise from 0 to %d, each once",
+                         (int)n_schema_inputs - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Check the wrt fields now, so that a bad choice fails at trace time. */
 static int check_wrt(ffi_op *op) {
     char why[TSR_ERRMSG_MAX];
@@ -237,21 +269,15 @@ static int check_wrt(ffi_op *op) {
 }
 
 static PyObject *ffi_op_new(ComponentObject *comp, PyObject *args) {
-    PyObject *ep_name, *wrt_in, *wrt_out, *seed_names, *ret_map;
-    int n_inputs;
+    PyObject *ep_name, *wrt_in, *wrt_out, *input_at, *seed_names, *ret_map;
     long long batch;
-    if (!PyArg_ParseTuple(args, "UO!O!iO!LO!", &ep_name, &PyTuple_Type, &wrt_in, &PyTuple_Type,
-                          &wrt_out, &n_inputs, &PyTuple_Type, &seed_names, &batch, &PyTuple_Type,
-                          &ret_map))
+    if (!PyArg_ParseTuple(args, "UO!O!O!O!LO!", &ep_name, &PyTuple_Type, &wrt_in, &PyTuple_Type,
+                          &wrt_out, &PyTuple_Type, &input_at, &PyTuple_Type, &seed_names, &batch,
+                          &PyTuple_Type, &ret_map))
         return NULL;
     int ep = tsr_endpoint_from_name(PyUnicode_AsUTF8(ep_name));
     if (ep < 0 || ep == TSR_EP_ABSTRACT_EVAL) {
         PyErr_Format(PyExc_ValueError, "_ffi_op: endpoint %R cannot be called from XLA", ep_name);
-        return NULL;
-    }
-    if (n_inputs != comp->n_in) {
-        PyErr_Format(PyExc_ValueError, "_ffi_op: %d inputs, the component has %d", n_inputs,
-                     (int)comp->n_in);
         return NULL;
     }
     uint32_t index;
@@ -259,24 +285,14 @@ static PyObject *ffi_op_new(ComponentObject *comp, PyObject *args) {
     if (!op) return PyErr_NoMemory();
     op->c = comp->core->c;
     op->ep = (tsr_endpoint)ep;
-    op->n_inputs = n_inputs;
     op->batch = batch;
-    op->n_seeds = op->n_wrt_in = op->n_wrt_out = op->n_rets = 0;
-    int ok = (op->seed_names = dup_names(seed_names, &op->n_seeds)) &&
+    op->n_inputs = op->n_seeds = op->n_wrt_in = op->n_wrt_out = op->n_rets = 0;
+    int ok = (op->input_at = dup_ints(input_at, &op->n_inputs)) &&
+             check_input_at(op, comp->n_in) == 0 &&
+             (op->seed_names = dup_names(seed_names, &op->n_seeds)) &&
              (op->wrt_in = dup_names(wrt_in, &op->n_wrt_in)) &&
-             (op->wrt_out = dup_names(wrt_out, &op->n_wrt_out));
-    if (ok) {
-        Py_ssize_t n = PyTuple_GET_SIZE(ret_map);
-        op->ret_map = calloc((size_t)n + 1, sizeof *op->ret_map);
-        ok = op->ret_map != NULL;
-        for (Py_ssize_t k = 0; ok && k < n; k++) {
-            long v = PyLong_AsLong(PyTuple_GET_ITEM(ret_map, k));
-            ok = !(v == -1 && PyErr_Occurred());
-            op->ret_map[k] = (int32_t)v;
-        }
-        op->n_rets = (int32_t)n;
-        if (!op->ret_map) PyErr_NoMemory();
-    }
+             (op->wrt_out = dup_names(wrt_out, &op->n_wrt_out)) &&
+             (op->ret_map = dup_ints(ret_map, &op->n_rets));
     if (!ok || check_wrt(op) != 0) {
         op_clear(op, 1);
         entry_release(index);

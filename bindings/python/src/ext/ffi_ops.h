@@ -5,6 +5,10 @@
  * result comes from). Compiled programs name an op by a 64-bit handle
  * (an attribute of the custom call): generation << 32 | table index.
  *
+ * Inputs the caller left out are no operands: the op's calls never bind
+ * them, so the library gives each its default or marks it absent
+ * (TSR_FIELD_OPTIONAL), as for any caller that leaves it out.
+ *
  * Ops live in a table that only grows, so the handler (on XLA's threads,
  * without the GIL) can always read the entry a handle points to. An op
  * answers only while `live` equals the handle: closing its component
@@ -27,7 +31,8 @@ typedef struct ffi_op {
     uint32_t generation;        /* bumped at each reuse of the entry */
     tsr_component *c;
     tsr_endpoint ep;
-    int32_t n_inputs;           /* operands: inputs in schema order ... */
+    int32_t n_inputs;           /* operands: the given inputs in schema order ... */
+    int32_t *input_at;          /* ... operand i binds input input_at[i] ... */
     int32_t n_seeds;            /* ... then tangents (jvp) or cotangents (vjp) */
     char **seed_names;
     int32_t n_wrt_in, n_wrt_out;

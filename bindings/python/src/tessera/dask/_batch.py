@@ -91,11 +91,13 @@ def run(cc: ClusterComponent, endpoint: str, inputs: dict, args: tuple, chunks: 
     if _nesting.is_nested(schema.input_names):
         inputs = _nesting.flatten(schema.input_names, inputs, label=where + ": ")
     ins = Split(where, "input", inputs, {f.name: f for f in schema.inputs})
-    for name in schema.input_names:
-        if name not in inputs:
+    # Inputs with a default and optional ones may be left out: the worker's
+    # library fills them in for every item.
+    for f in schema.inputs:
+        if f.required and f.name not in inputs:
             raise _errors.MissingError(_errors.TSR_E_MISSING,
-                                       f"{where}: input '{name}' is missing",
-                                       _errors.field_loc("inputs", name))
+                                       f"{where}: input '{f.name}' is missing",
+                                       _errors.field_loc("inputs", f.name))
     seed_fields = schema.inputs if endpoint == "jvp" else schema.outputs
     sds = Split(where, "tangent" if endpoint == "jvp" else "cotangent", seeds,
                 {f.name: f for f in seed_fields})
@@ -152,7 +154,8 @@ def _result_specs(cc, endpoint: str, wrt_in, wrt_out, ins: Split) -> dict:
     if endpoint == "vjp":
         return {n: (ins.item_spec(n).shape, schema.input(n).dtype) for n in wrt_in}
     out = _nesting.flatten_tree(
-        cc.abstract_eval({n: ins.item_spec(n) for n in schema.input_names}))
+        cc.abstract_eval({n: ins.item_spec(n) for n in schema.input_names
+                          if n in ins.batched or n in ins.shared}))
     if endpoint == "apply":
         return out
     if endpoint == "jvp":

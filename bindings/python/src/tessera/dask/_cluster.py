@@ -207,7 +207,8 @@ class ClusterComponent:
         """``endpoint`` over a leading batch axis, the cluster's
         ``tsr_call_run_batch``: an input (or tangent, cotangent) with one
         more dimension than its field is split along it, one of the
-        field's rank is the same for every item. The items go in
+        field's rank is the same for every item, and one with a default or
+        an optional one may be left out. The items go in
         ``chunks`` contiguous chunks (default: two per worker thread of the
         cluster), one task each, run as one library batch on the worker.
 

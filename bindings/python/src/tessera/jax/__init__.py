@@ -91,10 +91,13 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Arra
     """Call the component's apply as a JAX operation: ``{output: array}``,
     nested for outputs named by dotted paths, as ``Component.apply``.
 
-    ``inputs`` maps every input field to an array (traced or concrete),
-    nested or by dotted path; differentiable fields can be differentiated
-    through. Inputs of another dtype are converted by Tesseract's rule
-    (same_kind), else refused with :class:`tessera.DtypeError`.
+    ``inputs`` maps input fields to arrays (traced or concrete), nested or
+    by dotted path; differentiable fields can be differentiated through.
+    An input with a default may be left out (it takes the default), and so
+    may an optional one (the plugin sees it absent); a left-out input is
+    not differentiated. Inputs of another dtype are converted by
+    Tesseract's rule (same_kind), else refused with
+    :class:`tessera.DtypeError`.
 
     ``component`` may be a ``tessera.dask.ClusterComponent``: ``jax.vmap``
     then sends each batch (of apply, and of the jvp and vjp that
@@ -105,9 +108,13 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Arra
     if hasattr(component, "_jax_target"):
         component, cluster = component._jax_target()
     schema = component.schema
-    inputs = check_input_names(component, inputs, "apply")
-    args = [_operand(inputs[f.name], f, component) for f in schema.inputs]
-    outs = tessera_call_p.bind(*args, op=make_op(component, "apply", cluster=cluster))
+    inputs = check_input_names(component, inputs, "apply", allow_left_out=True)
+    left_out = () if len(inputs) == len(schema.inputs) else tuple(
+        n for n in schema.input_names if n not in inputs)
+    args = [_operand(inputs[f.name], f, component) for f in schema.inputs
+            if f.name in inputs]
+    op = make_op(component, "apply", cluster=cluster, left_out=left_out)
+    outs = tessera_call_p.bind(*args, op=op)
     return _nesting.nest(dict(zip(schema.output_names, outs)))
 
 

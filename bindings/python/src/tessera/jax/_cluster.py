@@ -18,9 +18,8 @@ from .. import _errors
 
 
 def _host(op, shapes, *arrays):
-    comp = op.component
-    n_in = len(comp.schema.inputs)
-    inputs = dict(zip(comp.schema.input_names, arrays[:n_in]))
+    n_in = len(op.given)
+    inputs = dict(zip(op.given, arrays[:n_in]))
     seeds = dict(zip(op.seeds, arrays[n_in:]))
     args = () if op.kind == "apply" else (op.wrt_in, op.wrt_out, seeds)
     try:

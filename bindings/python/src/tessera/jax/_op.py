@@ -2,7 +2,8 @@
 """What one ``tessera_call`` runs: the static parameter of the primitive.
 
 An Op names a component, an endpoint (apply, jvp or vjp), its
-differentiation targets and a batch size; it says which operands the
+differentiation targets, a batch size and the inputs the caller left out;
+it says which operands the
 primitive takes and which results it gives, and it makes the FFI op whose
 handle the compiled custom call carries. Ops are interned per component, so
 that retracing finds the same parameters and JAX's caches hit.
@@ -20,8 +21,11 @@ from .._component import Component
 class Op:
     """A static, hashable description of one endpoint call.
 
-    Operands: every input in schema order, then the seeds (tangents of
-    ``wrt_in`` for jvp, cotangents of ``wrt_out`` for vjp).
+    Operands: every input in schema order but those of ``left_out``, then
+    the seeds (tangents of ``wrt_in`` for jvp, cotangents of ``wrt_out``
+    for vjp). A left-out input is never bound, so the library gives it its
+    default, or the plugin sees it absent (an optional input), as from the
+    NumPy API; it has no operand, so nothing differentiates it.
     Results: apply, every output; jvp, a tangent for each inexact output
     (``tangent_outputs``; NaN for those that are not differentiable, as in
     Tesseract-JAX); vjp, a cotangent for each of ``wrt_in``.
@@ -31,16 +35,21 @@ class Op:
     component), the Dask cluster does, in chunks.
     """
 
-    __slots__ = ("component", "kind", "wrt_in", "wrt_out", "batch", "cluster", "_jitted")
+    __slots__ = ("component", "kind", "wrt_in", "wrt_out", "batch", "cluster", "left_out",
+                 "given", "_jitted")
 
     def __init__(self, component: Component, kind: str, wrt_in: tuple[str, ...],
-                 wrt_out: tuple[str, ...], batch: int, cluster: Any = None) -> None:
+                 wrt_out: tuple[str, ...], batch: int, cluster: Any = None,
+                 left_out: tuple[str, ...] = ()) -> None:
         self.component = component
         self.kind = kind
         self.wrt_in = wrt_in
         self.wrt_out = wrt_out
         self.batch = batch
         self.cluster = cluster
+        self.left_out = left_out
+        # The inputs that are operands, in schema order.
+        self.given = tuple(n for n in component.schema.input_names if n not in left_out)
         self._jitted: Any = None
 
     def __repr__(self) -> str:
@@ -49,6 +58,8 @@ class Op:
             parts.append(f"{','.join(self.wrt_in)}->{','.join(self.wrt_out)}")
         if self.batch:
             parts.append(f"batch={self.batch}")
+        if self.left_out:
+            parts.append(f"without {','.join(self.left_out)}")
         if self.cluster is not None:
             parts.append("on dask")
         return f"tessera.Op({' '.join(parts)})"
@@ -84,7 +95,13 @@ class Op:
         return self.kind == "vjp" or self.component.schema.output_shapes_static
 
     def with_batch(self, batch: int) -> Op:
-        return make_op(self.component, self.kind, self.wrt_in, self.wrt_out, batch, self.cluster)
+        return make_op(self.component, self.kind, self.wrt_in, self.wrt_out, batch, self.cluster,
+                       self.left_out)
+
+    def derived(self, kind: str, wrt_in: tuple[str, ...], wrt_out: tuple[str, ...]) -> Op:
+        """The jvp or vjp of this op's call: same inputs, batch and cluster."""
+        return make_op(self.component, kind, wrt_in, wrt_out, self.batch, self.cluster,
+                       self.left_out)
 
     # ---- the FFI op -----------------------------------------------------------
 
@@ -96,19 +113,22 @@ class Op:
                             for n in self.tangent_outputs)
         else:
             ret_map = tuple(range(len(self.results)))
-        ffi_op = self.component._ffi_op(self.kind, self.wrt_in, self.wrt_out,
-                                        len(self.component.schema.inputs), self.seeds,
-                                        self.batch, ret_map)
+        names = self.component.schema.input_names
+        input_indices = tuple(names.index(n) for n in self.given)
+        ffi_op = self.component._ffi_op(self.kind, self.wrt_in, self.wrt_out, input_indices,
+                                        self.seeds, self.batch, ret_map)
         return np.uint64(ffi_op.handle)
 
 
 def make_op(component: Component, kind: str, wrt_in: tuple[str, ...] = (),
-            wrt_out: tuple[str, ...] = (), batch: int = 0, cluster: Any = None) -> Op:
-    """The interned Op for these parameters."""
+            wrt_out: tuple[str, ...] = (), batch: int = 0, cluster: Any = None,
+            left_out: tuple[str, ...] = ()) -> Op:
+    """The interned Op for these parameters. ``left_out``: inputs with a
+    default or optional ones that the call leaves out, in schema order."""
     # Kept on the component (a cycle the garbage collector can break).
     ops = component.__dict__.setdefault("_jax_ops", {})
-    key = (kind, wrt_in, wrt_out, batch, id(cluster))
+    key = (kind, wrt_in, wrt_out, batch, id(cluster), left_out)
     op = ops.get(key)
     if op is None:
-        op = ops[key] = Op(component, kind, wrt_in, wrt_out, batch, cluster)
+        op = ops[key] = Op(component, kind, wrt_in, wrt_out, batch, cluster, left_out)
     return op

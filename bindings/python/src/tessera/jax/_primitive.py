@@ -61,12 +61,13 @@ def tessera_error(exc: BaseException) -> _errors.TesseraError | None:
 
 def _abstract_eval(*avals, op: Op):
     comp = op.component
-    n_in = len(comp.schema.inputs)
+    given = dict(zip(op.given, avals[:len(op.given)]))
     if op.kind == "vjp":
-        by_name = dict(zip(comp.schema.input_names, avals[:n_in]))
-        return [jax.core.ShapedArray(by_name[n].shape, by_name[n].dtype) for n in op.wrt_in]
+        return [jax.core.ShapedArray(given[n].shape, given[n].dtype) for n in op.wrt_in]
     lead = (op.batch,) if op.batch else ()
-    specs = tuple((tuple(a.shape[len(lead):]), np.dtype(a.dtype).name) for a in avals[:n_in])
+    # None: left out, the library's default or an absent optional input.
+    specs = tuple((tuple(a.shape[len(lead):]), np.dtype(a.dtype).name) if a is not None else None
+                  for a in (given.get(n) for n in comp.schema.input_names))
     shapes = dict(zip(comp.schema.output_names, _apply_shapes(op, specs)))
     return [jax.core.ShapedArray(lead + shapes[n][0], shapes[n][1]) for n in op.results]
 

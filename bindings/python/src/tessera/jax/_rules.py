@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from jax.interpreters import ad, batching
 
 from .. import _errors
-from ._op import Op, make_op
+from ._op import Op
 from ._primitive import tessera_call_p
 
 
@@ -45,7 +45,8 @@ def _jvp_rule(primals, tangents, *, op: Op):
         raise _second_order(op, "a derivative")
     comp = op.component
     wrt_in, seeds = [], []
-    for field, tangent in zip(comp.schema.inputs, tangents):
+    given = (f for f in comp.schema.inputs if f.name not in op.left_out)
+    for field, tangent in zip(given, tangents):
         if _is_zero(tangent):
             continue
         if not field.differentiable:
@@ -59,8 +60,7 @@ def _jvp_rule(primals, tangents, *, op: Op):
     primal_out = tessera_call_p.bind(*primals, op=op)
     if not wrt_in:
         return primal_out, [ad.Zero(jax.typeof(y).to_tangent_aval()) for y in primal_out]
-    jop = make_op(comp, "jvp", tuple(wrt_in), comp.schema.differentiable_outputs, op.batch,
-                  op.cluster)
+    jop = op.derived("jvp", tuple(wrt_in), comp.schema.differentiable_outputs)
     tangent_out = iter(tessera_call_p.bind(*primals, *seeds, op=jop))
     # Integer outputs have float0 tangents: symbolic zeros.
     return primal_out, [next(tangent_out) if f.dtype.kind in "fc"
@@ -72,7 +72,7 @@ def _transpose_rule(cotangents, *args, op: Op):
     if op.kind != "jvp":
         raise _second_order(op, "a transpose")
     comp = op.component
-    n_in = len(comp.schema.inputs)
+    n_in = len(op.given)
     primals, tangents = args[:n_in], args[n_in:]
     if any(ad.is_undefined_primal(p) for p in primals):
         raise NotImplementedError(
@@ -92,7 +92,7 @@ def _transpose_rule(cotangents, *args, op: Op):
     if not wrt_out:
         cts = [ad.Zero(t.aval) for t in tangents]
     else:
-        vop = make_op(comp, "vjp", op.wrt_in, tuple(wrt_out), op.batch, op.cluster)
+        vop = op.derived("vjp", op.wrt_in, tuple(wrt_out))
         cts = tessera_call_p.bind(*primals, *seeds, op=vop)
     return [None] * n_in + [ct if ad.is_undefined_primal(t) else None
                             for t, ct in zip(tangents, cts)]

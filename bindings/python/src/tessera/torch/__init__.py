@@ -92,8 +92,11 @@ def _plan(component: Component) -> _Plan:
     return plan
 
 
-def _inputs(component: Component, tensors: Sequence[torch.Tensor]) -> dict[str, np.ndarray]:
-    return {name: _numpy(t) for name, t in zip(_plan(component).inputs, tensors)}
+def _inputs(component: Component, tensors: Sequence[torch.Tensor | None]) -> dict[str, np.ndarray]:
+    # None: an input left out, which the library fills in (its default) or
+    # passes absent (an optional input).
+    return {name: _numpy(t) for name, t in zip(_plan(component).inputs, tensors)
+            if t is not None}
 
 
 def _not_differentiable(component: Component, name: str, what: str) -> ValueError:
@@ -123,7 +126,7 @@ def _in_graph(tensors: Sequence[torch.Tensor]) -> bool:
     and something that requires grad."""
     if _functorch_active():
         return True
-    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 # ---- the endpoints, run now on CPU tensors ----------------------------------
@@ -162,11 +165,11 @@ def _guard(component: Component, inputs: Sequence[torch.Tensor]) -> tuple:
     """The inputs through _Guard (floating ones): any derivative that
     reaches them from a vjp or jvp is a second derivative, and raises."""
     plan = _plan(component)
-    names = tuple(n for n, inexact in zip(plan.inputs, plan.inexact_inputs) if inexact)
-    floats = [t for t, inexact in zip(inputs, plan.inexact_inputs) if inexact]
+    guard = tuple(inexact and t is not None for t, inexact in zip(inputs, plan.inexact_inputs))
+    names = tuple(n for n, g in zip(plan.inputs, guard) if g)
+    floats = [t for t, g in zip(inputs, guard) if g]
     guarded = iter(_Guard.apply(component, names, *floats) if floats else ())
-    return tuple(next(guarded) if inexact else t
-                 for t, inexact in zip(inputs, plan.inexact_inputs))
+    return tuple(next(guarded) if g else t for t, g in zip(inputs, guard))
 
 
 def _vjp(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
@@ -247,6 +250,9 @@ def _batched(info: Any, in_dims: Sequence[int | None], tensors: Sequence[torch.T
     n = info.batch_size
     moved = []
     for t, d in zip(tensors, in_dims):
+        if t is None:  # left out: every item takes the default or goes without
+            moved.append(t)
+            continue
         t = t.movedim(d, 0) if d is not None else t.expand(n, *t.shape)
         if batch:
             t = t.reshape(n * batch, *t.shape[2:])
@@ -456,7 +462,8 @@ class _Guard(torch.autograd.Function):
 
 
 class ComponentFunction(torch.autograd.Function):
-    """``apply(component, *inputs in schema order) -> outputs in schema order``.
+    """``apply(component, *inputs in schema order) -> outputs in schema order``,
+    None for an input left out (its default, or absent if optional).
 
     Under ``torch.func`` transforms the call goes through a twin Function
     that has ``setup_context`` and a ``vmap`` rule; outside them this one
@@ -493,17 +500,21 @@ def _tensor(value: Any, field, component: Component) -> torch.Tensor:
 def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     """Call the component's apply inside autograd: ``{output: tensor}``.
 
-    Inputs are tensors (or anything NumPy can read, taken as constants);
-    gradients flow to differentiable inputs that require grad, through
-    ``backward`` (vjp) and forward-mode AD (jvp). Works under ``torch.func``
+    Inputs are tensors (or anything NumPy can read, taken as constants).
+    An input with a default may be left out (it takes the default), and so
+    may an optional one (the plugin sees it absent); neither gets a
+    gradient. Gradients flow to differentiable inputs that require grad,
+    through ``backward`` (vjp) and forward-mode AD (jvp). Works under ``torch.func``
     transforms (grad, vjp, jvp, jacrev, jacfwd, vmap); second derivatives
     raise :class:`tessera.UnsupportedError`."""
     plan = _plan(component)
     if plan.nested or len(inputs) != len(plan.inputs) or any(n not in inputs
                                                              for n in plan.inputs):
-        inputs = check_input_names(component, inputs, "apply")
-    args = [v if isinstance(v, torch.Tensor) else _tensor(v, component.schema.input(n), component)
-            for n, v in ((n, inputs[n]) for n in plan.inputs)]
+        inputs = check_input_names(component, inputs, "apply", allow_left_out=True)
+    # A left-out input goes as None (ComponentFunction takes it so).
+    args = [v if isinstance(v, torch.Tensor) or n not in inputs
+            else _tensor(v, component.schema.input(n), component)
+            for n, v in ((n, inputs.get(n)) for n in plan.inputs)]
     outs = ComponentFunction.apply(component, *args)
     out = dict(zip(plan.outputs, outs))
     return _nesting.nest(out) if plan.nested else out
