@@ -497,6 +497,11 @@ Test(binref_payload, bad_lz4_frames) {
                          "{\"buffer\":\"junk.bin:0:64\",\"encoding\":\"binref\",\"compression\":\"lz4\"}");
     decode_fails(t, &in, TSR_E_PAYLOAD, "not an lz4 frame (64 bytes)");
     free(t);
+    /* A shape far beyond what 64 stored bytes can decompress to. */
+    t = array_text("float64", "[1000000, 1000000]",
+                   "{\"buffer\":\"junk.bin:0:64\",\"encoding\":\"binref\",\"compression\":\"lz4\"}");
+    decode_fails(t, &in, TSR_E_PAYLOAD, "more than an lz4 frame of 64 stored bytes can hold");
+    free(t);
     /* Cut short: the frame ends before its end mark. */
     char *data = NULL;
     cr_assert(asprintf(&data, "{\"buffer\":\"%s:0:%llu\",\"encoding\":\"binref\",\"compression\":\"lz4\"}",

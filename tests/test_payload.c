@@ -505,6 +505,11 @@ Test(payload_errors, malformed_encoded_array_objects) {
     decode_fails("{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
                  "\"data\":{\"buffer\":\"AAAAAAAA8D8=\",\"encoding\":\"base64\",\"compression\":\"lz4\"}}",
                  TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "not an lz4 frame");
+    /* A shape far beyond what its frame can hold is refused before
+     * anything is allocated for it (8 stored bytes, 2 TB claimed). */
+    decode_fails("{\"object_type\":\"array\",\"shape\":[1000000,1000000],\"dtype\":\"float64\","
+                 "\"data\":{\"buffer\":\"AAAAAAAA8D8=\",\"encoding\":\"base64\",\"compression\":\"lz4\"}}",
+                 TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "more than an lz4 frame of 8 bytes can hold");
     decode_fails("{\"object_type\":\"array\",\"shape\":[1],\"dtype\":\"float64\","
                  "\"data\":{\"buffer\":\"AAAAAAAA8D8=\",\"encoding\":\"base64\",\"compression\":\"zstd\"}}",
                  TSR_DTYPE_INVALID, TSR_E_PAYLOAD, "unknown compression \"zstd\"");

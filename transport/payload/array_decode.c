@@ -13,6 +13,7 @@
 #include "base64.h"
 #include "binref_batch.h"
 #include "json_hoist.h"
+#include "lz4_frame.h"
 #include "numeric.h"
 
 static const char *json_kind(const json_t *v) {
@@ -204,6 +205,14 @@ static int fill_from_base64(json_t *buffer, const tsr_stored *st, const int64_t 
         shape_text(want, sizeof want, shape, rank);
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
                                 "shape %s of %s needs %zu bytes but the base64 buffer holds %lld",
+                                want, tsr_dtype_name(dtype), bytes, decoded);
+    }
+    if (st->lz4 && bytes > tsr_lz4_max_content((size_t)decoded)) {
+        char want[128];
+        shape_text(want, sizeof want, shape, rank);
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "shape %s of %s needs %zu bytes, more than an lz4 frame of %lld "
+                                "bytes can hold",
                                 want, tsr_dtype_name(dtype), bytes, decoded);
     }
     out->buffer = tsr_aligned_buffer_unzeroed(bytes);

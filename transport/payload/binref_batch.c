@@ -13,6 +13,7 @@
 #include "array_buffer.h"
 #include "binref_io.h"
 #include "binref_path.h"
+#include "lz4_frame.h"
 
 typedef struct entry {
     tsr_decoded *out;
@@ -161,6 +162,11 @@ static int check_sizes(const tsr_binref_ref *ref, const tsr_stored *st, entry *e
                                 "the binref buffer gives %" PRIu64 " stored bytes, more than an "
                                 "lz4 frame of the %zu bytes of shape x %s can take",
                                 ref->size, e->bytes, tsr_dtype_name(a->dtype));
+    if (e->bytes > tsr_lz4_max_content(ref->size))
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "shape x %s needs %zu bytes, more than an lz4 frame of %" PRIu64
+                                " stored bytes can hold",
+                                tsr_dtype_name(a->dtype), e->bytes, ref->size);
     e->stored = ref->size;
     return 0;
 }
