@@ -3,10 +3,10 @@
 
 An Op names a component, an endpoint (apply, jvp or vjp), its
 differentiation targets, a batch size and the inputs the caller left out;
-it says which operands the
-primitive takes and which results it gives, and it makes the FFI op whose
-handle the compiled custom call carries. Ops are interned per component, so
-that retracing finds the same parameters and JAX's caches hit.
+it says which operands the primitive takes and which results it gives,
+and it makes the FFI op whose handle the compiled custom call carries.
+Ops are interned per component, so that retracing finds the same
+parameters and JAX's caches hit.
 """
 
 from __future__ import annotations
