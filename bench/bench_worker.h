@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_worker: the sections (round trips, worker start, spin sweep) and
+/* bench_worker: the sections (round trips, worker start, spin sweep, idle
+ * and loaded) and
  * what they share. Each section appends rows to one report, which
  * bench_worker.c prints and writes as CSV. */
 #ifndef TSR_BENCH_WORKER_H
@@ -15,6 +16,9 @@
 #define BUDGET_SMALL_CALL_NS 2000.0   /* back-to-back call of <= 1 element */
 #define BUDGET_ZERO_COPY_RATIO 2.0    /* 10^7 elements by reference vs 1 */
 #define BUDGET_START_NS 5e6           /* tsr_open + first apply */
+/* Back-to-back call beside one busy process per CPU. */
+#define BUDGET_LOADED_MEDIAN_NS 30000.0
+#define BUDGET_LOADED_P99_NS 200000.0
 
 /* The library's longest spin (core/options.h, TSR_DEFAULT_SPIN_NS), which
  * its adaptive default never exceeds; the spin-then-futex baseline spins as
@@ -22,13 +26,14 @@
 #define WB_DEFAULT_SPIN_NS 200000
 
 typedef struct wb_row {
-    const char *section;     /* "roundtrip", "start", "spin" */
+    const char *section;     /* "roundtrip", "start", "spin", "loaded" */
     const char *variant;
     int64_t n;               /* elements of x; -1: not applicable */
     int64_t spin_ns;         /* -1: the library's default */
     int64_t gap_ns;          /* host work between calls */
     int calls, batches;      /* calls per batch (1 for starts), batches (or starts) */
     double p10, median, p90; /* ns per call */
+    double p99;              /* the loaded section (calls timed alone); NAN otherwise */
     double ratio;            /* median / median of ratio_to; NAN if none */
     const char *ratio_to;
     double minus_memcpy;     /* median - memcpy of the same bytes; NAN if none */
@@ -73,5 +78,6 @@ void *wb_alloc_plain(size_t bytes);
 int section_roundtrip(const wb_config *cfg, wb_report *r);
 int section_start(const wb_config *cfg, wb_report *r);
 int section_spin(const wb_config *cfg, wb_report *r);
+int section_loaded(const wb_config *cfg, wb_report *r);
 
 #endif

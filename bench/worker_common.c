@@ -23,7 +23,7 @@ wb_row *report_add(wb_report *r, const char *section, const char *variant) {
     wb_row *row = &r->rows[r->n++];
     *row = (wb_row){.section = section, .variant = variant, .n = -1, .spin_ns = -1,
                     .ratio = NAN, .minus_memcpy = NAN, .host_cpu = NAN, .worker_cpu = NAN,
-                    .budget_ns = NAN};
+                    .budget_ns = NAN, .p99 = NAN};
     return row;
 }
 
