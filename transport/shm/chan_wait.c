@@ -3,7 +3,8 @@
  *
  * The spin adapts. Its length follows the waits seen lately (twice their
  * moving average, at least 20 us, at most spin_ns; the least when they
- * last longer than spin_ns: the sleep comes anyway). Past its first 20 us it
+ * last longer than spin_ns: the sleep comes anyway), a lone long wait
+ * being a pause between bursts that the average leaves out (note_wait). Past its first 20 us it
  * yields the CPU between checks: on a busy machine the peer may be waiting
  * for this very CPU, and a spinner that keeps it delays the answer it
  * waits for (both sides spinning on two busy cores made 1 us calls take
@@ -88,9 +89,25 @@ static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
     }
 }
 
-/* The moving average of waits (1/8 of each new one), for the next budget. */
+/* The moving average of waits (1/8 of each new one), for the next budget.
+ * A wait longer than the longest spin is most often a pause between bursts
+ * of calls (the host thinking, a benchmark settling), not the rhythm of
+ * the calls: taken in, one such pause held the average above the spin for
+ * the dozen calls after it, which then slept where spinning answers in a
+ * microsecond (100 us gaps between calls cost 40-260 us instead of 1-2).
+ * So a long wait is left out, unless PAUSES_TO_LEARN come in a row: then
+ * the rhythm itself is slow and sleeping soon is right. */
+#define PAUSES_TO_LEARN 4u
 static void note_wait(chan_end *e, uint64_t start) {
     uint64_t w = now_ns() - start;
+    if (w > e->spin_ns) {
+        if (e->long_waits < PAUSES_TO_LEARN) {
+            e->long_waits++;
+            return;
+        }
+    } else {
+        e->long_waits = 0;
+    }
     e->wait_est_ns = e->wait_est_ns - e->wait_est_ns / 8 + w / 8;
 }
 

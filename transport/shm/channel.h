@@ -154,6 +154,7 @@ typedef struct chan_end {
     uint64_t spin_ns;               /* the longest spin before sleeping */
     int spin_adaptive;              /* spin about twice the recent waits, at most spin_ns */
     uint64_t wait_est_ns;           /* the recent waits' moving average (adaptive) */
+    uint32_t long_waits;            /* waits in a row past spin_ns: pauses, until too many */
     int slept;                      /* the last chan_wait slept (made system calls) */
     int return_on_signal;           /* chan_wait returns CHAN_WAIT_SIGNAL when a signal
                                        handler interrupts its sleep (else it sleeps on) */
