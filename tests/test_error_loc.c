@@ -303,6 +303,13 @@ Test(error_detail, a_large_input_is_left_out) {
     tsr_json_free(out);
 }
 
+/* A plugin's message need not be UTF-8; the body must be. */
+Test(error_detail, a_message_that_is_not_utf8_still_makes_a_body) {
+    char *out = detail(TSR_E_PLUGIN, "", "bad byte \xff here {x}", NULL);
+    assert_contains(out, "\"msg\":\"bad byte ? here (x)\"");
+    tsr_json_free(out);
+}
+
 Test(error_detail, bad_arguments) {
     cr_assert_eq(tsr_error_detail_json(TSR_E_SHAPE, "inputs.a", "m", "{}", 2, NULL), TSR_E_ARGUMENT);
     char *out = detail(TSR_E_SHAPE, NULL, NULL, NULL);

@@ -68,13 +68,19 @@ static json_t *input_at(const char *loc, const char *request, size_t len) {
     return v;
 }
 
-/* The message without braces: clients format "msg" as a template. */
+/* The message without braces: clients format "msg" as a template. A
+ * plugin's message that is not UTF-8 has its other bytes made '?', since
+ * JSON text must be UTF-8. */
 static json_t *message_text(const char *message) {
     char text[TSR_ERRMSG_MAX];
     snprintf(text, sizeof text, "%s", message);
     for (char *p = text; *p != '\0'; p++)
         if (*p == '{') *p = '(';
         else if (*p == '}') *p = ')';
+    json_t *s = json_string(text);
+    if (s != NULL) return s;
+    for (unsigned char *p = (unsigned char *)text; *p != '\0'; p++)
+        if (*p >= 0x80) *p = '?';
     return json_string(text);
 }
 
