@@ -238,23 +238,10 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
 
 /* ---- validation at run time ------------------------------------------- */
 
-/* "input 'x'" or "tangent_vector['x']", built only when a message needs it. */
-static const char *array_label(const char *what, const char *name, char *buf, size_t n) {
-    if (strcmp(what, "input") == 0) snprintf(buf, n, "input '%s'", name);
-    else snprintf(buf, n, "%s['%s']", what, name);
-    return buf;
-}
-
-/* The request's section an array belongs to, for locs: "inputs" for
- * "input", else what ("tangent_vector", "cotangent_vector"). */
-static const char *section_of(const char *what) {
-    return strcmp(what, "input") == 0 ? "inputs" : what;
-}
-
 static int check_array(tsr_call *call, const char *what, const field_info *f,
                        const tsr_array *a, int need_data) {
     char why[400], label[TSR_MAX_NAME + 32];
-    const char *name = f->field.name, *section = section_of(what);
+    const char *name = f->field.name, *section = array_section(what);
     if (a->dtype != f->field.dtype && !cast_accepts(call, a->dtype, f->field.dtype)) {
         const char *given = tsr_dtype_name(a->dtype), *want = tsr_dtype_name(f->field.dtype);
         array_label(what, name, label, sizeof label);

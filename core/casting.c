@@ -7,9 +7,7 @@
  * binding is put back afterwards, so that the next run converts the data
  * the caller holds then, and the call's fast path (nothing revalidated
  * while headers repeat) stays as it is. */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 #include "transport/payload/numeric.h"
@@ -36,14 +34,14 @@ static int grow(cast_slot *s, size_t bytes) {
 }
 
 /* Convert *a into slot s as dtype `to` and let the copy stand in for it.
- * section and name make the loc and the label of a refusal. */
-static int cast_one(tsr_call *call, cast_slot *s, tsr_array *a, tsr_dtype to,
-                    const char *section, const char *name) {
+ * what ("input", "tangent_vector", "cotangent_vector") and name make the
+ * loc and the label of a refusal. */
+static int cast_one(tsr_call *call, cast_slot *s, tsr_array *a, tsr_dtype to, const char *what,
+                    const char *name) {
     int64_t count = shape_count(a->shape, a->rank);
     size_t bytes = (size_t)(count > 0 ? count : 0) * tsr_dtype_size(to);
+    const char *section = array_section(what);
     char label[TSR_MAX_NAME + 32];
-    if (strcmp(section, "inputs") == 0) snprintf(label, sizeof label, "input '%s'", name);
-    else snprintf(label, sizeof label, "%s['%s']", section, name);
     tsr_array copy = *a;
     copy.dtype = to;
     /* abstract_eval: dtype and shape only */
@@ -51,14 +49,14 @@ static int cast_one(tsr_call *call, cast_slot *s, tsr_array *a, tsr_dtype to,
         if (grow(s, bytes) != 0)
             return call_fail_at(call, TSR_E_NOMEM, section, name,
                                 "%s: out of memory for %zu bytes converting %s to %s",
-                                label, bytes, tsr_dtype_name(a->dtype),
+                                array_label(what, name, label, sizeof label), bytes, tsr_dtype_name(a->dtype),
                                 tsr_dtype_name(to));
         int64_t bad;
         char why[200];
         if (tsr_num_convert(a->data, a->dtype, s->buf, to, count, &bad, why, sizeof why) != 0)
             return call_fail_at(call, TSR_E_DTYPE, section, name,
                                 "%s: %s (converting %s to %s, casting=same_kind)",
-                                label, why, tsr_dtype_name(a->dtype), tsr_dtype_name(to));
+                                array_label(what, name, label, sizeof label), why, tsr_dtype_name(a->dtype), tsr_dtype_name(to));
         copy.data = s->buf;
     }
     s->saved = *a;
@@ -76,7 +74,7 @@ int cast_begin(tsr_call *call) {
             continue;
         cast_slot *s = slots(&call->cast_in, c->n_in);
         if (!s) return call_fail(call, TSR_E_NOMEM, "out of memory");
-        int rc = cast_one(call, &s[i], a, c->in[i].field.dtype, "inputs", c->in[i].field.name);
+        int rc = cast_one(call, &s[i], a, c->in[i].field.dtype, "input", c->in[i].field.name);
         if (rc) return rc;
     }
     int jvp = call->ep == TSR_EP_JVP;

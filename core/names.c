@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Names of dtypes, endpoints and error codes, and their sizes. */
+/* Names of dtypes, endpoints and error codes, and their sizes; how
+ * messages name an input or a seed. */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -79,4 +81,14 @@ TSR_API const char *tsr_strerror(int code) {
     case TSR_E_CANCELLED: return "call cancelled";
     }
     return "unknown error code";
+}
+
+const char *array_label(const char *what, const char *name, char *buf, size_t n) {
+    if (strcmp(what, "input") == 0) snprintf(buf, n, "input '%s'", name);
+    else snprintf(buf, n, "%s['%s']", what, name);
+    return buf;
+}
+
+const char *array_section(const char *what) {
+    return strcmp(what, "input") == 0 ? "inputs" : what;
 }

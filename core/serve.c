@@ -50,9 +50,8 @@ void served_traits_of(const served *s, served_traits *out) {
  * a request that passes (formatting cost more than the checks). */
 static const char *label_of(const char *section, const char *field, int32_t k, char *buf,
                             size_t n) {
-    if (!section) snprintf(buf, n, "result %d", (int)k);
-    else if (strcmp(section, "input") == 0) snprintf(buf, n, "input '%s'", field);
-    else snprintf(buf, n, "%s['%s']", section, field);
+    if (section) return array_label(section, field, buf, n);
+    snprintf(buf, n, "result %d", (int)k);
     return buf;
 }
 

@@ -27,6 +27,13 @@ typedef struct result_layout {
 } result_layout;
 void result_layout_of(const tsr_component *c, tsr_endpoint ep, const int32_t *wrt_in,
                       int32_t n_wrt_in, const int32_t *wrt_out, int32_t k, result_layout *out);
+/* An input's or seed's name in messages, what being "input",
+ * "tangent_vector" or "cotangent_vector": "input 'x'" or
+ * "tangent_vector['x']" (names.c). Formatted only when a message needs it. */
+const char *array_label(const char *what, const char *name, char *buf, size_t n);
+/* The request's section such an array belongs to, for locs: "inputs" for
+ * "input", else what. */
+const char *array_section(const char *what);
 /* "output 'y'", "result for input 'x'" or "jacobian block 'y'/'x'". */
 const char *result_layout_name(const tsr_component *c, const result_layout *l, char *buf,
                                size_t n);

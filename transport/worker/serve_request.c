@@ -59,9 +59,7 @@ static const char *name_text(const worker_state *ws, const array_name *an, char 
         result_layout_of(ws->comp, ws->ep, ws->wrt_in, ws->n_wrt_in, ws->wrt_out, an->result, &l);
         return result_layout_name(ws->comp, &l, buf, n);
     }
-    if (strcmp(an->section, "input") == 0) snprintf(buf, n, "input '%s'", an->field);
-    else snprintf(buf, n, "%s['%s']", an->section, an->field);
-    return buf;
+    return array_label(an->section, an->field, buf, n);
 }
 
 /* What an array must carry: data (inputs, seeds), a full shape only
