@@ -81,6 +81,14 @@ void backend_set_state(tsr_component *c, void *state);
 /* Validate a descriptor and make it the component's schema and endpoints
  * (descriptor.c); it must outlive the component. */
 int backend_set_descriptor(tsr_component *c, const tsr_plugin *d, tsr_error *err);
+/* Whether d can be the default of input field f (whose dims are `dims`):
+ * the checks a descriptor's defaults pass at load (dtype, rank, fixed
+ * dims, at most TSR_MAX_DEFAULT_BYTES, data when it has elements). 0, or
+ * -1 with the cause in why ("its default has rank 2, the field 1"). A
+ * backend that builds a schema from elsewhere (a served OpenAPI document)
+ * asks before it offers a default that loading would refuse. */
+int backend_default_mismatch(const tsr_field *f, const tsr_dim *dims, const tsr_array *d,
+                             char *why, size_t n);
 /* What endpoints find in ctx->state (NULL until set). */
 void backend_set_endpoint_state(tsr_component *c, void *state);
 /* Run a plugin's init with a context of this component (configuration,

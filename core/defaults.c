@@ -22,21 +22,40 @@ static int refuse(tsr_error *err, const char *component, const char *what, const
     return TSR_E_DESCRIPTOR;
 }
 
-/* The default's dims against the field's: fixed ones must agree; symbols
- * and wildcards take any size (a symbol is bound at call time, like a given
- * input's). */
-static int dims_agree(const field_info *fi, const tsr_array *d, char *why, size_t n) {
+int backend_default_mismatch(const tsr_field *f, const tsr_dim *dims, const tsr_array *d,
+                             char *why, size_t n) {
+    if (d->dtype != f->dtype) {
+        const char *given = tsr_dtype_name(d->dtype);
+        snprintf(why, n, "its default has dtype %s, the field is %s", given ? given : "(invalid)",
+                 tsr_dtype_name(f->dtype));
+        return -1;
+    }
+    if (d->rank != f->rank) {
+        snprintf(why, n, "its default has rank %d, the field %d", (int)d->rank, (int)f->rank);
+        return -1;
+    }
+    /* Fixed dims must agree; symbols and wildcards take any size (a symbol
+     * is bound at call time, like a given input's). */
     for (int32_t i = 0; i < d->rank; i++) {
         if (d->shape[i] < 0) {
             snprintf(why, n, "its default has dimension %d of size %lld", (int)i,
                      (long long)d->shape[i]);
             return -1;
         }
-        if (fi->kind[i] == DIM_FIXED && d->shape[i] != fi->dims[i].size) {
+        if (!dims[i].symbol && dims[i].size != TSR_DIM_ANY && d->shape[i] != dims[i].size) {
             snprintf(why, n, "its default has size %lld in dimension %d, the field declares %lld",
-                     (long long)d->shape[i], (int)i, (long long)fi->dims[i].size);
+                     (long long)d->shape[i], (int)i, (long long)dims[i].size);
             return -1;
         }
+    }
+    size_t bytes;
+    if (shape_bytes(d, &bytes) != 0 || bytes > TSR_MAX_DEFAULT_BYTES) {
+        snprintf(why, n, "its default is larger than %zu bytes", TSR_MAX_DEFAULT_BYTES);
+        return -1;
+    }
+    if (bytes > 0 && !d->data) {
+        snprintf(why, n, "its default has elements but no data");
+        return -1;
     }
     return 0;
 }
@@ -55,25 +74,10 @@ int defaults_load(const char *component, field_info *fi, const tsr_field *f, con
         return refuse(err, component, what, f->name,
                       "it is both optional and has a default (give it one or the other)");
     char why[200];
-    if (d->dtype != f->dtype) {
-        const char *given = tsr_dtype_name(d->dtype);
-        snprintf(why, sizeof why, "its default has dtype %s, the field is %s",
-                 given ? given : "(invalid)", tsr_dtype_name(f->dtype));
+    if (backend_default_mismatch(f, fi->dims, d, why, sizeof why) != 0)
         return refuse(err, component, what, f->name, why);
-    }
-    if (d->rank != f->rank) {
-        snprintf(why, sizeof why, "its default has rank %d, the field %d", (int)d->rank,
-                 (int)f->rank);
-        return refuse(err, component, what, f->name, why);
-    }
-    if (dims_agree(fi, d, why, sizeof why) != 0) return refuse(err, component, what, f->name, why);
     size_t bytes;
-    if (shape_bytes(d, &bytes) != 0 || bytes > TSR_MAX_DEFAULT_BYTES) {
-        snprintf(why, sizeof why, "its default is larger than %zu bytes", TSR_MAX_DEFAULT_BYTES);
-        return refuse(err, component, what, f->name, why);
-    }
-    if (bytes > 0 && !d->data)
-        return refuse(err, component, what, f->name, "its default has elements but no data");
+    shape_bytes(d, &bytes); /* checked above */
     /* Never NULL, even when empty: a NULL input reads as "not given". */
     void *copy = aligned_alloc(TSR_ALIGNMENT, bytes ? ALIGN_UP(bytes) : TSR_ALIGNMENT);
     if (!copy) {

@@ -8,21 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "remote_schema_read.h"
 #include "tessera/payload.h"
-
-/* Whether a decoded default fits field f as the host checks it at load. */
-static int fits(const tsr_field *f, const tsr_dim *dims, const tsr_array *a) {
-    if (a->dtype != f->dtype || a->rank != f->rank) return 0;
-    size_t bytes = tsr_dtype_size(a->dtype);
-    for (int32_t d = 0; d < a->rank; d++) {
-        if (!dims[d].symbol && dims[d].size != TSR_DIM_ANY && dims[d].size != a->shape[d])
-            return 0;
-        if (a->shape[d] > 0 && bytes > TSR_MAX_DEFAULT_BYTES / (size_t)a->shape[d]) return 0;
-        bytes *= (size_t)a->shape[d];
-    }
-    return 1;
-}
 
 int remote_read_default(const field_reader *r, int32_t k, json_t *dflt, int required) {
     remote_schema *s = r->s;
@@ -32,9 +20,11 @@ int remote_read_default(const field_reader *r, int32_t k, json_t *dflt, int requ
     char *text = dflt && !json_is_null(dflt) ? json_dumps(dflt, JSON_ENCODE_ANY | JSON_COMPACT)
                                              : NULL;
     tsr_error err;
+    char why[200];
     if (text && tsr_array_from_json(text, strlen(text), f->dtype, &x->default_array,
                                     &x->default_buf, &err) == 0 &&
-        !fits(f, s->dims + (size_t)k * TSR_MAX_FIELD_RANK, &x->default_array)) {
+        backend_default_mismatch(f, s->dims + (size_t)k * TSR_MAX_FIELD_RANK,
+                                 &x->default_array, why, sizeof why) != 0) {
         tsr_array_buffer_free(x->default_buf);
         x->default_buf = NULL;
     }
