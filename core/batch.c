@@ -152,7 +152,7 @@ static int check_batched(tsr_call *call, int64_t batch) {
     for (int32_t f = 0; f < c->n_in; f++) {
         if (!call->input_bound[f]) {
             const tsr_field *field = &c->in[f].field;
-            if (field->default_value || (field->flags & TSR_FIELD_OPTIONAL)) continue;
+            if (!tsr_field_required(field)) continue;
             return call_fail_at(call, TSR_E_MISSING, "inputs", field->name,
                                 "input '%s' is missing", field->name);
         }

@@ -11,10 +11,6 @@
 
 #define ALIGN_UP(n) (((n) + TSR_ALIGNMENT - 1) / TSR_ALIGNMENT * TSR_ALIGNMENT)
 
-int field_may_be_left_out(const field_info *f) {
-    return f->field.default_value != NULL || (f->field.flags & TSR_FIELD_OPTIONAL) != 0;
-}
-
 static int refuse(tsr_error *err, const char *component, const char *what, const char *field,
                   const char *cause) {
     error_set(err, TSR_E_DESCRIPTOR, "component '%s': %s '%s': %s", component, what, field,

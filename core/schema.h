@@ -67,9 +67,6 @@ int shape_from_symbols(const field_info *f, const int64_t *symval, int64_t *shap
 int defaults_load(const char *component, field_info *fi, const tsr_field *f, const char *what,
                   tsr_error *err);
 void defaults_free(field_info *fs, int32_t n);
-/* Whether an input may be left out of a call: it has a default or is
- * optional. */
-int field_may_be_left_out(const field_info *f);
 /* Before validation of a call that left inputs out: each takes its
  * default or, when optional, is absent (tsr_input_absent). TSR_E_MISSING
  * for one that may not be left out, or that the call differentiates. */

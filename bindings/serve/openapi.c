@@ -181,7 +181,7 @@ static json_t *fields_model(const tsr_component *c, int outputs, const char *tit
         json_object_set_new(json_object_get(parent, "properties"), leaf,
                             outputs ? array_schema(f) : input_schema(f, leaf));
         /* One that may be left out is not required, as in pydantic. */
-        if (outputs || !(f->default_value || (f->flags & TSR_FIELD_OPTIONAL)))
+        if (outputs || tsr_field_required(f))
             json_array_append_new(json_object_get(parent, "required"), json_string(leaf));
         if (f->flags & TSR_FIELD_DIFFERENTIABLE)
             json_object_set_new(diff, f->name,

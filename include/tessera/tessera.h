@@ -273,6 +273,12 @@ int32_t tsr_component_n_outputs(const tsr_component *c);
  * fields are the host's validated copy (field_size already accounted for). */
 const tsr_field *tsr_component_input(const tsr_component *c, int32_t index);
 const tsr_field *tsr_component_output(const tsr_component *c, int32_t index);
+/* Whether a call must give input field f, one tsr_component_input
+ * returned: 1 unless it has a default or is optional (only the host's copy
+ * always has default_value, whatever the plugin's layout). */
+static inline int tsr_field_required(const tsr_field *f) {
+    return !f->default_value && !(f->flags & TSR_FIELD_OPTIONAL);
+}
 /* Index of a field by name, or -1. */
 int32_t tsr_component_find_input(const tsr_component *c, const char *name);
 int32_t tsr_component_find_output(const tsr_component *c, const char *name);

@@ -95,7 +95,7 @@ int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ct
     for (int32_t i = 0; i < p->n_inputs; i++) {
         const tsr_field *f = tsr_component_input(p->component, i);
         /* One with a default or an optional one is filled in by the call. */
-        if (p->given[i] || f->default_value || (f->flags & TSR_FIELD_OPTIONAL)) continue;
+        if (p->given[i] || !tsr_field_required(f)) continue;
         char path[TSR_PATH_MAX];
         tsr_path_join(path, "inputs", f->name);
         return tsr_payload_fail(ctx, TSR_E_MISSING, path, "required input is missing");

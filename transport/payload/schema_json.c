@@ -70,7 +70,7 @@ static void write_fields(tsr_jw *w, const tsr_component *c, bool inputs) {
         write_optional_string(w, f->doc);
         if (inputs) {
             tsr_jw_key(w, "required");
-            tsr_jw_bool(w, !f->default_value && !(f->flags & TSR_FIELD_OPTIONAL));
+            tsr_jw_bool(w, tsr_field_required(f));
             if (f->default_value) {
                 tsr_jw_key(w, "default");
                 (void)write_default(w, f->default_value);   /* fails only out of memory */
