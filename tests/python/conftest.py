@@ -68,6 +68,19 @@ def paths_kept() -> Iterator[None]:
             os.environ["PYTHONPATH"] = pythonpath
 
 
+def by_path(tree: dict, prefix: str = "") -> dict:
+    """Nested dicts by dotted path, as the tests compare results:
+    ``{"out": {"p": a}}`` -> ``{"out.p": a}``; written here, not taken
+    from the package under test."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(by_path(value, f"{prefix}{key}."))
+        else:
+            flat[prefix + key] = value
+    return flat
+
+
 def plugin_path(name: str) -> Path:
     """A bundled plugin's .so, or a test plugin's (tests/plugins)."""
     for d in (PLUGINS, TEST_PLUGINS):

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import tessera
-from conftest import BUILD, ROOT, paths_kept, plugin_path
+from conftest import BUILD, ROOT, by_path, paths_kept, plugin_path
 
 pytest.importorskip("tesseract_core")
 from tesseract_core import Tesseract  # noqa: E402
@@ -74,17 +74,6 @@ def _nest(flat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _flatten(nested: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in nested.items():
-        name = prefix + key
-        if isinstance(value, dict):
-            flat.update(_flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat
-
-
 def same_answer(a: Any, b: Any, coarser_loc: bool = False) -> bool:
     """Whether answer a is b, or among b's errors; with coarser_loc, an
     error located at an object holding the place b names counts too."""
@@ -93,7 +82,7 @@ def same_answer(a: Any, b: Any, coarser_loc: bool = False) -> bool:
             r.kind == a.kind and r.loc[:len(a.loc)] == a.loc for r in b))
     if isinstance(a, Refused) or isinstance(b, Refused):
         return a == b
-    fa, fb = _flatten(a), _flatten(b)
+    fa, fb = by_path(a), by_path(b)
     return fa.keys() == fb.keys() and all(
         np.allclose(np.asarray(fa[k], float), np.asarray(fb[k], float)) for k in fa)
 
@@ -301,7 +290,7 @@ class CApi:
                         -9: "TSR_E_DTYPE", -10: "TSR_E_SHAPE"}.get(code, str(code))
                 loc = lib.tsr_call_errloc(call).decode()
                 return Refused(_loc(loc.split(".")) if loc else (), _KIND_OF_CODE.get(name, name))
-            for name, value in _flatten(case.inputs).items():
+            for name, value in by_path(case.inputs).items():
                 if lib.tsr_call_set_input(call, name.encode(), ctypes.byref(
                         self._array(value, keep))) != 0:
                     return refused()

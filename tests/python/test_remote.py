@@ -33,7 +33,7 @@ import pytest
 
 import tessera
 import tessera.jax
-from conftest import BUILD, ROOT
+from conftest import BUILD, ROOT, by_path
 
 RUNTIME = shutil.which("tesseract-runtime")
 EXAMPLES = BUILD / "third_party" / "tesseract-examples"
@@ -132,17 +132,6 @@ def _inputs(name: str) -> dict[str, np.ndarray]:
             "gain": np.float64(0.5)}
 
 
-def _by_path(tree, prefix=""):
-    """{"stats": {"total": a}} -> {"stats.total": a}."""
-    flat = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            flat.update(_by_path(value, f"{prefix}{key}."))
-        else:
-            flat[prefix + key] = value
-    return flat
-
-
 def _seeds(fields, names, rng) -> dict[str, np.ndarray]:
     """A random array for each named field, of its dtype and of the shape
     the inputs give it (a jvp's tangents, a vjp's cotangents)."""
@@ -161,7 +150,7 @@ def test_every_endpoint_matches_the_component_in_this_interpreter(urls, name):
 
     x = _inputs(name)
     # apply nests outputs named by dotted paths; compared by path
-    here, there = _by_path(local.apply(x)), _by_path(remote.apply(x))
+    here, there = by_path(local.apply(x)), by_path(remote.apply(x))
     assert set(here) == set(there)
     for k in here:
         assert there[k].dtype == here[k].dtype
