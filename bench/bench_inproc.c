@@ -2,15 +2,22 @@
 /*
  * In-process call overhead of `apply`, measured on the noop plugin (y = x).
  *
- * Three ways of doing the same work, timed in interleaved batches:
+ * Ways of doing the same work, timed in interleaved batches:
  *   direct   the plugin's own apply, called through the pointer in its
  *            descriptor with pre-built tsr_args and a minimal tsr_ctx: the
  *            floor, with no host involved
  *   library  a reused tsr_call: tsr_call_set_input + tsr_call_run, the
- *            normal hot loop of a host (validation, dispatch, result checks)
+ *            normal hot loop of a host (validation, dispatch, clearing the
+ *            result before the plugin writes it, result checks)
+ *   keep     the same with option unwritten=keep: the result is not
+ *            cleared (a host that trusts its plugin to write every result)
  *   memcpy   memcpy of the same bytes: what the noop's work costs alone
+ *   memset   memset of the result's bytes: what clearing it costs alone
  *
- * The overhead of the library is median(library) - median(direct), per call.
+ * The overhead of the library is median(library) - median(direct) -
+ * median(memset) per call: what it adds beyond the plugin's work and the
+ * clearing that keeps one call's bytes out of the next call's result; the
+ * keep row shows median(keep) - median(direct).
  * It prints a table, writes CSV and always exits 0 once it has measured:
  * it is a report, not a test.
  */
@@ -36,8 +43,9 @@
 #define BUDGET_NS 50.0
 #define BUDGET_MAX_N 1000
 
-enum { V_DIRECT, V_LIBRARY, V_MEMCPY, V_COUNT };
-static const char *const variant_name[V_COUNT] = {"direct", "library", "memcpy"};
+enum { V_DIRECT, V_LIBRARY, V_KEEP, V_MEMCPY, V_MEMSET, V_COUNT };
+static const char *const variant_name[V_COUNT] = {"direct", "library", "keep", "memcpy",
+                                                  "memset"};
 
 /* Calls per batch are chosen so that a batch lasts ~0.1-2 ms: long enough to
  * hide the clock, short enough that noise hits few batches. */
@@ -132,8 +140,8 @@ typedef struct bench {
     direct *d;
     tsr_array d_in, d_out;
     tsr_args d_args;
-    /* library */
-    tsr_call *call;
+    /* library, and keep (unwritten=keep) */
+    tsr_call *call, *keep_call;
     const char *in_name;
     tsr_array l_in;
     /* memcpy */
@@ -152,9 +160,18 @@ static double run_batch(bench *b, int v) {
         break;
     }
     case V_LIBRARY:
+    case V_KEEP: {
+        tsr_call *call = v == V_KEEP ? b->keep_call : b->call;
         for (int i = 0; i < calls; i++) {
-            bad |= tsr_call_set_input(b->call, b->in_name, &b->l_in);
-            bad |= tsr_call_run(b->call);
+            bad |= tsr_call_set_input(call, b->in_name, &b->l_in);
+            bad |= tsr_call_run(call);
+        }
+        break;
+    }
+    case V_MEMSET:
+        for (int i = 0; i < calls; i++) {
+            memset(b->dst, 0, b->bytes);
+            bench_clobber(b->dst);
         }
         break;
     default:
@@ -170,11 +187,13 @@ static double run_batch(bench *b, int v) {
 
 /* Both paths must produce y == x before their timings mean anything. */
 static int check_outputs(bench *b) {
-    const tsr_array *y = tsr_call_result(b->call, 0);
-    if (!y || !y->data || memcmp(y->data, b->src, b->bytes) != 0) {
-        fprintf(stderr, "bench_inproc: library result differs from input (n=%lld)\n",
-                (long long)b->p->n);
-        return -1;
+    for (int v = V_LIBRARY; v <= V_KEEP; v++) {
+        const tsr_array *y = tsr_call_result(v == V_KEEP ? b->keep_call : b->call, 0);
+        if (!y || !y->data || memcmp(y->data, b->src, b->bytes) != 0) {
+            fprintf(stderr, "bench_inproc: %s result differs from input (n=%lld)\n",
+                    variant_name[v], (long long)b->p->n);
+            return -1;
+        }
     }
     if (memcmp(b->d_out.data, b->src, b->bytes) != 0) {
         fprintf(stderr, "bench_inproc: direct result differs from input (n=%lld)\n",
@@ -192,7 +211,7 @@ typedef struct row {
     int64_t n;
     int calls, batches;
     stats s[V_COUNT];
-    double paired_overhead; /* median over rounds of library - direct */
+    double paired_overhead; /* median over rounds of library - direct - memset */
 } row;
 
 static void *alloc_aligned(size_t bytes) {
@@ -200,7 +219,7 @@ static void *alloc_aligned(size_t bytes) {
     return aligned_alloc(64, rounded ? rounded : 64);
 }
 
-static int measure(const plan *p, direct *d, tsr_component *c, row *out) {
+static int measure(const plan *p, direct *d, tsr_component *c, tsr_component *keep, row *out) {
     const tsr_field *fin = tsr_component_input(c, 0), *fout = tsr_component_output(c, 0);
     size_t esize = tsr_dtype_size(fin->dtype);
     bench b = {.p = p, .bytes = (size_t)p->n * esize, .d = d, .in_name = fin->name};
@@ -213,7 +232,10 @@ static int measure(const plan *p, direct *d, tsr_component *c, row *out) {
     d_dst = alloc_aligned(b.bytes);
     for (int v = 0; v <= V_COUNT; v++) t[v] = calloc((size_t)p->batches, sizeof(double));
     b.call = tsr_call_new(c, TSR_EP_APPLY);
-    if (!b.src || !b.dst || !d_dst || !t[0] || !t[1] || !t[2] || !t[3] || !b.call) {
+    b.keep_call = tsr_call_new(keep, TSR_EP_APPLY);
+    int have = b.src && b.dst && d_dst && b.call && b.keep_call;
+    for (int v = 0; v <= V_COUNT; v++) have = have && t[v];
+    if (!have) {
         fprintf(stderr, "bench_inproc: out of memory (n=%lld)\n", (long long)p->n);
         goto done;
     }
@@ -237,7 +259,10 @@ static int measure(const plan *p, direct *d, tsr_component *c, row *out) {
     for (int v = 0; v < V_COUNT; v++) {
         if (run_batch(&b, v) < 0) {
             fprintf(stderr, "bench_inproc: %s call failed (n=%lld): %s\n", variant_name[v],
-                    (long long)p->n, v == V_LIBRARY ? tsr_call_errmsg(b.call) : "see above");
+                    (long long)p->n,
+                    v == V_LIBRARY ? tsr_call_errmsg(b.call)
+                    : v == V_KEEP  ? tsr_call_errmsg(b.keep_call)
+                                   : "see above");
             goto done;
         }
     }
@@ -256,7 +281,7 @@ static int measure(const plan *p, direct *d, tsr_component *c, row *out) {
             }
             t[v][r] = ns;
         }
-        t[V_COUNT][r] = t[V_LIBRARY][r] - t[V_DIRECT][r];
+        t[V_COUNT][r] = t[V_LIBRARY][r] - t[V_DIRECT][r] - t[V_MEMSET][r];
     }
 
     out->n = p->n;
@@ -271,6 +296,7 @@ static int measure(const plan *p, direct *d, tsr_component *c, row *out) {
     rc = 0;
 done:
     tsr_call_free(b.call);
+    tsr_call_free(b.keep_call);
     for (int v = 0; v <= V_COUNT; v++) free(t[v]);
     free(b.src);
     free(b.dst);
@@ -280,9 +306,17 @@ done:
 
 /* ---- report ------------------------------------------------------------- */
 
-static const char *verdict(const row *r) {
+/* What variant v adds to the plugin's own work: for the library, beyond
+ * clearing the result too (memset); for keep, which clears nothing, all
+ * of it. */
+static double overhead_of(const row *r, int v) {
+    double over = r->s[v].median - r->s[V_DIRECT].median;
+    return v == V_LIBRARY ? over - r->s[V_MEMSET].median : over;
+}
+
+static const char *verdict(const row *r, int v) {
     if (r->n > BUDGET_MAX_N) return "-";
-    return r->s[V_LIBRARY].median - r->s[V_DIRECT].median <= BUDGET_NS ? "PASS" : "OVER";
+    return overhead_of(r, v) <= BUDGET_NS ? "PASS" : "OVER";
 }
 
 static void print_table(const row *rows, size_t n_rows) {
@@ -293,11 +327,9 @@ static void print_table(const row *rows, size_t n_rows) {
         for (int v = 0; v < V_COUNT; v++) {
             printf("%9lld  %-8s %7d %7d %10.1f %10.1f %10.1f", (long long)r->n, variant_name[v],
                    r->calls, r->batches, r->s[v].p10, r->s[v].median, r->s[v].p90);
-            if (v == V_LIBRARY) {
-                double over = r->s[V_LIBRARY].median - r->s[V_DIRECT].median;
-                printf(" %11.1f %7.2fx  %s", over, r->s[V_LIBRARY].median / r->s[V_DIRECT].median,
-                       verdict(r));
-            }
+            if (v == V_LIBRARY || v == V_KEEP)
+                printf(" %11.1f %7.2fx  %s", overhead_of(r, v), r->s[v].median / r->s[V_DIRECT].median,
+                       verdict(r, v));
             printf("\n");
         }
     }
@@ -323,10 +355,10 @@ static int write_csv(const char *path, const row *rows, size_t n_rows, const cha
             fprintf(f, "%lld,%s,%zu,%s,%d,%d,%.2f,%.2f,%.2f,", (long long)r->n, dtype, bytes,
                     variant_name[v], r->calls, r->batches, r->s[v].p10, r->s[v].median,
                     r->s[v].p90);
-            if (v == V_LIBRARY)
-                fprintf(f, "%.2f,%.2f,%.3f,%.0f,%s\n",
-                        r->s[V_LIBRARY].median - r->s[V_DIRECT].median, r->paired_overhead,
-                        r->s[V_LIBRARY].median / r->s[V_DIRECT].median, BUDGET_NS, verdict(r));
+            if (v == V_LIBRARY || v == V_KEEP)
+                fprintf(f, "%.2f,%.2f,%.3f,%.0f,%s\n", overhead_of(r, v),
+                        v == V_LIBRARY ? r->paired_overhead : overhead_of(r, v),
+                        r->s[v].median / r->s[V_DIRECT].median, BUDGET_NS, verdict(r, v));
             else
                 fprintf(f, ",,,,\n");
         }
@@ -367,23 +399,31 @@ int main(int argc, char **argv) {
     }
 
     tsr_error err;
-    tsr_component *c = NULL;
-    if (tsr_open(plugin_path, NULL, &c, &err) != 0) {
-        fprintf(stderr, "bench_inproc: %s\n", err.message);
+    tsr_component *c = NULL, *keep = NULL;
+    tsr_options *keep_opts = tsr_options_new();
+    if (!keep_opts || tsr_options_set(keep_opts, "unwritten", "keep", &err) != 0 ||
+        tsr_open(plugin_path, NULL, &c, &err) != 0 ||
+        tsr_open(plugin_path, keep_opts, &keep, &err) != 0) {
+        fprintf(stderr, "bench_inproc: %s\n", keep_opts ? err.message : "out of memory");
+        tsr_options_free(keep_opts);
+        tsr_close(c);
         return 1;
     }
+    tsr_options_free(keep_opts);
     /* The direct baseline builds its arguments by hand for y = f(x). */
     const tsr_field *fx = tsr_component_input(c, 0), *fy = tsr_component_output(c, 0);
     if (tsr_component_n_inputs(c) != 1 || tsr_component_n_outputs(c) != 1 || fx->rank != 1 || fy->rank != 1 ||
         fx->dtype != fy->dtype) {
         fprintf(stderr, "bench_inproc: %s: need a plugin shaped like noop "
                 "(one rank-1 input, one rank-1 output of the same dtype)\n", plugin_path);
+        tsr_close(keep);
         tsr_close(c);
         return 1;
     }
     direct d;
     if (direct_open(&d, plugin_path) != 0) {
         direct_close(&d);
+        tsr_close(keep);
         tsr_close(c);
         return 1;
     }
@@ -391,9 +431,10 @@ int main(int argc, char **argv) {
     const char *dtype = tsr_dtype_name(tsr_component_input(c, 0)->dtype);
     printf("tessera in-process apply overhead: plugin %s (%s), %s\n", tsr_component_name(c),
            plugin_path, dtype);
-    printf("per-call times from interleaved batches; budget: library - direct <= %.0f ns "
-           "(median) for n <= %d\n\n",
-           BUDGET_NS, BUDGET_MAX_N);
+    printf("per-call times from interleaved batches; budget (medians, n <= %d): "
+           "library - direct - memset <= %.0f ns\n(the library clears each result before the "
+           "plugin writes it; keep: unwritten=keep, no clearing: keep - direct)\n\n",
+           BUDGET_MAX_N, BUDGET_NS);
 
     row rows[N_PLANS];
     size_t n_rows = 0;
@@ -401,7 +442,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < N_PLANS; i++) {
         plan p = plans[i];
         if (quick) p.batches = p.batches / 5 + 1;
-        if (measure(&p, &d, c, &rows[n_rows]) != 0) {
+        if (measure(&p, &d, c, keep, &rows[n_rows]) != 0) {
             rc = 1;
             break;
         }
@@ -412,6 +453,7 @@ int main(int argc, char **argv) {
         if (write_csv(csv_path, rows, n_rows, dtype) == 0) printf("\nwrote %s\n", csv_path);
     }
     direct_close(&d);
+    tsr_close(keep);
     tsr_close(c);
     return rc;
 }

@@ -49,6 +49,9 @@ typedef struct backend_ops {
      * it runs in (a manifest's "may_exit"), why in why; it then runs in a
      * worker unless the host chose the mode. */
     int (*may_end_process)(const char *path, char *why, size_t n);
+    /* 1 when results are cleared (option unwritten) where the endpoint
+     * runs, in another process, so core does not clear them here too. */
+    int prepares_results_elsewhere;
 } backend_ops;
 
 /* backends.c: the backend that serves path with opts (never NULL). When

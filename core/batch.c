@@ -46,6 +46,7 @@ void batch_point_results(tsr_call *sub) {
         void *at = (char *)p->results[k].data + (size_t)sub->item * bytes;
         sub->results[k].data = at;
         sub->expect[k].data = at;
+        sub->result_bytes[k] = bytes;
     }
 }
 

@@ -36,10 +36,11 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->expect = calloc((size_t)cap, sizeof *call->expect);
     call->bufs = calloc((size_t)cap, sizeof *call->bufs);
     call->targets = calloc((size_t)cap, sizeof *call->targets);
+    call->result_bytes = calloc((size_t)cap, sizeof *call->result_bytes);
     call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
     call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
     if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
-        !call->seed_set || !call->results || !call->expect || !call->bufs || !call->targets || !call->symval ||
+        !call->seed_set || !call->results || !call->expect || !call->bufs || !call->targets || !call->result_bytes || !call->symval ||
         !call->sym_from) {
         tsr_call_free(call);
         return NULL;
@@ -70,6 +71,7 @@ TSR_API void tsr_call_free(tsr_call *call) {
     free(call->expect);
     free(call->bufs);
     free(call->targets);
+    free(call->result_bytes);
     free(call->symval);
     free(call->sym_from);
     cast_release(call);
@@ -437,8 +439,14 @@ static int run_once(tsr_call *call) {
         int rc = casting ? cast_begin(call) : 0;
         if (!rc) {
             results_aim(call);
+            /* Buffers are reused from call to call: no result may carry
+             * another call's bytes (result_fill.c). */
+            int here = !c->backend->prepares_results_elsewhere || !fn;
+            if (here) call_results_fill(call);
             rc = fn ? c->backend->invoke(call) : fd_invoke(call);
             if (!rc) rc = results_check(call);
+            if (!rc && here && c->opts.unwritten == TSR_UNWRITTEN_CHECK)
+                rc = results_unwritten_fail(call);
         }
         if (casting) cast_end(call);
         if (rc) {

@@ -51,6 +51,10 @@ typedef struct host_ctx {
     void *alloc_user;
     /* A served call: the host's cancel request in the channel (NULL: none). */
     const _Atomic uint32_t *served_cancel;
+    /* A served call: its arguments, whose results tsr_ctx_alloc fills as
+     * served_unwritten (TSR_UNWRITTEN_*) says. */
+    const tsr_args *served_args;
+    int served_unwritten;
     int plugin_msg_set;
     int alloc_code;                  /* 0, or why tsr_ctx_alloc refused */
     /* Last: host_ctx_init clears only what comes before them. */
@@ -91,6 +95,7 @@ struct tsr_call {
     tsr_array *expect;               /* what the host set before the call */
     result_buf *bufs;
     result_target *targets;          /* tsr_call_set_result_buffer (result_target.c) */
+    size_t *result_bytes;            /* bytes of each result the host sized (result_fill.c) */
     int32_t n_targets;               /* how many targets are set */
     int32_t n_results, cap_results;
     void *backend_call;              /* the backend's per-call state (call_backend_slot) */
@@ -219,9 +224,27 @@ void *result_place(struct tsr_call *call, int32_t k, size_t bytes, const char *n
 void results_aim(struct tsr_call *call);
 void results_deliver(struct tsr_call *call);
 
+/* result_fill.c. What a result holds before its endpoint runs, by mode
+ * (option unwritten, TSR_UNWRITTEN_*): zeros, or a marker (a signalling
+ * NaN for floats, 0xA5 bytes otherwise) that results_unwritten looks for
+ * afterwards: it returns 1 with the first result still holding it
+ * (*which), how many of its *count elements do (*left), else 0 (always 0
+ * in mode zero). Arrays without data are left alone. */
+void result_fill(int mode, const tsr_array *r);
+void results_fill(int mode, const tsr_array *results, int32_t n);
+/* The same for a call's results before its run, from the sizes its
+ * validation kept in call->result_bytes (the fast path sizes nothing). */
+void call_results_fill(struct tsr_call *call);
+int64_t result_unwritten(int mode, const tsr_array *r);
+int results_unwritten(int mode, const tsr_array *results, int32_t n, int32_t *which,
+                      int64_t *left, int64_t *count);
+
 /* results.c */
 int32_t results_count(const struct tsr_call *call);
 int results_prepare(struct tsr_call *call);
 int results_check(struct tsr_call *call);
+/* With option unwritten=check: fail the call naming the first result the
+ * plugin left (partly) unwritten; else 0. */
+int results_unwritten_fail(struct tsr_call *call);
 
 #endif

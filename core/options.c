@@ -261,6 +261,15 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         opts->casting = strcmp(value, "same_kind") == 0 ? TSR_CASTING_SAME_KIND : TSR_CASTING_EXACT;
         return 0;
     }
+    if (strcmp(key, "unwritten") == 0) {
+        static const char *const names[] = {"zero", "check", "keep"};
+        for (int m = 0; m < 3; m++)
+            if (strcmp(value, names[m]) == 0) {
+                opts->unwritten = m;
+                return 0;
+            }
+        return bad_value(err, key, value, "zero, check or keep");
+    }
     if (strcmp(key, "file_io") == 0) {
         int io = tsr_file_io_from_name(value);
         if (io < 0) return bad_value(err, key, value, "auto, io_uring or posix");
@@ -271,7 +280,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
               "unknown option '%s' (known: mode, log_level, workers, spawn, worker_exe, cwd, "
               "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns, max_array_bytes, "
               "max_call_bytes, max_arena_bytes, max_payload_bytes, rlimit_as, rlimit_cpu, "
-              "rlimit_nofile, transport, spool_dir, file_io, casting, python, python_env)",
+              "rlimit_nofile, transport, spool_dir, file_io, casting, unwritten, python, python_env)",
               key);
     return TSR_E_ARGUMENT;
 }

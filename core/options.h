@@ -50,6 +50,7 @@ struct tsr_options {
     int file_io;                     /* files: a tsr_file_io */
     /* calls: convert inputs and seeds of another dtype (casting.c) */
     int casting;                     /* TSR_CASTING_* */
+    int unwritten;                   /* TSR_UNWRITTEN_* (result_fill.c) */
     /* Python components (core/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */
@@ -62,6 +63,11 @@ enum { TSR_TRANSPORT_AUTO = 0, TSR_TRANSPORT_SHM = 1, TSR_TRANSPORT_FILES = 2 };
 /* Option "casting": a dtype other than the field's is refused (exact)
  * or converted by numpy's same_kind rule (same_kind). */
 enum { TSR_CASTING_EXACT = 0, TSR_CASTING_SAME_KIND = 1 };
+
+/* Option "unwritten": results are cleared before each run (zero), filled
+ * with a marker that a run must overwrite (check), or left as they are
+ * (keep: the host trusts its plugin to write every result). */
+enum { TSR_UNWRITTEN_ZERO = 0, TSR_UNWRITTEN_CHECK = 1, TSR_UNWRITTEN_KEEP = 2 };
 
 /* Defaults of the limits: far above what a call on one machine needs, far
  * below what a hostile shape claims (2^62 elements). */

@@ -122,7 +122,8 @@ int results_prepare(tsr_call *call) {
                 r->shape[d] = of->kind[d] == DIM_FIXED ? of->dims[d].size : -1;
         }
         if (in) memcpy(r->shape + out_rank, in->shape, (size_t)in->rank * sizeof(int64_t));
-        size_t bytes;
+        size_t bytes = 0;
+        call->result_bytes[k] = known && shape_bytes(r, &bytes) == 0 ? bytes : 0;
         if (known && alloc) {
             char name[160];
             call_result_name(call, k, name, sizeof name);
@@ -190,6 +191,7 @@ void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t 
         return NULL;
     }
     if (!(r->data = result_place(call, k, bytes, name, code, why, n))) return NULL;
+    result_fill(call->comp->opts.unwritten, r);
     *e = *r;
     return r->data;
 }
@@ -229,4 +231,18 @@ int results_check(tsr_call *call) {
                              call_result_name(call, k, name, sizeof name));
     }
     return 0;
+}
+
+int results_unwritten_fail(tsr_call *call) {
+    int32_t k;
+    int64_t left, count;
+    if (!results_unwritten(call->comp->opts.unwritten, call->results, call->n_results, &k, &left,
+                           &count))
+        return 0;
+    char name[160];
+    return call_fail(call, TSR_E_PLUGIN_RESULT,
+                     "%s: %lld of %lld elements left unwritten by the plugin (option "
+                     "unwritten=check)",
+                     call_result_name(call, k, name, sizeof name), (long long)left,
+                     (long long)count);
 }

@@ -62,14 +62,17 @@ void served_traits_of(const served *s, served_traits *out);
  * (TSR_E_NOMEM) with a cause in why. */
 int served_check(served *s, const tsr_args *args, char *why, size_t n);
 
-/* Run args->endpoint's function of the plugin. tsr_ctx_alloc for result k
+/* Run args->endpoint's function of the plugin, its results prepared first
+ * as `unwritten` (TSR_UNWRITTEN_*, core/options.h) says: cleared, or
+ * marked and checked after a successful run (TSR_E_PLUGIN_RESULT naming a
+ * result the plugin left unwritten). tsr_ctx_alloc for result k
  * calls alloc(user, k, ...), which sets the buffer or refuses with a code
  * and a cause; tsr_ctx_cancelled reads *cancel (the host's request; NULL:
  * never). *plugin_status is what the endpoint returned. 0, or the
  * failure's code with a message in why (the plugin's own, or the refusal
  * of an allocation). */
 typedef void *(*served_alloc_fn)(void *user, int32_t k, int *code, char *why, size_t n);
-int served_invoke(served *s, const tsr_args *args, served_alloc_fn alloc, void *user,
+int served_invoke(served *s, const tsr_args *args, int unwritten, served_alloc_fn alloc, void *user,
                   const _Atomic uint32_t *cancel, int *plugin_status, char *why, size_t n);
 
 #endif

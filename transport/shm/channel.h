@@ -44,7 +44,7 @@
 #include "arena.h"
 
 #define CHAN_MAGIC 0x54535243u   /* "TSRC" */
-#define CHAN_VERSION 1u
+#define CHAN_VERSION 2u
 /* The control segment is created sparse at this size; only the pages a
  * request touches are ever allocated. */
 #define CHAN_SEGMENT_BYTES (16u << 20)
@@ -83,7 +83,10 @@ typedef struct chan_block {
      * call: the worker refuses a request it has not started, and the
      * plugin's tsr_ctx_cancelled reads it. */
     _Atomic uint32_t cancel;
-    /* the request (host -> worker) */
+    /* the request (host -> worker): how the worker prepares the results
+     * before the endpoint runs (option unwritten: 0 zeros, 1 a marker it
+     * checks afterwards) */
+    int32_t unwritten;
     int32_t endpoint;
     int32_t n_inputs, n_wrt_in, n_wrt_out, n_seeds, n_results;
     int32_t alloc_index;            /* CHAN_ALLOC: which result */

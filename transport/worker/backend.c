@@ -107,4 +107,5 @@ const backend_ops worker_backend_ops = {
     .close = worker_close,
     .restart = pool_restart,
     .call_free = worker_call_free,
+    .prepares_results_elsewhere = 1,
 };

@@ -94,6 +94,7 @@ static int write_request(tsr_call *call, proxy_call *pc, chan_end *end, binref_w
     chan_block *b = end->blk;
     const tsr_args *args = call_args(call);
     int slot = pc->last_worker;
+    b->unwritten = backend_options(call_component(call))->unwritten;
     b->endpoint = args->endpoint;
     b->n_inputs = args->n_inputs;
     b->n_wrt_in = args->n_wrt_in;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
 #include "serve.h"
 
 static int grow(void *pp, size_t *cap, size_t want, size_t elem) {
@@ -415,7 +416,12 @@ void serve_request(worker_state *ws) {
         return;
     }
     int ret;
-    rc = served_invoke(ws->srv, &args, alloc_from_host, ws, &b->cancel, &ret, why, sizeof why);
+    /* Read once: the host could change it while the plugin runs. */
+    int32_t asked = b->unwritten;
+    int unwritten = asked == TSR_UNWRITTEN_CHECK || asked == TSR_UNWRITTEN_KEEP ? asked
+                                                                                : TSR_UNWRITTEN_ZERO;
+    rc = served_invoke(ws->srv, &args, unwritten, alloc_from_host, ws, &b->cancel, &ret, why,
+                       sizeof why);
     /* What the plugin printed reaches the host before the answer does. */
     if (__fpending(stdout) > 0) fflush(stdout);
     b->plugin_status = ret;
