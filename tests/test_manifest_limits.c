@@ -56,7 +56,7 @@ static const char *big_workspace_in_child(void) {
     long after = peak_rss_kib();
     const char *msg = tsr_call_errmsg(call);
     CHECK(rc == TSR_E_LIMIT, "the call returned %d (%s), not TSR_E_LIMIT", rc, msg);
-    CHECK(strstr(msg, "apply: workspace 'work' (fx_ws_square_ args[3])") &&
+    CHECK(strstr(msg, "endpoint 'apply': workspace 'work' (fx_ws_square_ args[3])") &&
               strstr(msg, "200000000 bytes exceed max_array_bytes (1000000)") &&
               strstr(msg, "raise the option max_array_bytes"),
           "message: %s", msg);
@@ -77,15 +77,16 @@ Test(manifest_limits, a_workspace_that_brings_the_call_past_max_call_bytes_is_re
     for (int mode = 0; mode < 2; mode++) {
         /* n = 353: the workspace alone (996,872 bytes) fits either limit, with
          * x and y (5,648) the call does not. */
-        tsr_component *c = open_limited(MANIFEST("fx_ws_square"), (tsr_mode)mode, "1000000", "1000000");
+        tsr_component *c =
+            open_limited(MANIFEST("fx_ws_square"), (tsr_mode)mode, "1000000", "1000000");
         double *x = calloc(353, sizeof *x);
         cr_assert_not_null(x);
         tsr_call *call = new_call(c, TSR_EP_APPLY);
         bind_ok(call, "x", f64_vec(x, 353));
         const char *msg = run_fails(call, TSR_E_LIMIT);
-        assert_contains(msg, "apply: workspace 'work' (fx_ws_square_ args[3]): 996872 bytes "
-                             "bring the call's arrays to 1002520 bytes, past max_call_bytes "
-                             "(1000000)");
+        assert_contains(msg, "endpoint 'apply': workspace 'work' (fx_ws_square_ args[3]): "
+                             "996872 bytes bring the call's arrays to 1002520 bytes, past "
+                             "max_call_bytes (1000000)");
         assert_contains(msg, "raise the option max_call_bytes");
         tsr_call_free(call);
         tsr_close(c);
@@ -97,7 +98,8 @@ Test(manifest_limits, a_call_within_the_limits_runs_and_runs_again) {
     for (int mode = 0; mode < 3; mode++) {
         /* n = 300: 724,800 bytes of a 1,000,000 budget, so a second run
          * that counted the first's workspace again would be refused. */
-        tsr_component *c = open_limited(MANIFEST("fx_ws_square"), (tsr_mode)mode, "1000000", "1000000");
+        tsr_component *c =
+            open_limited(MANIFEST("fx_ws_square"), (tsr_mode)mode, "1000000", "1000000");
         double x[300], y0 = 0;
         for (int i = 0; i < 300; i++) x[i] = i * 0.5;
         tsr_call *call = new_call(c, TSR_EP_APPLY);
@@ -127,8 +129,8 @@ Test(manifest_limits, a_size_the_routine_asks_for_is_counted_too) {
         tsr_call *call = new_call(c, TSR_EP_APPLY);
         bind_ok(call, "x", f64_vec(x, 70000));
         const char *msg = run_fails(call, TSR_E_LIMIT);
-        assert_contains(msg, "apply: workspace 'work' (fx_wsq_ args[4]): 1120008 bytes exceed "
-                             "max_array_bytes (1000000)");
+        assert_contains(msg, "endpoint 'apply': workspace 'work' (fx_wsq_ args[4]): 1120008 "
+                             "bytes exceed max_array_bytes (1000000)");
         tsr_call_free(call);
         /* A smaller one is asked, counted, laid out again and run. */
         call = new_call(c, TSR_EP_APPLY);

@@ -243,18 +243,18 @@ typedef struct plan {
 
 /* A staged argument counts against max_array_bytes and max_call_bytes like
  * the call's arrays: a workspace "n*n" of a large n is refused before any
- * scratch memory is allocated. Its name in the refusal: the endpoint, the
- * workspace (or what is staged) and where it is in the routine's list. */
+ * scratch memory is allocated. Its name in the refusal (after the call's
+ * "component ..., endpoint ...: "): the workspace, or what is staged, and
+ * where it is in the routine's list. */
 static int count_staged(tsr_ctx *ctx, const mf_endpoint *e, int32_t i, const live *l, plan *pl) {
     const mf_arg *a = &e->args[i];
     char what[MF_MAX_TEXT + 160], why[TSR_ERRMSG_MAX - 256];
     if (a->kind == MF_WORKSPACE)
-        snprintf(what, sizeof what, "%s: workspace%s%s%s (%s args[%d])",
-                 tsr_endpoint_name(e->ep), a->name ? " '" : "", a->name ? a->name : "",
-                 a->name ? "'" : "", e->symbol, (int)i);
+        snprintf(what, sizeof what, "workspace%s%s%s (%s args[%d])", a->name ? " '" : "",
+                 a->name ? a->name : "", a->name ? "'" : "", e->symbol, (int)i);
     else
-        snprintf(what, sizeof what, "%s: the staged copy of %s args[%d] (%s)",
-                 tsr_endpoint_name(e->ep), e->symbol, (int)i, mf_kind_names[a->kind]);
+        snprintf(what, sizeof what, "the staged copy of %s args[%d] (%s)", e->symbol, (int)i,
+                 mf_kind_names[a->kind]);
     if (ctx_limit_take(ctx, l->bytes, what, why, sizeof why) != 0) return -1;
     pl->counted += l->bytes;
     return 0;
