@@ -207,5 +207,12 @@ int buffer_fail_code(const tsr_component *c);
  * could not be had, why says why); -1 outside a call (init, a worker's
  * served call), where the endpoint uses memory of its own. */
 int ctx_scratch(tsr_ctx *ctx, size_t bytes, void **out, char *why, size_t n);
+/* Memory an endpoint holds for a call beyond its arrays (a manifest's
+ * workspaces and staged copies), counted against max_array_bytes and
+ * max_call_bytes before it is allocated: 0, or TSR_E_LIMIT with why
+ * naming `what` and the option (the call then fails with it). Given back
+ * (ctx_limit_give) when the endpoint no longer holds it. */
+int ctx_limit_take(tsr_ctx *ctx, uint64_t bytes, const char *what, char *why, size_t n);
+void ctx_limit_give(tsr_ctx *ctx, uint64_t bytes);
 
 #endif

@@ -125,3 +125,27 @@ int ctx_scratch(tsr_ctx *ctx, size_t bytes, void **out, char *why, size_t n) {
     *out = result_reserve(hc->comp, &hc->call->scratch, bytes, why, n);
     return 0;
 }
+
+/* Counted like the call's arrays: in-process toward the call's total (its
+ * inputs and results are counted already); in a served call toward a
+ * total of the context's own. A refusal is kept like a refused
+ * tsr_ctx_alloc, so the call fails with TSR_E_LIMIT and this message
+ * rather than the endpoint's own. */
+int ctx_limit_take(tsr_ctx *ctx, uint64_t bytes, const char *what, char *why, size_t n) {
+    host_ctx *hc = host_of(ctx);
+    if (ctx->host != &tsr_host_api_v1) return 0;
+    int rc = hc->call ? limit_check(hc->call, bytes, what, NULL, why, n)
+                      : limit_check_total(hc->comp, &hc->limit_used, bytes, what, why, n);
+    if (rc) {
+        snprintf(hc->alloc_msg, sizeof hc->alloc_msg, "%s", why);
+        hc->alloc_code = rc;
+    }
+    return rc;
+}
+
+void ctx_limit_give(tsr_ctx *ctx, uint64_t bytes) {
+    host_ctx *hc = host_of(ctx);
+    if (ctx->host != &tsr_host_api_v1) return;
+    uint64_t *used = hc->call ? &hc->call->limit_used : &hc->limit_used;
+    *used = bytes < *used ? *used - bytes : 0;
+}

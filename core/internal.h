@@ -56,7 +56,8 @@ typedef struct host_ctx {
     const tsr_args *served_args;
     int served_unwritten;
     int plugin_msg_set;
-    int alloc_code;                  /* 0, or why tsr_ctx_alloc refused */
+    int alloc_code;                  /* 0, or why tsr_ctx_alloc (or ctx_limit_take) refused */
+    uint64_t limit_used;             /* a served call: the bytes ctx_limit_take counted */
     /* Last: host_ctx_init clears only what comes before them. */
     char plugin_msg[TSR_ERRMSG_MAX];
     char alloc_msg[TSR_ERRMSG_MAX];
@@ -210,6 +211,10 @@ uint64_t limit_array_bytes(const tsr_array *a);   /* UINT64_MAX on overflow */
 int limit_check(struct tsr_call *call, uint64_t bytes, const char *what, const char *name,
                 char *why, size_t n);
 int limit_take(struct tsr_call *call, uint64_t bytes, const char *what, const char *name);
+/* limit_check on a running total of one's own (*used), for memory counted
+ * outside a call object: a served call's scratch in a worker. */
+int limit_check_total(const tsr_component *c, uint64_t *used, uint64_t bytes, const char *what,
+                      char *why, size_t n);
 /* max_payload_bytes, for transport/payload_parse.c (0: none). */
 uint64_t tsr_component_payload_limit(const tsr_component *c);
 

@@ -19,9 +19,10 @@ static void label_of(const char *what, const char *name, char *buf, size_t n) {
     else snprintf(buf, n, "%s['%s']", what, name);
 }
 
-int limit_check(tsr_call *call, uint64_t bytes, const char *what, const char *name, char *why,
-                size_t n) {
-    const struct tsr_options *o = &call->comp->opts;
+/* The check itself, on any running total (a call's, or a served call's
+ * scratch in a worker, which has no call object). */
+static int check_against(const struct tsr_options *o, uint64_t *used, uint64_t bytes,
+                         const char *what, const char *name, char *why, size_t n) {
     char label[TSR_MAX_NAME * 2 + 48];
     if (o->max_array_bytes && bytes > o->max_array_bytes) {
         label_of(what, name, label, sizeof label);
@@ -36,7 +37,7 @@ int limit_check(tsr_call *call, uint64_t bytes, const char *what, const char *na
         return TSR_E_LIMIT;
     }
     uint64_t total;
-    if (__builtin_add_overflow(call->limit_used, bytes, &total)) total = UINT64_MAX;
+    if (__builtin_add_overflow(*used, bytes, &total)) total = UINT64_MAX;
     if (o->max_call_bytes && total > o->max_call_bytes) {
         label_of(what, name, label, sizeof label);
         snprintf(why, n,
@@ -46,8 +47,18 @@ int limit_check(tsr_call *call, uint64_t bytes, const char *what, const char *na
                  (unsigned long long)o->max_call_bytes);
         return TSR_E_LIMIT;
     }
-    call->limit_used = total;
+    *used = total;
     return 0;
+}
+
+int limit_check(tsr_call *call, uint64_t bytes, const char *what, const char *name, char *why,
+                size_t n) {
+    return check_against(&call->comp->opts, &call->limit_used, bytes, what, name, why, n);
+}
+
+int limit_check_total(const tsr_component *c, uint64_t *used, uint64_t bytes, const char *what,
+                      char *why, size_t n) {
+    return check_against(&c->opts, used, bytes, what, NULL, why, n);
 }
 
 int limit_take(tsr_call *call, uint64_t bytes, const char *what, const char *name) {

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,8 +34,15 @@ typedef struct canned {
     const char *openapi;             /* GET .../openapi.json */
     int status;                      /* POST .../apply; 0: never answer */
     const char *body;
+    int flood;                       /* POST .../apply: one of the floods below, or 0 */
     char request[16384];             /* the last POST, head and body */
+    atomic_ullong sent;              /* body bytes of the last answer that were sent */
 } canned;
+
+/* Answers over any limit: a head that declares 1 GiB, then a few bytes
+ * and a connection held open, or then as many bytes as the client takes;
+ * and a chunked answer that never ends (cut at 512 MiB). */
+enum { DECLARES_1G_SENDS_LITTLE = 1, DECLARES_1G_SENDS_ALL, CHUNKED_WITHOUT_END };
 
 static int wait_readable(int fd, int ms) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -61,13 +69,53 @@ static size_t read_request(int fd, char *buf, size_t cap) {
     return len;
 }
 
-static void answer(int fd, int status, const char *body) {
+/* All of len bytes, or fewer when the client left (no SIGPIPE); counted
+ * in *sent. 0 when all went. */
+static int send_all(int fd, const char *p, size_t len, atomic_ullong *sent) {
+    while (len) {
+        ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        if (sent) atomic_fetch_add(sent, (unsigned long long)w);
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+static void answer(canned *s, int fd, int status, const char *body) {
     char head[256];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %d Canned\r\nContent-Type: application/json\r\n"
                      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
                      status, strlen(body));
-    if (write(fd, head, (size_t)n) < 0 || write(fd, body, strlen(body)) < 0) return;
+    if (send_all(fd, head, (size_t)n, NULL) == 0) send_all(fd, body, strlen(body), &s->sent);
+}
+
+static void hold_open(canned *s, int fd) {
+    char c; /* until the client leaves */
+    while (!atomic_load(&s->stop))
+        if (wait_readable(fd, 50) && read(fd, &c, 1) <= 0) break;
+}
+
+static void flood(canned *s, int fd, int how) {
+    static char block[65536];
+    memset(block, ' ', sizeof block);
+    const char *head = how == CHUNKED_WITHOUT_END
+                           ? "HTTP/1.1 200 Canned\r\nContent-Type: application/json\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n"
+                           : "HTTP/1.1 200 Canned\r\nContent-Type: application/json\r\n"
+                             "Content-Length: 1073741824\r\n\r\n";
+    if (send_all(fd, head, strlen(head), NULL) != 0) return;
+    if (how == DECLARES_1G_SENDS_LITTLE) {
+        if (send_all(fd, "{\"y\": ", 6, &s->sent) == 0) hold_open(s, fd);
+        return;
+    }
+    for (int k = 0; k < 8192 && !atomic_load(&s->stop); k++) {   /* 512 MiB at most */
+        if (how == CHUNKED_WITHOUT_END && send_all(fd, "10000\r\n", 7, NULL) != 0) return;
+        if (send_all(fd, block, sizeof block, &s->sent) != 0) return;
+        if (how == CHUNKED_WITHOUT_END && send_all(fd, "\r\n", 2, NULL) != 0) return;
+    }
 }
 
 static void serve_one(canned *s, int fd) {
@@ -85,14 +133,12 @@ static void serve_one(canned *s, int fd) {
     if (!is_openapi) snprintf(s->request, sizeof s->request, "%s", buf);
     const char *body = is_openapi ? s->openapi : s->body;
     int status = is_openapi ? 200 : s->status;
+    int how = is_openapi ? 0 : s->flood;
     pthread_mutex_unlock(&s->lock);
-    if (status) {
-        answer(fd, status, body);
-        return;
-    }
-    char c; /* held open, unanswered, until the client leaves */
-    while (!atomic_load(&s->stop))
-        if (wait_readable(fd, 50) && read(fd, &c, 1) <= 0) break;
+    atomic_store(&s->sent, 0);
+    if (how) flood(s, fd, how);
+    else if (status) answer(s, fd, status, body);
+    else hold_open(s, fd); /* unanswered */
 }
 
 static void *serve(void *arg) {
@@ -130,6 +176,13 @@ static void canned_set(canned *s, const char *openapi, int status, const char *b
     if (openapi) s->openapi = openapi;
     s->status = status;
     if (body) s->body = body;
+    s->flood = 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void canned_flood(canned *s, int how) {
+    pthread_mutex_lock(&s->lock);
+    s->flood = how;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -540,6 +593,121 @@ Test(remote_answers, an_answer_over_max_payload_bytes_is_refused) {
     tsr_error err = open_fails(canned_url(&s, ""), o); /* the document itself is larger */
     assert_code(err.code, TSR_E_LIMIT, err.message);
     tsr_options_free(o);
+    canned_stop(&s);
+}
+
+/* More than the socket buffers of a loopback connection hold: what a
+ * refused answer's server got out before the client left is less. */
+#define FAR_BELOW_THE_FLOOD (64ull << 20)
+
+Test(remote_answers, an_answer_that_declares_more_than_max_payload_bytes_is_refused_from_its_head) {
+    canned s;
+    canned_start(&s, doc("\"x\": " ARRAY3));
+    /* A long timeout: an answer waited for to the end would be a timeout, not a limit. */
+    tsr_options *o = options("max_payload_bytes", "256M");
+    cr_assert_eq(tsr_options_set(o, "timeout_ms", "20000", NULL), 0);
+    tsr_component *c = open_ok(canned_url(&s, ""), o);
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    const int floods[] = {DECLARES_1G_SENDS_LITTLE, DECLARES_1G_SENDS_ALL};
+    for (int k = 0; k < 2; k++) {
+        canned_flood(&s, floods[k]);
+        const char *msg = expect_failure(call, run_apply(call), TSR_E_LIMIT);
+        assert_contains(msg, canned_url(&s, "/apply"));
+        assert_contains(msg, "the answer declares 1073741824 bytes (Content-Length), more than "
+                             "max_payload_bytes (268435456 bytes)");
+        assert_contains(msg, "raise the option max_payload_bytes");
+        cr_assert_lt(atomic_load(&s.sent), FAR_BELOW_THE_FLOOD, "flood %d: %llu bytes sent",
+                     floods[k], (unsigned long long)atomic_load(&s.sent));
+        canned_set(&s, NULL, 200, NULL); /* the next call, to a good answer, works */
+        cr_assert_eq(run_apply(call), 0, "after flood %d: %s", floods[k], tsr_call_errmsg(call));
+        cr_assert_eq(((const double *)tsr_call_output(call, "y")->data)[2], 3.0);
+    }
+    tsr_call_free(call);
+    tsr_close(c);
+    tsr_options_free(o);
+    canned_stop(&s);
+}
+
+Test(remote_answers, a_chunked_answer_is_cut_off_as_it_grows_past_max_payload_bytes) {
+    canned s;
+    canned_start(&s, doc("\"x\": " ARRAY3));
+    tsr_options *o = options("max_payload_bytes", "1M");
+    tsr_component *c = open_ok(canned_url(&s, ""), o);
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    canned_flood(&s, CHUNKED_WITHOUT_END);
+    const char *msg = expect_failure(call, run_apply(call), TSR_E_LIMIT);
+    assert_contains(msg, canned_url(&s, "/apply"));
+    assert_contains(msg, "the answer is larger than max_payload_bytes (1048576 bytes)");
+    assert_contains(msg, "reading stopped after");
+    cr_assert_lt(atomic_load(&s.sent), FAR_BELOW_THE_FLOOD, "%llu bytes sent",
+                 (unsigned long long)atomic_load(&s.sent));
+    canned_set(&s, NULL, 200, NULL);
+    cr_assert_eq(run_apply(call), 0, "%s", tsr_call_errmsg(call));
+    tsr_call_free(call);
+    tsr_close(c);
+    tsr_options_free(o);
+    canned_stop(&s);
+}
+
+/* A document of n inputs, each an encoded array written out in full. */
+static char *doc_of_many_fields(int n) {
+    static const char field[] = "\"x%d\": " ARRAY3 ", ";
+    size_t cap = (size_t)n * (sizeof field + 8) + 1024;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    size_t used = (size_t)snprintf(buf, cap,
+                                   "{\"openapi\": \"3.1.0\", \"info\": {\"title\": \"many\"}, "
+                                   "\"paths\": {\"/apply\": {\"post\": {}}}, \"components\": "
+                                   "{\"schemas\": {\"Apply_InputSchema\": {\"properties\": {");
+    for (int k = 0; k < n; k++) used += (size_t)snprintf(buf + used, cap - used, field, k);
+    snprintf(buf + used - 2, cap - used + 2,
+             "}}, \"Apply_OutputSchema\": {\"properties\": {\"y\": " ARRAY3 "}}}}}");
+    return buf;
+}
+
+Test(remote_answers, a_document_of_100000_fields_is_refused_before_it_is_read) {
+    char *many = doc_of_many_fields(100000);
+    cr_assert_gt(strlen(many), 16u << 20);
+    canned s;
+    canned_start(&s, many);
+    tsr_error err = open_fails(canned_url(&s, ""), NULL);
+    assert_code(err.code, TSR_E_LIMIT, err.message);
+    assert_contains(err.message, canned_url(&s, "/openapi.json"));
+    assert_contains(err.message, "(Content-Length), more than the size a served /openapi.json "
+                                 "may have (a fixed limit) (16777216 bytes)");
+    cr_assert_lt(atomic_load(&s.sent), strlen(many), "all of the document was sent");
+    canned_set(&s, doc("\"x\": " ARRAY3), 200, NULL);
+    tsr_component *c = open_ok(canned_url(&s, ""), NULL); /* a good server next */
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    cr_assert_eq(run_apply(call), 0, "%s", tsr_call_errmsg(call));
+    tsr_call_free(call);
+    tsr_close(c);
+    canned_stop(&s);
+    free(many);
+}
+
+Test(remote_answers, a_document_of_too_many_values_is_refused_before_it_is_parsed) {
+    /* 1.5 million numbers in 3 MB, under the byte cap: counted, not parsed. */
+    size_t n = 1500000, cap = 2 * n + 64;
+    char *pad = malloc(cap);
+    cr_assert_not_null(pad);
+    size_t used = (size_t)snprintf(pad, cap, "\"Pad\": {\"enum\": [0");
+    for (size_t k = 1; k < n; k++) used += (size_t)snprintf(pad + used, cap - used, ",0");
+    snprintf(pad + used, cap - used, "]}");
+    static char text[4u << 20];
+    snprintf(text, sizeof text,
+             "{\"openapi\": \"3.1.0\", \"info\": {\"title\": \"pad\"}, \"paths\": "
+             "{\"/apply\": {\"post\": {}}}, \"components\": {\"schemas\": {%s, "
+             "\"Apply_InputSchema\": {\"properties\": {\"x\": " ARRAY3 "}}, "
+             "\"Apply_OutputSchema\": {\"properties\": {\"y\": " ARRAY3 "}}}}}",
+             pad);
+    free(pad);
+    canned s;
+    canned_start(&s, text);
+    tsr_error err = open_fails(canned_url(&s, ""), NULL);
+    assert_code(err.code, TSR_E_LIMIT, err.message);
+    assert_contains(err.message, "holds more than 1048576 JSON values");
+    assert_contains(err.message, "refused before parsing it");
     canned_stop(&s);
 }
 

@@ -238,7 +238,27 @@ static char *scratch_get(tsr_ctx *ctx, size_t bytes, void **owned, char *why, si
 typedef struct plan {
     live lives[MF_MAX_STEPS][MF_MAX_ARGS];
     int64_t qsizes[MF_MAX_STEPS][MF_MAX_ARGS];   /* queried workspaces' sizes */
+    uint64_t counted;   /* bytes counted against the call's limits (ctx_limit_take) */
 } plan;
+
+/* A staged argument counts against max_array_bytes and max_call_bytes like
+ * the call's arrays: a workspace "n*n" of a large n is refused before any
+ * scratch memory is allocated. Its name in the refusal (after the call's
+ * "component ..., endpoint ...: "): the workspace, or what is staged, and
+ * where it is in the routine's list. */
+static int count_staged(tsr_ctx *ctx, const mf_endpoint *e, int32_t i, const live *l, plan *pl) {
+    const mf_arg *a = &e->args[i];
+    char what[MF_MAX_TEXT + 160], why[TSR_ERRMSG_MAX - 256];
+    if (a->kind == MF_WORKSPACE)
+        snprintf(what, sizeof what, "workspace%s%s%s (%s args[%d])", a->name ? " '" : "",
+                 a->name ? a->name : "", a->name ? "'" : "", e->symbol, (int)i);
+    else
+        snprintf(what, sizeof what, "the staged copy of %s args[%d] (%s)", e->symbol, (int)i,
+                 mf_kind_names[a->kind]);
+    if (ctx_limit_take(ctx, l->bytes, what, why, sizeof why) != 0) return -1;
+    pl->counted += l->bytes;
+    return 0;
+}
 
 /* Lay out the staged arguments of every step (a buffer the steps share
  * once) and fill what the routines read. */
@@ -262,6 +282,7 @@ static int stage(tsr_ctx *ctx, const struct manifest *m, const mf_steps *st,
             if (l->bytes > SIZE_MAX / 2 - total)
                 return tsr_ctx_errorf(ctx, "%s: scratch memory beyond the address space",
                                       e->symbol);
+            if (count_staged(ctx, e, i, l, pl) != 0) return -1;
             total += ALIGN_UP(l->bytes);
         }
     }
@@ -386,6 +407,7 @@ static int invoke(tsr_ctx *ctx, const tsr_args *args, tsr_endpoint ep) {
     if (m->sized_outputs && mf_sizes_prepare(ctx, m, args) != 0) return -1;
     if (!st->stages) return call_routine(ctx, m, &st->r[0], args, NULL, NULL, 0);
     plan pl;
+    pl.counted = 0;
     char *scratch = NULL;
     void *owned = NULL;
     int known = 1;
@@ -400,6 +422,8 @@ static int invoke(tsr_ctx *ctx, const tsr_args *args, tsr_endpoint ep) {
                 rc = ask_sizes(ctx, m, &st->r[s], args, pl.lives[s], scratch, pl.qsizes[s]);
         free(owned);
         owned = NULL;
+        ctx_limit_give(ctx, pl.counted);   /* laid out again, counted again */
+        pl.counted = 0;
         if (!rc) rc = stage(ctx, m, st, args, &pl, &scratch, &owned);
     }
     for (int32_t s = 0; s < st->n && !rc; s++)
@@ -409,6 +433,9 @@ static int invoke(tsr_ctx *ctx, const tsr_args *args, tsr_endpoint ep) {
             if (mf_is_array_kind(st->r[s].args[i].kind) && !pl.lives[s][i].alias)
                 finish(&st->r[s].args[i], &pl.lives[s][i], scratch + pl.lives[s][i].offset);
     free(owned);
+    /* The call's next run (a fast path that does not count its arrays
+     * again) starts from its arrays alone. */
+    ctx_limit_give(ctx, pl.counted);
     return rc;
 }
 

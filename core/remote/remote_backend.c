@@ -67,6 +67,12 @@ static int fetch_schema(remote_backend *rb, char *why, size_t n) {
     http_request r = {.url = rb->openapi_url, .headers = rb->get_headers,
                       .timeout_ms = rb->connect_ms, .connect_ms = rb->connect_ms,
                       .max_body = rb->max_body};
+    /* A document is parsed whole: it gets a cap of its own, below the
+     * payloads' (remote_schema.h). */
+    if (!r.max_body || r.max_body > REMOTE_MAX_DOC_BYTES) {
+        r.max_body = REMOTE_MAX_DOC_BYTES;
+        r.max_body_name = "the size a served /openapi.json may have (a fixed limit)";
+    }
     long status;
     char cause[TSR_ERRMSG_MAX - 256];
     int rc = http_exchange(l, &r, &status, cause, sizeof cause);

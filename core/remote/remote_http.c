@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user) {
     size_t add = size * nmemb;
     if (b->limit && b->len + add > b->limit) {
         b->over = 1;
+        b->arrived = (uint64_t)b->len + add;   /* for the message; the data is not kept */
         return 0; /* ends the transfer with CURLE_WRITE_ERROR */
     }
     if (body_reserve(b, add) != 0) {
@@ -64,6 +66,28 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user) {
     memcpy(b->data + b->len, ptr, add);
     b->len += add;
     return add;
+}
+
+/* A head's line: a Content-Length larger than the limit ends the transfer
+ * there, before any of the body is read or room is made for it. Read
+ * from the line itself, the same with any libcurl version; every answer's
+ * head (an interim 100 Continue's too) comes through here. */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user) {
+    http_body *b = user;
+    size_t len = size * nmemb;
+    static const char key[] = "content-length:";
+    if (!b->limit || len <= sizeof key - 1 || strncasecmp(ptr, key, sizeof key - 1) != 0)
+        return len;
+    uint64_t v = 0;
+    size_t k = sizeof key - 1;
+    while (k < len && (ptr[k] == ' ' || ptr[k] == '\t')) k++;
+    int digits = 0;
+    for (; k < len && ptr[k] >= '0' && ptr[k] <= '9'; k++, digits++)
+        v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(ptr[k] - '0');
+    if (!digits || v <= b->limit) return len;   /* no number: libcurl's own check refuses it */
+    b->declared = v;
+    b->over = 2;
+    return 0; /* ends the transfer with CURLE_WRITE_ERROR */
 }
 
 int http_lane_init(http_lane *l, char *why, size_t n) {
@@ -77,6 +101,8 @@ int http_lane_init(http_lane *l, char *why, size_t n) {
               cu->easy_setopt(l->easy, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
               cu->easy_setopt(l->easy, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
               cu->easy_setopt(l->easy, CURLOPT_WRITEDATA, &l->body) != CURLE_OK ||
+              cu->easy_setopt(l->easy, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+              cu->easy_setopt(l->easy, CURLOPT_HEADERDATA, &l->body) != CURLE_OK ||
               cu->easy_setopt(l->easy, CURLOPT_ERRORBUFFER, l->errbuf) != CURLE_OK ||
               cu->easy_setopt(l->easy, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
               cu->easy_setopt(l->easy, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) !=
@@ -205,10 +231,23 @@ static int transfer_failed(const http_lane *l, const http_request *r, CURLcode r
                            size_t n) {
     const char *cause = l->errbuf[0] ? l->errbuf : curl_loaded()->easy_strerror(result);
     if (result == CURLE_WRITE_ERROR && l->body.over > 0) {
-        snprintf(why, n,
-                 "the answer is larger than max_payload_bytes (%llu bytes); raise the option "
-                 "max_payload_bytes to allow it",
-                 (unsigned long long)r->max_body);
+        char limit[200];
+        if (r->max_body_name)
+            snprintf(limit, sizeof limit, "%s (%llu bytes)", r->max_body_name,
+                     (unsigned long long)r->max_body);
+        else
+            snprintf(limit, sizeof limit,
+                     "max_payload_bytes (%llu bytes); raise the option max_payload_bytes to "
+                     "allow it",
+                     (unsigned long long)r->max_body);
+        if (l->body.over == 2)
+            snprintf(why, n,
+                     "the answer declares %llu bytes (Content-Length), more than %s; refused "
+                     "before its body was read",
+                     (unsigned long long)l->body.declared, limit);
+        else
+            snprintf(why, n, "the answer is larger than %s; reading stopped after %llu bytes",
+                     limit, (unsigned long long)l->body.arrived);
         return TSR_E_LIMIT;
     }
     if ((result == CURLE_WRITE_ERROR && l->body.over < 0) || result == CURLE_OUT_OF_MEMORY) {
@@ -228,6 +267,7 @@ int http_exchange(http_lane *l, const http_request *r, long *status, char *why, 
     *status = 0;
     l->body.len = 0;
     l->body.over = 0;
+    l->body.declared = 0;
     l->body.limit = r->max_body;
     l->errbuf[0] = '\0';
     if (set_request(l, r) != 0) {

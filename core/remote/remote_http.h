@@ -18,7 +18,10 @@ typedef struct http_body {
     char *data;                      /* NUL-terminated once complete */
     size_t len, cap;
     uint64_t limit;                  /* 0: none */
-    int over;                        /* 1: the answer passed limit; -1: no memory */
+    uint64_t declared;               /* the Content-Length that passed limit */
+    uint64_t arrived;                /* the bytes that had arrived when the body passed it */
+    int over;                        /* 1: the answer passed limit; 2: its Content-Length
+                                        did; -1: no memory */
 } http_body;
 
 /* How a wait learns that its call was cancelled (all optional). */
@@ -45,6 +48,7 @@ typedef struct http_request {
     long timeout_ms;                 /* the whole exchange; 0: none */
     long connect_ms;                 /* connecting; 0: libcurl's default */
     uint64_t max_body;               /* the answer's size; 0: none */
+    const char *max_body_name;       /* that limit in a refusal; NULL: max_payload_bytes */
     const http_cancel *cancel;       /* NULL: not cancellable */
 } http_request;
 
@@ -61,8 +65,10 @@ void http_lane_free(http_lane *l);
 
 /* Send the request and wait for the whole answer: 0 with *status and the
  * body in l->body, or TSR_E_WORKER (no connection, or it broke),
- * TSR_E_TIMEOUT, TSR_E_CANCELLED, TSR_E_LIMIT (an answer over max_body)
- * or TSR_E_NOMEM, with the cause in why. */
+ * TSR_E_TIMEOUT, TSR_E_CANCELLED, TSR_E_LIMIT (an answer over max_body:
+ * refused from its head when its Content-Length says so, else as soon as
+ * what arrived passes it, a chunked answer included) or TSR_E_NOMEM, with
+ * the cause in why. */
 int http_exchange(http_lane *l, const http_request *r, long *status, char *why, size_t n);
 
 /* A header list from NULL-terminated lines; NULL when out of memory. */

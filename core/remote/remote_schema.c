@@ -138,6 +138,13 @@ static int read_document(remote_schema *s, json_t *root, tsr_endpoint_fn fn, cha
 int remote_schema_read(const char *text, size_t len, tsr_endpoint_fn fn, remote_schema **out,
                        char *why, size_t n) {
     *out = NULL;
+    if (remote_doc_values_over(text, len, REMOTE_MAX_DOC_VALUES)) {
+        snprintf(why, n,
+                 "its /openapi.json holds more than %zu JSON values, more than a Tesseract's "
+                 "document of the most fields Tessera reads would; refused before parsing it",
+                 REMOTE_MAX_DOC_VALUES);
+        return TSR_E_LIMIT;
+    }
     json_error_t jerr;
     json_t *root = json_loadb(text, len, 0, &jerr);
     if (!json_is_object(root)) {

@@ -40,9 +40,25 @@ typedef struct remote_schema {
     size_t n_strings;
 } remote_schema;
 
+/* What a served /openapi.json may cost before it is parsed: its bytes
+ * (the download stops there, refused from its Content-Length when that
+ * says more) and its JSON values (counted in the text, without parsing
+ * it). tesseract-core describes a field in about 3.3 KB and 190 values,
+ * so these admit some 5,000 fields, while a document of 100,000 fields
+ * is refused before jansson builds it (which would take 0.5 s and 300 MB
+ * for 18 MB of text). */
+#define REMOTE_MAX_DOC_BYTES ((uint64_t)16 << 20)
+#define REMOTE_MAX_DOC_VALUES ((size_t)1 << 20)
+
+/* remote_schema_size.c: whether text holds more than max JSON values
+ * (objects, arrays, strings, numbers, literals; keys are not counted),
+ * by one pass that allocates nothing: 1 if so, else 0. */
+int remote_doc_values_over(const char *text, size_t len, size_t max);
+
 /* Read the OpenAPI document text. 0, or TSR_E_LOAD (not a Tesseract's
  * document), TSR_E_DESCRIPTOR (a field Tessera cannot represent) or
- * TSR_E_NOMEM, with the cause in why. endpoint_fn is the descriptor's
+ * TSR_E_NOMEM, or TSR_E_LIMIT (more than REMOTE_MAX_DOC_VALUES values,
+ * refused before it is parsed), with the cause in why. endpoint_fn is the descriptor's
  * function for every endpoint the document lists. */
 int remote_schema_read(const char *text, size_t len, tsr_endpoint_fn endpoint_fn,
                        remote_schema **out, char *why, size_t n);

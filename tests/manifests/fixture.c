@@ -28,6 +28,8 @@ EXPORT void fx_model_jvp(int32_t n, const double *x, const double *w, const doub
 EXPORT void fx_model_vjp(int32_t n, const double *x, const double *w, const double *yb,
                          const double *sb, double *xb, double *wb);
 EXPORT void fx_stop_(const int32_t *n, const double *x, double *y);
+EXPORT void fx_ws_square_(const int32_t *n, const double *x, double *y, double *work,
+                          int32_t *info);
 EXPORT double fx_sum(int32_t n, const double *x);
 EXPORT void fx_model_jac(int32_t n, const double *x, const double *w, double *jyx, double *jyw,
                          double *jsx, double *jsw);
@@ -253,4 +255,23 @@ EXPORT void fx_wait(int32_t n, const double *x, double *y) {
     (void)x;
     (void)y;
     for (;;) sleep(60);
+}
+
+/* A zeroed workspace of n*n elements: info = 1 when any element is not
+ * zero (every page is read, so a workspace that was allocated shows in
+ * the process's memory), else the diagonal is written and y = x + the
+ * diagonal's zeros read back. */
+EXPORT void fx_ws_square_(const int32_t *n, const double *x, double *y, double *work,
+                          int32_t *info) {
+    int64_t m = *n;
+    *info = 0;
+    for (int64_t k = 0; k < m * m; k++)
+        if (work[k] != 0.0) {
+            *info = 1;
+            return;
+        }
+    for (int64_t i = 0; i < m; i++) {
+        work[i * m + i] = 1.0;
+        y[i] = x[i] + work[i * m + i] - 1.0;
+    }
 }
