@@ -5,9 +5,9 @@
  * crash (restart=auto starting the next), a cancel that kills it, and the
  * host's own death by SIGKILL; and it inherits none of the shared memory,
  * so that a child left writing cannot touch what the next worker
- * computes. With tests/plugins/forker.c, in both ways a worker contains
- * its descendants: a PID namespace, and (TESSERA_WORKER_PIDNS=0) the
- * fallback of a subreaper worker whose process group the host kills.
+ * computes. With tests/plugins/forker.c. A descendant that leaves the
+ * worker's process group is covered where the worker ends by itself
+ * (tsr_close, its host gone): a worker killed by a signal leaves it be.
  * "Gone" is proved by a flock every descendant holds: it can be taken
  * exclusively once the last of them has exited.
  */
@@ -27,15 +27,12 @@ TestSuite(descendants, .fini = expect_no_own_segments, .timeout = 90);
  * machine, never a measure. */
 #define GONE_WITHIN_MS 10000
 
-typedef enum { NS, GROUP } containment;
-
 typedef struct forker {
     char dir[256], lock[300], pids[300];
     tsr_component *c;
 } forker;
 
 typedef struct forker_opts {
-    containment how;
     const char *child, *leave, *orphan, *restart, *timeout_ms, *spawn;
 } forker_opts;
 
@@ -51,7 +48,6 @@ static void forker_open(forker *f, forker_opts o) {
     if (o.restart) set_option(opts, "restart", o.restart);
     if (o.timeout_ms) set_option(opts, "timeout_ms", o.timeout_ms);
     if (o.spawn) set_option(opts, "spawn", o.spawn);
-    if (o.how == GROUP) cr_assert_eq(tsr_options_set_env(opts, "TESSERA_WORKER_PIDNS", "0"), 0);
     f->c = open_ok(TEST_PLUGIN("forker"), opts);
     tsr_options_free(opts);
 }
@@ -131,35 +127,6 @@ static void expect_alive(const forker *f) {
     cr_assert(!lock_free(f->lock), "the plugin's child is not alive after the call");
 }
 
-/* Whether pid lives in a PID namespace below this process's (NSpid in its
- * status names more than one pid). */
-static int in_nested_pid_ns(pid_t pid) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-    FILE *in = fopen(path, "r");
-    if (!in) return 0;
-    int nested = 0;
-    while (fgets(line, sizeof line, in)) {
-        long a, b;
-        if (sscanf(line, "NSpid: %ld %ld", &a, &b) == 2) nested = 1;
-    }
-    fclose(in);
-    return nested;
-}
-
-/* Skips the test unless this system gives a worker's children a PID
- * namespace of their own (asked of a worker whose child stays). */
-static void need_pid_ns(void) {
-    forker f;
-    forker_open(&f, (forker_opts){.how = NS});
-    call_ok(f.c);
-    int nested = in_nested_pid_ns(last_child(&f));
-    forker_done(&f);
-    if (!nested)
-        cr_skip_test("this system gives the worker no PID namespace (the fallback is tested "
-                     "where it holds)");
-}
-
 /* ---- tsr_close ---------------------------------------------------------- */
 
 static void ends_at_close(forker_opts o) {
@@ -175,20 +142,12 @@ static void ends_at_close(forker_opts o) {
     forker_done(&f);
 }
 
-Test(descendants, a_child_ends_at_tsr_close_in_a_pid_namespace) {
-    ends_at_close((forker_opts){.how = NS});
+Test(descendants, a_child_ends_at_tsr_close) {
+    ends_at_close((forker_opts){0});
 }
 
-Test(descendants, a_child_ends_at_tsr_close_with_the_fallback) {
-    ends_at_close((forker_opts){.how = GROUP});
-}
-
-Test(descendants, an_orphan_that_left_the_group_ends_at_tsr_close_in_a_pid_namespace) {
-    ends_at_close((forker_opts){.how = NS, .leave = "setsid", .orphan = "1"});
-}
-
-Test(descendants, an_orphan_that_left_the_group_ends_at_tsr_close_with_the_fallback) {
-    ends_at_close((forker_opts){.how = GROUP, .leave = "setsid", .orphan = "1"});
+Test(descendants, an_orphan_that_left_the_group_ends_at_tsr_close) {
+    ends_at_close((forker_opts){.leave = "setsid", .orphan = "1"});
 }
 
 /* ---- a timeout ---------------------------------------------------------- */
@@ -205,17 +164,8 @@ static void ends_at_timeout(forker_opts o) {
     forker_done(&f);
 }
 
-Test(descendants, a_child_ends_when_a_timeout_kills_the_worker_in_a_pid_namespace) {
-    ends_at_timeout((forker_opts){.how = NS});
-}
-
-Test(descendants, a_child_ends_when_a_timeout_kills_the_worker_with_the_fallback) {
-    ends_at_timeout((forker_opts){.how = GROUP});
-}
-
-Test(descendants, an_orphan_that_left_the_group_ends_when_a_timeout_kills_the_worker) {
-    need_pid_ns();
-    ends_at_timeout((forker_opts){.how = NS, .leave = "setsid", .orphan = "1"});
+Test(descendants, a_child_ends_when_a_timeout_kills_the_worker) {
+    ends_at_timeout((forker_opts){0});
 }
 
 /* ---- tsr_component_restart ---------------------------------------------- */
@@ -246,12 +196,8 @@ static void ends_at_restart(forker_opts o) {
     forker_done(&f);
 }
 
-Test(descendants, a_child_ends_at_tsr_component_restart_in_a_pid_namespace) {
-    ends_at_restart((forker_opts){.how = NS});
-}
-
-Test(descendants, a_child_ends_at_tsr_component_restart_with_the_fallback) {
-    ends_at_restart((forker_opts){.how = GROUP});
+Test(descendants, a_child_ends_when_a_killed_worker_is_restarted_by_tsr_component_restart) {
+    ends_at_restart((forker_opts){0});
 }
 
 /* ---- a crash, restart=auto ---------------------------------------------- */
@@ -268,17 +214,12 @@ static void ends_at_crash(forker_opts o) {
     forker_done(&f);
 }
 
-Test(descendants, a_child_ends_when_the_worker_crashes_in_a_pid_namespace) {
-    ends_at_crash((forker_opts){.how = NS});
+Test(descendants, a_child_ends_when_the_worker_crashes) {
+    ends_at_crash((forker_opts){0});
 }
 
-Test(descendants, a_child_ends_when_the_worker_crashes_with_the_fallback) {
-    ends_at_crash((forker_opts){.how = GROUP});
-}
-
-Test(descendants, an_orphan_that_left_the_group_ends_when_the_worker_crashes) {
-    need_pid_ns();
-    ends_at_crash((forker_opts){.how = NS, .leave = "setsid", .orphan = "1"});
+Test(descendants, an_orphan_in_the_group_ends_when_the_worker_crashes) {
+    ends_at_crash((forker_opts){.orphan = "1"});
 }
 
 /* ---- a cancel that kills the worker ------------------------------------- */
@@ -318,12 +259,8 @@ static void ends_at_cancel(forker_opts o) {
     forker_done(&f);
 }
 
-Test(descendants, a_child_ends_when_a_cancel_kills_the_worker_in_a_pid_namespace) {
-    ends_at_cancel((forker_opts){.how = NS});
-}
-
-Test(descendants, a_child_ends_when_a_cancel_kills_the_worker_with_the_fallback) {
-    ends_at_cancel((forker_opts){.how = GROUP});
+Test(descendants, a_child_ends_when_a_cancel_kills_the_worker) {
+    ends_at_cancel((forker_opts){0});
 }
 
 /* ---- the host killed ---------------------------------------------------- */
@@ -349,7 +286,6 @@ static void ends_with_the_host(forker_opts o) {
             tsr_options_set_config(opts, "dir", dir) == 0 &&
             (!o.leave || tsr_options_set_config(opts, "leave", o.leave) == 0) &&
             (!o.orphan || tsr_options_set_config(opts, "orphan", o.orphan) == 0) &&
-            (o.how != GROUP || tsr_options_set_env(opts, "TESSERA_WORKER_PIDNS", "0") == 0) &&
             tsr_open(TEST_PLUGIN("forker"), opts, &c, &err) == 0) {
             double x[2] = {1, 2};
             tsr_array xa = f64_vec(x, 2);
@@ -375,23 +311,19 @@ static void ends_with_the_host(forker_opts o) {
     remove_tree(dir);
 }
 
-Test(descendants, a_child_ends_when_the_host_is_killed_in_a_pid_namespace) {
-    ends_with_the_host((forker_opts){.how = NS});
-}
-
-Test(descendants, a_child_ends_when_the_host_is_killed_with_the_fallback) {
-    ends_with_the_host((forker_opts){.how = GROUP});
+Test(descendants, a_child_ends_when_the_host_is_killed) {
+    ends_with_the_host((forker_opts){0});
 }
 
 Test(descendants, an_orphan_that_left_the_group_ends_when_the_host_is_killed) {
-    ends_with_the_host((forker_opts){.how = GROUP, .leave = "setsid", .orphan = "1"});
+    ends_with_the_host((forker_opts){.leave = "setsid", .orphan = "1"});
 }
 
 /* ---- shared memory ------------------------------------------------------ */
 
-static void child_maps_nothing(containment how) {
+static void child_maps_nothing(void) {
     forker f;
-    forker_open(&f, (forker_opts){.how = how});
+    forker_open(&f, (forker_opts){0});
     call_n(f.c, 1 << 17, 0, NULL);
     expect_alive(&f);
     pid_t child = last_child(&f);
@@ -400,20 +332,16 @@ static void child_maps_nothing(containment how) {
     forker_done(&f);
 }
 
-Test(descendants, a_child_maps_none_of_the_arena_or_channel_in_a_pid_namespace) {
-    child_maps_nothing(NS);
-}
-
-Test(descendants, a_child_maps_none_of_the_arena_or_channel_with_the_fallback) {
-    child_maps_nothing(GROUP);
+Test(descendants, a_child_maps_none_of_the_arena_or_channel) {
+    child_maps_nothing();
 }
 
 /* A child that writes into the call's output buffer for as long as it can:
  * neither that call nor 2000 calls of the workers started after its worker
  * was killed see a wrong value. */
-static void no_corruption(containment how) {
+static void no_corruption(void) {
     forker f;
-    forker_open(&f, (forker_opts){.how = how, .child = "write"});
+    forker_open(&f, (forker_opts){.child = "write"});
     const char *msg;
     for (int round = 0; round < 4; round++) {
         cr_assert_eq(call_n(f.c, 4096, 0, &msg), 0, "%s", msg);
@@ -426,12 +354,8 @@ static void no_corruption(containment how) {
     forker_done(&f);
 }
 
-Test(descendants, a_child_left_writing_corrupts_no_result_in_a_pid_namespace) {
-    no_corruption(NS);
-}
-
-Test(descendants, a_child_left_writing_corrupts_no_result_with_the_fallback) {
-    no_corruption(GROUP);
+Test(descendants, a_child_left_writing_corrupts_no_result) {
+    no_corruption();
 }
 
 /* spawn=fork: the worker is a copy of the host, which drops the host's

@@ -9,7 +9,6 @@
 #include "core/serve.h"
 #include "transport/shm/arena.h"
 #include "transport/shm/channel.h"
-#include "worker_proc.h"
 
 /* What the worker keeps between requests. */
 typedef struct worker_state {
@@ -21,7 +20,6 @@ typedef struct worker_state {
     int host_pidfd;                 /* readable once the host is gone */
     int host_gone;
     _Atomic int finished;           /* the serving loop has returned and run fini */
-    worker_kin kin;                 /* how its descendants end with it */
     /* The request being served: its layout, and the plugin's view of it in
      * private memory (grown as needed, kept across requests). */
     chan_request_view v;

@@ -175,20 +175,13 @@ typedef struct worker_args {
  * 0, or -1 with a cause in why ("cannot set RLIMIT_AS to 1000: ..."). */
 int worker_apply_rlimits(const worker_rlimits *l, char *why, size_t n);
 
-/* How a worker keeps its descendants from outliving it (worker_kin.c). */
-typedef enum worker_kin {
-    WORKER_KIN_PIDNS = 1,   /* its children live in a PID namespace that ends with it */
-    WORKER_KIN_GROUP = 2,   /* a child subreaper that kills its descendants when it ends;
-                             * the host kills its process group */
-} worker_kin;
-
-/* Set up the first available of the two, before the plugin is loaded and
- * while this process has one thread (TESSERA_WORKER_PIDNS=0 in its
- * environment: the second). 0, or TSR_E_WORKER with a cause in why. */
-int worker_contain_kin(worker_kin *how, char *why, size_t n);
-/* Kill the descendants still alive, where that is the worker's job (the
- * second way); for its own exit paths, after the plugin's fini. */
-void worker_end_kin(worker_kin how);
+/* Make this worker a child subreaper (worker_kin.c), before the plugin is
+ * loaded: what the plugin forks stays in its tree. 0, or TSR_E_WORKER with
+ * a cause in why. */
+int worker_contain_kin(char *why, size_t n);
+/* Kill every descendant still alive; for the worker's own exit paths,
+ * after the plugin's fini. */
+void worker_end_kin(void);
 
 /* Load the plugin, answer CHAN_READY, serve requests until CHAN_EXIT or
  * the host's death (the plugin's fini runs in both cases). Returns the
