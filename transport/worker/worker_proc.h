@@ -7,7 +7,10 @@
  * The host watches the worker through a pidfd only: no SIGCHLD handler, no
  * waitpid(-1); it reaps exactly the child it started (waitid P_PIDFD).
  * The worker watches its host through a pidfd too and exits when the host
- * is gone, so no worker outlives its host.
+ * is gone, so no worker outlives its host. What a worker's plugin forks
+ * ends with the worker: the host kills the worker's process group before
+ * it reaps the worker, and the worker (a child subreaper) kills its
+ * descendants when it ends by itself (worker_kin.c).
  */
 #ifndef TESSERA_TRANSPORT_WORKER_PROC_H
 #define TESSERA_TRANSPORT_WORKER_PROC_H
