@@ -105,4 +105,10 @@ void arena_view_close(arena_view *v);
  * A request whose segments are mapped makes no system call. */
 void *arena_view_resolve(arena_view *v, const binref *ref, char *why, size_t n);
 
+/* In a worker forked from its host (spawn=fork): unmap the shared memory
+ * it inherited, every arena and channel of the host's (shm_inherited.c),
+ * which it has no use for and which what its plugin forks must not reach.
+ * 0, or -1 with a cause in why. */
+int shm_unmap_inherited(char *why, size_t n);
+
 #endif

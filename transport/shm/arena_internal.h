@@ -67,7 +67,8 @@ uint64_t shm_memory_room(char *what, size_t n);
  * size); *fd keeps it (the worker gets a copy). k names it in messages.
  * Nothing is left behind on failure. */
 int shm_segment_create(uint32_t k, size_t size, void **base, int *fd, char *why, size_t n);
-/* Map a segment received as fd read-write; its size from fstat. */
+/* Map a segment received as fd read-write, for this process only (a fork
+ * does not inherit the mapping); its size from fstat. */
 int shm_segment_map(uint32_t k, int fd, void **base, size_t *size, char *why, size_t n);
 size_t shm_page_size(void);
 

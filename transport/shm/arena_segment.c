@@ -303,6 +303,14 @@ int shm_segment_map(uint32_t k, int fd, void **base, size_t *size, char *why, si
     if (p == MAP_FAILED)
         return arena_fail(why, n, TSR_E_SHM, "cannot map %zu bytes of arena segment %u: %s", len,
                           k, strerror(errno));
+    /* A child the worker's plugin forks gets none of the arena: left
+     * behind, it could write into what the next worker computes. */
+    if (madvise(p, len, MADV_DONTFORK) != 0) {
+        int err = errno;
+        munmap(p, len);
+        return arena_fail(why, n, TSR_E_SHM, "cannot keep arena segment %u from forked children: %s",
+                          k, strerror(err));
+    }
     *base = p;
     *size = len;
     return 0;

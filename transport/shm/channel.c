@@ -218,6 +218,14 @@ int chan_attach(chan_end *worker, int chan_fd, int my_bell, int peer_bell, char 
         snprintf(why, n, "cannot map the channel (fd %d): %s", chan_fd, strerror(errno));
         return TSR_E_WORKER;
     }
+    /* Not for what the worker's plugin forks: a child left behind must not
+     * write into the channel. */
+    if (madvise(p, CHAN_SEGMENT_BYTES, MADV_DONTFORK) != 0) {
+        snprintf(why, n, "cannot keep the channel (fd %d) from forked children: %s", chan_fd,
+                 strerror(errno));
+        munmap(p, CHAN_SEGMENT_BYTES);
+        return TSR_E_WORKER;
+    }
     chan_block *b = p;
     if (b->magic != CHAN_MAGIC || b->version != CHAN_VERSION || b->size != CHAN_SEGMENT_BYTES) {
         snprintf(why, n, "channel fd %d has magic %#x version %u: not a version %u channel",

@@ -169,6 +169,7 @@ static void *watch_host_during_calls(void *arg) {
         struct timespec ten_ms = {0, 10 * 1000 * 1000};
         nanosleep(&ten_ms, NULL);
     }
+    worker_end_kin();
     _exit(0);
 }
 
@@ -202,6 +203,9 @@ int worker_serve(const worker_args *a) {
     if (ws.host_pidfd < 0) {
         if (why[0]) ready_fail(&ws, TSR_E_WORKER, "%s", why);
         status = why[0] ? EXIT_NOT_LOADED : EXIT_SERVED;
+    } else if ((rc = worker_contain_kin(why, sizeof why)) != 0) {
+        ready_fail(&ws, rc, "%s", why);
+        status = EXIT_NOT_LOADED;
     } else if (worker_apply_rlimits(&a->limits, why, sizeof why) != 0) {
         ready_fail(&ws, TSR_E_WORKER, "%s", why);
         status = EXIT_NOT_LOADED;
@@ -229,6 +233,9 @@ int worker_serve(const worker_args *a) {
     arena_view_close(ws.view);
     files_close(&ws);
     atomic_store(&ws.finished, 1);
+    /* What the plugin started ends with it, fini having had its chance to
+     * stop it. */
+    worker_end_kin();
     chan_close(&ws.end);
     /* The watchdog may still poll the pidfd: it is closed by the exit. */
     return status;

@@ -112,17 +112,36 @@ static void drain_output(worker_proc *w, size_t budget) {
 
 /* ---- death ------------------------------------------------------------------- */
 
-/* Reap the worker (it has exited or been killed) and describe how it ended. */
-static void reap(worker_proc *w, char *desc, size_t n) {
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
+/* waitid for the worker with these options; EINTR retried. */
+static int wait_worker(const worker_proc *w, siginfo_t *si, int options) {
     int r;
-    while ((r = waitid((idtype_t)P_PIDFD, (id_t)w->pidfd, &si, WEXITED)) != 0 && errno == EINTR) {
+    while ((r = waitid((idtype_t)P_PIDFD, (id_t)w->pidfd, si, options)) != 0 && errno == EINTR) {
     }
     /* Linux 5.3 has pidfds but not P_PIDFD: the same child, by its pid. */
     if (r != 0 && errno == EINVAL)
-        while ((r = waitid(P_PID, (id_t)w->pid, &si, WEXITED)) != 0 && errno == EINTR) {
+        while ((r = waitid(P_PID, (id_t)w->pid, si, options)) != 0 && errno == EINTR) {
         }
+    return r;
+}
+
+/* SIGKILL the worker's process group: it and what it forked that stayed in
+ * the group. Only while the worker is not reaped: its pid, which is the
+ * group's id, cannot have been reused then. */
+static void kill_group(const worker_proc *w) {
+    (void)kill(-w->pid, SIGKILL); /* ESRCH: none left */
+}
+
+/* Reap the worker (it has exited or been killed) and describe how it
+ * ended; its process group is killed once it is gone, before the reaping
+ * frees its pid. */
+static void reap(worker_proc *w, char *desc, size_t n) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    /* ECHILD: the host ignores SIGCHLD and the kernel has reaped it; its
+     * pid may name another process by now, so the group is left alone. */
+    if (wait_worker(w, &si, WEXITED | WNOWAIT) == 0) kill_group(w);
+    memset(&si, 0, sizeof si);
+    int r = wait_worker(w, &si, WEXITED);
     if (r != 0 && errno == ECHILD)
         snprintf(desc, n, "exit status unknown (this process ignores SIGCHLD or reaps its "
                           "children itself)");
@@ -136,7 +155,10 @@ static void reap(worker_proc *w, char *desc, size_t n) {
 
 static void kill_and_reap(worker_proc *w, char *desc, size_t n) {
     /* ESRCH: it is already dead, and reaping tells how. */
-    if (sys_pidfd_kill(w->pidfd, SIGKILL) != 0 && errno != ESRCH) kill(w->pid, SIGKILL);
+    if (sys_pidfd_kill(w->pidfd, SIGKILL) == 0)
+        kill_group(w); /* alive a moment ago, so not reaped: the group is still its own */
+    else if (errno != ESRCH)
+        kill(w->pid, SIGKILL);
     reap(w, desc, n);
 }
 

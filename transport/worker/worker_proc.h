@@ -7,7 +7,10 @@
  * The host watches the worker through a pidfd only: no SIGCHLD handler, no
  * waitpid(-1); it reaps exactly the child it started (waitid P_PIDFD).
  * The worker watches its host through a pidfd too and exits when the host
- * is gone, so no worker outlives its host.
+ * is gone, so no worker outlives its host. What a worker's plugin forks
+ * ends with the worker: the host kills the worker's process group before
+ * it reaps the worker, and the worker (a child subreaper) kills its
+ * descendants when it ends by itself (worker_kin.c).
  */
 #ifndef TESSERA_TRANSPORT_WORKER_PROC_H
 #define TESSERA_TRANSPORT_WORKER_PROC_H
@@ -174,6 +177,14 @@ typedef struct worker_args {
 /* Apply a worker's resource limits to this process (worker_limits.c).
  * 0, or -1 with a cause in why ("cannot set RLIMIT_AS to 1000: ..."). */
 int worker_apply_rlimits(const worker_rlimits *l, char *why, size_t n);
+
+/* Make this worker a child subreaper (worker_kin.c), before the plugin is
+ * loaded: what the plugin forks stays in its tree. 0, or TSR_E_WORKER with
+ * a cause in why. */
+int worker_contain_kin(char *why, size_t n);
+/* Kill every descendant still alive; for the worker's own exit paths,
+ * after the plugin's fini. */
+void worker_end_kin(void);
 
 /* Load the plugin, answer CHAN_READY, serve requests until CHAN_EXIT or
  * the host's death (the plugin's fini runs in both cases). Returns the

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "transport/shm/arena.h"
 #include "worker_spawn.h"
 
 #if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
@@ -212,6 +213,11 @@ _Noreturn static void child_serve(const worker_spawn_opts *o, const spawn_fds *f
     __fpurge(stderr);
     if (dup2(f->out, STDOUT_FILENO) < 0 || dup2(f->out, STDERR_FILENO) < 0) _exit(127);
     if (setpgid(0, 0) != 0) child_fail("setpgid");
+    char cause[300];
+    if (shm_unmap_inherited(cause, sizeof cause) != 0) {
+        dprintf(STDERR_FILENO, "tessera-worker: %s\n", cause);
+        _exit(127);
+    }
     /* The host's handlers and mask are not the worker's. */
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP) (void)signal(sig, SIG_DFL); /* EINVAL for reserved ones */
@@ -261,6 +267,9 @@ static int spawn_fork(const worker_spawn_opts *o, const spawn_fds *f, pid_t *pid
         return TSR_E_WORKER;
     }
     if (child == 0) child_serve(o, f, host);
+    /* Also here, so that the group exists for the host to kill from now on
+     * (EACCES or ESRCH: the child has done it, or has died). */
+    (void)setpgid(child, child);
     *pid = child;
     return 0;
 }
