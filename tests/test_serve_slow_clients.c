@@ -8,7 +8,8 @@
  * --max-connections, leaves /health from 127.0.0.1 answering, the flooding
  * address holding exactly --max-connections-per-address of them and the
  * rest refused; a kept-alive client, pausing between its requests longer
- * than the header deadline, is served throughout. Then the options' bad
+ * than the header deadline, is served throughout; a stop with every slot
+ * taken does not wait for those connections. Then the options' bad
  * values, refused by the command line and by tsr_serve_start.
  *
  * No bound here is on speed: a deadline of 1 s must have closed a
@@ -42,7 +43,9 @@ typedef struct served {
     char log[256];
 } served;
 
-static void pause_ms(long ms) { nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000L}, NULL); }
+static void pause_ms(long ms) {
+    nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000L}, NULL);
+}
 
 /* `tessera serve` of vectoradd with extra options (NULL-terminated), its
  * stderr (the access log) in a file; back once it accepts. */
@@ -285,6 +288,33 @@ Test(serve_slow_clients, a_flood_from_one_address_leaves_health_answering_for_ot
         pause_ms(100);
     cr_assert_eq(status, 200, "the flooding address, its connections closed, is served again");
     free(stop(&s));
+}
+
+/* ---- stopping ----------------------------------------------------------------- */
+
+Test(serve_slow_clients, a_stop_with_every_slot_taken_does_not_wait_for_the_connections) {
+    /* Their deadlines are 120 s off; the stop has 60 s. */
+    served s = SERVE("--header-timeout", "120", "--idle-timeout", "120", "--max-connections", "4",
+                     "--max-connections-per-address", "4", "--threads", "4");
+    int fd[5];
+    for (int k = 0; k < 5; k++) {
+        fd[k] = connect_from("127.0.0.1", s.port);
+        (void)send_text(fd[k], "GET /health HTTP/1.1\r\n");
+    }
+    pause_ms(500); /* let the server take the slots (it only helps the stop if not) */
+    cr_assert_eq(kill(s.pid, SIGTERM), 0);
+    int status = 0;
+    pid_t got = 0;
+    for (int tries = 0; tries < 600 && (got = waitpid(s.pid, &status, WNOHANG)) == 0; tries++)
+        pause_ms(100);
+    if (got == 0) {
+        kill(s.pid, SIGKILL);
+        waitpid(s.pid, NULL, 0);
+    }
+    for (int k = 0; k < 5; k++) close(fd[k]);
+    unlink(s.log);
+    cr_assert_eq(got, s.pid, "tessera serve was still stopping 60 s after SIGTERM");
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* ---- bad values --------------------------------------------------------------- */

@@ -314,8 +314,11 @@ int tsr_serve_start(tsr_component *c, const tsr_serve_options *opts, tsr_server 
         return rc;
     }
     const tsr_serve_options *o = &s->cfg.opts;
+    /* MHD_USE_ITC: without it a stop wakes the threads by shutting the
+     * listening socket, which a thread at its share of max_connections no
+     * longer polls: the stop would wait until one of its connections ends. */
     s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, on_request, s,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC, 0, NULL, NULL, on_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)o->threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_connections_per_address,
