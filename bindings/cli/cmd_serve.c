@@ -31,6 +31,9 @@ enum {
     OPT_THREADS,
     OPT_MAX_CONNECTIONS,
     OPT_IDLE_TIMEOUT,
+    OPT_HEADER_TIMEOUT,
+    OPT_BODY_TIMEOUT,
+    OPT_PER_ADDRESS,
     OPT_QUIET
 };
 
@@ -48,10 +51,21 @@ static int number(const char *opt, const char *text, unsigned long long max,
     char *end;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end || v > max)
+    if (errno || end == text || *end || v > max || text[0] == '-')
         return cli_usage_error("serve", "%s takes a number up to %llu, got '%s'", opt, max, text);
     *out = v;
     return CLI_OK;
+}
+
+/* A number from 1 to max (0 would mean no limit, or the default). */
+static int positive(const char *opt, const char *text, unsigned long long max, uint32_t *out) {
+    unsigned long long v = 0;
+    int rc = number(opt, text, max, &v);
+    if (rc == CLI_OK && v == 0)
+        rc = cli_usage_error("serve", "%s takes a number from 1 to %llu, got '%s'", opt, max,
+                             text);
+    if (rc == CLI_OK) *out = (uint32_t)v;
+    return rc;
 }
 
 static int parse_one(int opt, const char *arg, serve_args *a) {
@@ -103,6 +117,16 @@ static int parse_one(int opt, const char *arg, serve_args *a) {
         if ((rc = number("--idle-timeout", arg, 86400, &v)) == CLI_OK)
             a->serve.idle_timeout_s = (uint32_t)v;
         break;
+    case OPT_HEADER_TIMEOUT:
+        rc = positive("--header-timeout", arg, 86400, &a->serve.header_timeout_s);
+        break;
+    case OPT_BODY_TIMEOUT:
+        rc = positive("--body-timeout", arg, 86400, &a->serve.body_timeout_s);
+        break;
+    case OPT_PER_ADDRESS:
+        rc = positive("--max-connections-per-address", arg, 65536,
+                      &a->serve.max_connections_per_address);
+        break;
     case OPT_QUIET: a->quiet = 1; break;
     case ':': rc = cli_usage_error("serve", "an option needs a value"); break;
     default: rc = cli_usage_error("serve", "unknown option"); break;
@@ -127,6 +151,9 @@ static int parse(int argc, char **argv, serve_args *a) {
         {"threads", required_argument, NULL, OPT_THREADS},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
         {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+        {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+        {"body-timeout", required_argument, NULL, OPT_BODY_TIMEOUT},
+        {"max-connections-per-address", required_argument, NULL, OPT_PER_ADDRESS},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {NULL, 0, NULL, 0},
     };
@@ -135,6 +162,12 @@ static int parse(int argc, char **argv, serve_args *a) {
     while (rc == CLI_OK && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
         rc = parse_one(opt, optarg, a);
     if (rc != CLI_OK || a->help) return rc;
+    /* The library's default when --max-connections is not given. */
+    unsigned max = a->serve.max_connections ? a->serve.max_connections : 256;
+    if (a->serve.max_connections_per_address > max)
+        return cli_usage_error("serve",
+                               "--max-connections-per-address %u is more than --max-connections "
+                               "(%u)", (unsigned)a->serve.max_connections_per_address, max);
     if (optind != argc - 1)
         return cli_usage_error("serve", optind >= argc ? "missing PLUGIN" : "too many arguments");
     a->plugin = argv[optind];

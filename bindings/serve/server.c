@@ -5,7 +5,11 @@
  * A request's headers and body are gathered (the body up to
  * max_body_bytes; past it the rest is read and dropped, then answered
  * 413), handed to serve_handle, and its answer queued; one access-log line
- * per request. */
+ * per request. Each connection's steps go to deadlines.c, which ends those
+ * whose headers or body trickle in past their deadline; libmicrohttpd
+ * itself refuses connections past max_connections_per_address from one
+ * address (closed as soon as accepted), so that one client cannot take
+ * every slot. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -13,13 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
+#include "deadlines.h"
 #include "serve_internal.h"
 
 struct tsr_server {
     serve_config cfg;
     struct MHD_Daemon *daemon;
+    serve_deadlines *deadlines;
     uint16_t port;
 };
 
@@ -59,17 +66,30 @@ static void gather(pending *p, const char *data, size_t size, uint64_t max) {
     p->body[p->len] = '\0';
 }
 
-static void access_log(const struct tsr_server *s, struct MHD_Connection *conn, const char *method,
-                       const char *url, int status, const pending *p, size_t out_len) {
-    if (!s->cfg.opts.log) return;
+/* The client's address, printable ("-" when unknown). */
+static void peer_of(struct MHD_Connection *conn, char *peer, size_t n) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    char peer[64] = "-";
+    snprintf(peer, n, "-");
     if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET) {
         const unsigned char *a = (const unsigned char *)&((const struct sockaddr_in *)
                                                               ci->client_addr)->sin_addr;
-        snprintf(peer, sizeof peer, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+        snprintf(peer, n, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
     }
+}
+
+/* The connection's entry in deadlines.c (NULL: untracked). */
+static serve_conn *tracked(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void access_log(const struct tsr_server *s, struct MHD_Connection *conn, const char *method,
+                       const char *url, int status, const pending *p, size_t out_len) {
+    if (!s->cfg.opts.log) return;
+    char peer[64];
+    peer_of(conn, peer, sizeof peer);
     char line[1024];
     snprintf(line, sizeof line, "%s %s %.200s %d in=%zu out=%zu ms=%.3f", peer, method, url,
              status, p->len, out_len, seconds_since(&p->started) * 1e3);
@@ -107,6 +127,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(p = calloc(1, sizeof *p))) return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &p->started);
         *state = p;
+        deadlines_headers_done(s->deadlines, tracked(conn));
         /* A body of announced length is gathered in one buffer, not grown. */
         const char *length =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
@@ -123,6 +144,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
+    deadlines_body_done(s->deadlines, tracked(conn));
     serve_request rq = {
         .method = method,
         .path = url,
@@ -146,13 +168,42 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode why) {
-    (void)cls;
-    (void)conn;
     (void)why;
+    struct tsr_server *s = cls;
     pending *p = *state;
     if (p) free(p->body);
     free(p);
     *state = NULL;
+    deadlines_answered(s->deadlines, tracked(conn));
+}
+
+/* A connection opens (tracked from now, its fd open until it is reported
+ * closed) or closes. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode what) {
+    struct tsr_server *s = cls;
+    if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+        deadlines_closed(s->deadlines, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return;
+    char peer[64];
+    peer_of(conn, peer, sizeof peer);
+    *socket_context = deadlines_opened(s->deadlines, ci->connect_fd, peer);
+    /* Out of memory to track it: a connection without deadlines is not
+     * kept (libmicrohttpd sees the socket end and closes it). */
+    if (!*socket_context) (void)shutdown(ci->connect_fd, SHUT_RDWR);
+}
+
+/* The request line came (the headers are still to come). */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn) {
+    (void)uri;
+    struct tsr_server *s = cls;
+    deadlines_request_line(s->deadlines, tracked(conn));
+    return NULL; /* the access handler's first call still sees *state NULL */
 }
 
 static char *copy_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -177,6 +228,17 @@ int serve_config_make(serve_config *cfg, tsr_component *c, const tsr_serve_optio
     if (!d->threads) d->threads = 4;
     if (!d->max_connections) d->max_connections = 256;
     if (!d->idle_timeout_s) d->idle_timeout_s = 60;
+    if (!d->header_timeout_s) d->header_timeout_s = 10;
+    if (!d->body_timeout_s) d->body_timeout_s = 300;
+    if (!d->max_connections_per_address)
+        d->max_connections_per_address = d->max_connections / 4 ? d->max_connections / 4 : 1;
+    if (d->max_connections_per_address > d->max_connections) {
+        snprintf(err->message, sizeof err->message,
+                 "max_connections_per_address %u is more than max_connections %u",
+                 (unsigned)d->max_connections_per_address, (unsigned)d->max_connections);
+        snprintf(err->loc, sizeof err->loc, "max_connections_per_address");
+        return err->code = TSR_E_ARGUMENT;
+    }
     cfg->host = strdup(d->host ? d->host : "127.0.0.1");
     cfg->token = copy_or_null(d->token);
     cfg->input_dir = copy_or_null(d->input_dir);
@@ -246,14 +308,26 @@ int tsr_serve_start(tsr_component *c, const tsr_serve_options *opts, tsr_server 
         return fail(err, TSR_E_ARGUMENT, "cannot serve on '%s': not an IPv4 address",
                     opts && opts->host ? opts->host : "");
     }
+    if ((rc = deadlines_start(&s->deadlines, &s->cfg.opts, err)) != 0) {
+        serve_config_free(&s->cfg);
+        free(s);
+        return rc;
+    }
+    const tsr_serve_options *o = &s->cfg.opts;
+    /* MHD_USE_ITC: without it a stop wakes the threads by shutting the
+     * listening socket, which a thread at its share of max_connections no
+     * longer polls: the stop would wait until one of its connections ends. */
     s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, on_request, s,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC, 0, NULL, NULL, on_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)s->cfg.opts.threads, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)s->cfg.opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)s->cfg.opts.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        (unsigned)o->threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_connections_per_address,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_request_line, s, MHD_OPTION_END);
     if (!s->daemon) {
+        deadlines_free(s->deadlines);
         serve_config_free(&s->cfg);
         free(s);
         return fail(err, TSR_E_IO, "cannot serve on %s:%u: the address is in use or cannot be "
@@ -270,7 +344,8 @@ uint16_t tsr_serve_port(const tsr_server *s) { return s ? s->port : 0; }
 
 void tsr_serve_stop(tsr_server *s) {
     if (!s) return;
-    MHD_stop_daemon(s->daemon);
+    MHD_stop_daemon(s->daemon); /* reports every connection closed */
+    deadlines_free(s->deadlines);
     serve_config_free(&s->cfg);
     free(s);
 }

@@ -23,6 +23,18 @@
  * Requests run on a pool of threads; calls of a component that is not
  * thread-safe are serialised by the library, and a worker-mode component
  * with workers=N runs N at once. The server never installs signal handlers.
+ *
+ * Slow and many clients: a request's line and headers must all come within
+ * header_timeout_s of the connection opening (on a kept-alive connection,
+ * of its request line, and at most idle_timeout_s + header_timeout_s after
+ * the previous answer), its body within body_timeout_s of the headers,
+ * however slowly they trickle in; past it the connection is closed without
+ * an answer (and a line logged). A connection silent for idle_timeout_s is
+ * closed. One address holds at most max_connections_per_address
+ * connections at once: the ones past it are closed as soon as accepted, so
+ * that others (a load balancer's /health) still find a slot. Past
+ * max_connections in all, new connections wait in the kernel's backlog
+ * until one closes.
  */
 #ifndef TESSERA_SERVE_PUBLIC_H
 #define TESSERA_SERVE_PUBLIC_H
@@ -37,7 +49,8 @@
 extern "C" {
 #endif
 
-/* One line per request: method, path, status, bytes in and out, time. */
+/* One line per request: method, path, status, bytes in and out, time; and
+ * one per connection closed past a deadline (from the server's own thread). */
 typedef void (*tsr_serve_log_fn)(void *user, const char *line);
 
 /* struct_size first; members left zero take their defaults. */
@@ -56,6 +69,10 @@ typedef struct tsr_serve_options {
     uint32_t idle_timeout_s;     /* a connection silent this long is closed; default 60 */
     tsr_serve_log_fn log;        /* access log; NULL: none */
     void *log_user;
+    uint32_t header_timeout_s;   /* a request's line and headers within this; default 10 */
+    uint32_t body_timeout_s;     /* its body within this of the headers; default 300 */
+    uint32_t max_connections_per_address; /* at most max_connections (TSR_E_ARGUMENT
+                                             otherwise); default max_connections / 4 */
 } tsr_serve_options;
 
 typedef struct tsr_server tsr_server;
