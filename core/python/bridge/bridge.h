@@ -35,6 +35,11 @@ int interpreter_enter(const char *python, PyGILState_STATE *gil, char *why, size
  * traceback lines), cleared. */
 void exception_text(PyObject *glue, char *buf, size_t n);
 
+/* Write out what the component printed (sys.stdout, sys.stderr): the
+ * interpreter is never finalised, so nothing else would, and a line
+ * printed on a pipe or a file would wait in its buffer for ever. */
+void streams_flush(void);
+
 /* descriptor.c: the descriptor from the glue's Component. */
 int descriptor_build(pycomponent *pc, char *why, size_t n);
 void descriptor_free(pycomponent *pc);

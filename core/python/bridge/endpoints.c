@@ -241,6 +241,7 @@ int endpoint_run(tsr_ctx *ctx, const tsr_args *a) {
     check_kept(ctx, pc, views[1], 1);
     Py_XDECREF(views[0]);
     Py_XDECREF(views[1]);
+    streams_flush();   /* what the call printed, before the host reports on it */
     PyGILState_Release(gil);
     return rc;
 }

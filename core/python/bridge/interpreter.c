@@ -77,3 +77,14 @@ void exception_text(PyObject *glue, char *buf, size_t n) {
     Py_XDECREF(value);
     Py_XDECREF(tb);
 }
+
+void streams_flush(void) {
+    static const char *const names[] = {"stdout", "stderr"};
+    for (size_t k = 0; k < 2; k++) {
+        PyObject *stream = PySys_GetObject(names[k]);   /* borrowed; NULL or None: none */
+        PyObject *done = stream && stream != Py_None ? PyObject_CallMethod(stream, "flush", NULL)
+                                                     : NULL;
+        Py_XDECREF(done);
+        PyErr_Clear();   /* a closed or broken stream: its text is lost, the call is not */
+    }
+}
