@@ -58,6 +58,13 @@ int interpreter_enter(const char *python, PyGILState_STATE *gil, char *why, size
     return rc;
 }
 
+int interpreter_is_hosts(void) {
+    pthread_mutex_lock(&start_lock);
+    int hosts = started_for[0] == '\0';
+    pthread_mutex_unlock(&start_lock);
+    return hosts;
+}
+
 void exception_text(PyObject *glue, char *buf, size_t n) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
