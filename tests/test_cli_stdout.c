@@ -189,7 +189,8 @@ static int serve_once(const char *const *args, const char *out_path, const char 
             dup2(err, 2) < 0)
             _exit(127);
         char *argv[16] = {"tessera", "serve", "--port", port_text};
-        for (int k = 0; args[k] && k < 11; k++) argv[4 + k] = (char *)args[k];
+        /* execv takes char *const []: copies, not casts */
+        for (int k = 0; args[k] && k < 11; k++) argv[4 + k] = strdup(args[k]);
         execv(TSR_CLI, argv);
         _exit(127);
     }
