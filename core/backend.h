@@ -75,6 +75,12 @@ void backend_own_dir(char *dir, size_t n);
  * with the cause in why. */
 int backend_check_elf(const char *path, char *why, size_t n);
 
+/* namespace_stdio.c: before dlclose of an isolated (dlmopen) component:
+ * write out its C library's stdio buffers (what it printed), which no
+ * exit of this process would. dl: its handle; one from dlopen (the
+ * process's namespace, whose streams exit flushes) or NULL: nothing. */
+void backend_flush_namespace_stdio(void *dl);
+
 /* ---- a component, as a backend sees it --------------------------------- */
 
 const struct tsr_options *backend_options(const tsr_component *c);

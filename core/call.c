@@ -356,6 +356,10 @@ static int plugin_failed(tsr_call *call, int status) {
     host_ctx *hc = &call->ctx;
     if (hc->alloc_code)
         return call_fail(call, hc->alloc_code, "%s", hc->alloc_msg);
+    /* it stopped because it was interrupted (plugin.h): a cancellation */
+    if (status == TSR_E_CANCELLED)
+        return call_fail(call, TSR_E_CANCELLED, "cancelled: %s",
+                         hc->plugin_msg_set ? hc->plugin_msg : "the plugin was interrupted");
     if (hc->plugin_msg_set)
         return call_fail(call, TSR_E_PLUGIN, "the plugin failed: %s", hc->plugin_msg);
     return call_fail(call, TSR_E_PLUGIN, "the plugin failed (status %d) without a message",

@@ -193,6 +193,11 @@ int served_invoke(served *s, const tsr_args *args, int unwritten, served_alloc_f
     if (status == 0) return args->endpoint == TSR_EP_ABSTRACT_EVAL
                                 ? 0
                                 : unwritten_failure(c, args, unwritten, why, n);
+    if (status == TSR_E_CANCELLED) {   /* interrupted (plugin.h), as call.c says it */
+        snprintf(why, n, "cancelled: %s",
+                 hc.plugin_msg_set ? hc.plugin_msg : "the plugin was interrupted");
+        return TSR_E_CANCELLED;
+    }
     if (hc.plugin_msg_set) snprintf(why, n, "the plugin failed: %s", hc.plugin_msg);
     else snprintf(why, n, "the plugin failed (status %d) without a message", status);
     return TSR_E_PLUGIN;

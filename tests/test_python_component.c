@@ -128,6 +128,30 @@ Test(python_component, an_exception_is_a_plugin_error_with_its_traceback) {
 }
 Test(python_component, an_exception_in_a_worker_too) { exception_reaches_the_host("worker"); }
 
+/* A KeyboardInterrupt out of a component (spinning with seconds < 0
+ * raises it, as Ctrl-C does in a Python host) is a cancelled call, not
+ * the component's failure, and the component serves on. */
+static void interrupt_cancels(const char *mode) {
+    tsr_component *c = open_in(PYCOMPONENT("spinning"), mode);
+    double x[2] = {1, 2}, seconds = -1;
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    bind_ok(call, "x", f64_vec(x, 2));
+    bind_ok(call, "seconds", f64_scalar(&seconds));
+    const char *msg = expect_failure(call, tsr_call_run(call), TSR_E_CANCELLED);
+    assert_contains(msg, "KeyboardInterrupt");
+    seconds = 0;
+    bind_ok(call, "seconds", f64_scalar(&seconds));
+    run_ok(call);
+    cr_assert_float_eq(((double *)tsr_call_output(call, "y")->data)[1], 2, 0);
+    tsr_call_free(call);
+    tsr_close(c);
+}
+
+Test(python_component, a_keyboard_interrupt_in_it_cancels_the_call) { interrupt_cancels("inproc"); }
+Test(python_component, a_keyboard_interrupt_in_a_worker_cancels_the_call_too) {
+    interrupt_cancels("worker");
+}
+
 Test(python_component, a_crash_kills_the_worker_not_the_host) {
     tsr_options *o = options("worker");
     cr_assert_eq(tsr_options_set(o, "restart", "auto", NULL), 0);

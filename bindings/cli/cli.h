@@ -16,12 +16,14 @@
  *   cmd_docs.c, docs_*.c
  *                 `tessera docs`: the component's API as an HTML page
  *   exit_guard.c  a component that ends the process is an error, never success
+ *   own_stdout.c  the command's stdout is its results; what components print goes to stderr
  */
 #ifndef TESSERA_CLI_H
 #define TESSERA_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <tessera/payload.h>
 #include <tessera/tessera.h>
@@ -90,6 +92,16 @@ int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((fo
  * current directory is made "./name", since tsr_open would otherwise
  * search the loader's path. Returns arg or buf. */
 const char *cli_plugin_path(const char *arg, char *buf, size_t size);
+
+/* own_stdout.c: the command's own stdout, for its results and help texts
+ * (never stdout, which is fd 1: after cli_own_stdout, stderr). */
+extern FILE *cli_out;
+/* First thing in main: keep fd 1 as cli_out and point fd 1 at stderr, so
+ * that what a component prints does not mix with the results. */
+void cli_own_stdout(void);
+/* Whether an -o path names the command's stdout: NULL, "-", /dev/stdout,
+ * /dev/fd/1 (opened by name, they would now be stderr). */
+bool cli_is_stdout(const char *path);
 
 /* exit_guard.c: while armed, an exit by the component (a legacy routine's
  * STOP) prints what happened and ends the command with CLI_CALL_FAILED

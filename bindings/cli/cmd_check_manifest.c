@@ -123,15 +123,16 @@ static int worker_options(check_args *a, check *ck) {
 }
 
 static void print_verdict(const check *ck) {
+    FILE *f = cli_out;
     if (ck->n_bad == 0)
-        printf("verdict: safe to run in-process: every endpoint ran cleanly in a worker%s\n",
-               ck->load.n ? " (but read the load warnings above)" : "");
+        fprintf(f, "verdict: safe to run in-process: every endpoint ran cleanly in a worker%s\n",
+                ck->load.n ? " (but read the load warnings above)" : "");
     else if (ck->unsafe)
-        printf("verdict: NOT safe to run in-process: %s; run it in --mode worker until the "
-               "manifest is fixed\n", ck->first);
+        fprintf(f, "verdict: NOT safe to run in-process: %s; run it in --mode worker until the "
+                "manifest is fixed\n", ck->first);
     else
-        printf("verdict: NOT shown safe to run in-process: %s; fix the manifest, or give a "
-               "PAYLOAD the routine accepts, and check again\n", ck->first);
+        fprintf(f, "verdict: NOT shown safe to run in-process: %s; fix the manifest, or give a "
+                "PAYLOAD the routine accepts, and check again\n", ck->first);
 }
 
 /* Give back the arrays and the worker; its last lines (load warnings
@@ -202,13 +203,13 @@ static int run_checks(check_args *a, check *ck) {
         cli_error(NULL, "out of memory");
         return CLI_CALL_FAILED;
     }
-    printf("check-manifest: %s (component '%s'), in a worker, timeout %lld ms\n", ck->path, name,
-           (long long)ck->timeout_ms);
-    cm_print_notes(stdout, &ck->load, "load: warning: ");
-    fputs(body, stdout);
+    fprintf(cli_out, "check-manifest: %s (component '%s'), in a worker, timeout %lld ms\n",
+            ck->path, name, (long long)ck->timeout_ms);
+    cm_print_notes(cli_out, &ck->load, "load: warning: ");
+    fputs(body, cli_out);
     free(body);
     print_verdict(ck);
-    if (fflush(stdout) != 0) {
+    if (fflush(cli_out) != 0) {
         cli_error(NULL, "cannot write the report to stdout");
         return CLI_OUTPUT;
     }

@@ -57,14 +57,14 @@ static int write_file_atomically(const char *path, const char *text) {
 static int write_page(const cli_options *o, const char *page) {
     const char *path = o->output_path;
     struct stat st;
-    /* stdout, and targets that are not plain files (/dev/stdout, a pipe):
+    /* stdout, and targets that are not plain files (a pipe, a device):
      * written in place, never replaced */
-    if (path == NULL || strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
-        FILE *f = path == NULL || strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-        const char *where = f == stdout ? "stdout" : path;
+    if (cli_is_stdout(path) || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
+        FILE *f = cli_is_stdout(path) ? cli_out : fopen(path, "w");
+        const char *where = f == cli_out ? "stdout" : path;
         int e = f == NULL ? errno : 0;
         if (f != NULL && (fputs(page, f) == EOF || fflush(f) != 0)) e = errno;
-        if (f != NULL && f != stdout && fclose(f) != 0 && e == 0) e = errno;
+        if (f != NULL && f != cli_out && fclose(f) != 0 && e == 0) e = errno;
         if (e == 0) return CLI_OK;
         cli_error("docs", "cannot write '%s': %s", where, strerror(e));
         return CLI_OUTPUT;

@@ -98,7 +98,7 @@ static int run(gradcheck_args *a, invocation *inv) {
         if (rc != CLI_OK) return rc;
     } else {
         cli_gradcheck_print(inv->report, inv->component, a);
-        if (fflush(stdout) != 0) {
+        if (fflush(cli_out) != 0) {
             cli_error(NULL, "cannot write the report to stdout");
             return CLI_OUTPUT;
         }

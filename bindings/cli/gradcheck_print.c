@@ -2,10 +2,20 @@
 /* `tessera check-gradients`: the human-readable report on stdout and the
  * progress bar on stderr. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gradcheck.h"
+
+/* The report goes to the command's own stdout (own_stdout.c). */
+__attribute__((format(printf, 1, 2)))
+static void say(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(cli_out, fmt, ap);
+    va_end(ap);
+}
 
 static const tsr_endpoint endpoints[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN};
 
@@ -34,9 +44,9 @@ static const char *element(char *buf, size_t cap, const char *name, int64_t inde
 
 static void print_fields(const tsr_component *c, const gradcheck_args *a) {
     const tsr_gradcheck_options *o = &a->opts;
-    printf("tessera check-gradients: component '%s', ", tsr_component_name(c));
+    say("tessera check-gradients: component '%s', ", tsr_component_name(c));
     if (o->taylor) {
-        printf("Taylor remainder convergence, seed %llu\n", (unsigned long long)o->seed);
+        say("Taylor remainder convergence, seed %llu\n", (unsigned long long)o->seed);
         return;
     }
     char eps[64];
@@ -44,34 +54,34 @@ static void print_fields(const tsr_component *c, const gradcheck_args *a) {
     else
         snprintf(eps, sizeof eps, "%g (float32: %g)", TSR_GRADCHECK_F64_EPS,
                  TSR_GRADCHECK_F32_EPS);
-    printf("central differences with h = %s%s, up to %lld elements per field, seed %llu\n", eps,
-           o->absolute_step ? "" : " * max(|x|, 1)",
-           (long long)(o->max_evals ? o->max_evals : TSR_GRADCHECK_DEFAULT_MAX_EVALS),
-           (unsigned long long)o->seed);
+    say("central differences with h = %s%s, up to %lld elements per field, seed %llu\n", eps,
+        o->absolute_step ? "" : " * max(|x|, 1)",
+        (long long)(o->max_evals ? o->max_evals : TSR_GRADCHECK_DEFAULT_MAX_EVALS),
+        (unsigned long long)o->seed);
 }
 
 static void print_summaries(const tsr_gradcheck_report *r) {
-    printf("\n%-9s %-13s %8s %9s %12s %12s %6s\n", "endpoint", "compared with", "checks",
-           "failures", "max abs err", "max rel err", "calls");
+    say("\n%-9s %-13s %8s %9s %12s %12s %6s\n", "endpoint", "compared with", "checks",
+        "failures", "max abs err", "max rel err", "calls");
     for (size_t k = 0; k < 3; k++) {
         const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, endpoints[k]);
         if (!s->checked) {
-            printf("%-9s not checked\n", tsr_endpoint_name(endpoints[k]));
+            say("%-9s not checked\n", tsr_endpoint_name(endpoints[k]));
             continue;
         }
-        printf("%-9s %-13s %8lld %9lld", tsr_endpoint_name(endpoints[k]),
-               reference_label(s->reference), (long long)s->checks, (long long)s->failures);
-        if (s->reference == TSR_GRADCHECK_VS_TAYLOR) printf(" %12s %12s", "-", "-");
-        else printf(" %12.3g %12.3g", s->max_abs_err, s->max_rel_err);
-        printf(" %6lld\n", (long long)s->calls);
+        say("%-9s %-13s %8lld %9lld", tsr_endpoint_name(endpoints[k]),
+            reference_label(s->reference), (long long)s->checks, (long long)s->failures);
+        if (s->reference == TSR_GRADCHECK_VS_TAYLOR) say(" %12s %12s", "-", "-");
+        else say(" %12.3g %12.3g", s->max_abs_err, s->max_rel_err);
+        say(" %6lld\n", (long long)s->calls);
     }
-    printf("apply evaluations: %lld\n", (long long)tsr_gradcheck_apply_evals(r));
+    say("apply evaluations: %lld\n", (long long)tsr_gradcheck_apply_evals(r));
 }
 
 static void print_skipped(const tsr_gradcheck_report *r) {
     for (int32_t k = 0; k < tsr_gradcheck_n_skipped(r); k++) {
         const tsr_gradcheck_skip *s = tsr_gradcheck_skipped_at(r, k);
-        printf("skipped %s '%s': %s\n", s->is_input ? "input" : "output", s->field, s->reason);
+        say("skipped %s '%s': %s\n", s->is_input ? "input" : "output", s->field, s->reason);
     }
 }
 
@@ -84,9 +94,9 @@ static int64_t total_failures(const tsr_gradcheck_report *r) {
 static void print_failures(const tsr_gradcheck_report *r) {
     int64_t kept = tsr_gradcheck_n_failures(r), all = total_failures(r);
     if (kept == 0) return;
-    printf("\nfailures (%lld of %lld listed):\n", (long long)kept, (long long)all);
-    printf("  %-9s %-32s %-9s %22s %22s %10s %10s\n", "endpoint", "derivative", "vs", "got", "want",
-           "abs err", "rel err");
+    say("\nfailures (%lld of %lld listed):\n", (long long)kept, (long long)all);
+    say("  %-9s %-32s %-9s %22s %22s %10s %10s\n", "endpoint", "derivative", "vs", "got", "want",
+        "abs err", "rel err");
     for (int64_t k = 0; k < kept; k++) {
         const tsr_gradcheck_failure *f = tsr_gradcheck_failure_at(r, k);
         char out[96], in[96], pair[200];
@@ -94,17 +104,17 @@ static void print_failures(const tsr_gradcheck_report *r) {
                 "(c^T, random c)");
         element(in, sizeof in, f->input, f->in_index, f->in_rank, f->in_multi, "(random t)");
         snprintf(pair, sizeof pair, "d %s / d %s", out, in);
-        printf("  %-9s %-32s %-9s %22.15g %22.15g %10.3g %10.3g\n", tsr_endpoint_name(f->endpoint),
-               pair, reference_label(f->reference), f->got, f->want, f->abs_err, f->rel_err);
+        say("  %-9s %-32s %-9s %22.15g %22.15g %10.3g %10.3g\n", tsr_endpoint_name(f->endpoint),
+            pair, reference_label(f->reference), f->got, f->want, f->abs_err, f->rel_err);
     }
 }
 
 static void print_taylor(const tsr_gradcheck_report *r) {
     int32_t n = tsr_gradcheck_n_taylor(r);
     if (n == 0) return;
-    printf("\nTaylor tests: observed order log2(r(h) / r(h/2)), h from %g; 2 is right, 1 wrong; "
-           "'-': at rounding level\n",
-           tsr_gradcheck_taylor_at(r, 0)->step[0]);
+    say("\nTaylor tests: observed order log2(r(h) / r(h/2)), h from %g; 2 is right, 1 wrong; "
+        "'-': at rounding level\n",
+        tsr_gradcheck_taylor_at(r, 0)->step[0]);
     int width = 0;
     for (int32_t k = 0; k < n; k++) {
         const tsr_gradcheck_taylor *t = tsr_gradcheck_taylor_at(r, k);
@@ -115,14 +125,14 @@ static void print_taylor(const tsr_gradcheck_report *r) {
         const tsr_gradcheck_taylor *t = tsr_gradcheck_taylor_at(r, k);
         char pair[160];
         snprintf(pair, sizeof pair, "d %s / d %s", t->output, t->input);
-        printf("  %-9s %-*s %-6s", tsr_endpoint_name(t->endpoint), width, pair,
-               t->passed ? "ok" : "FAILED");
+        say("  %-9s %-*s %-6s", tsr_endpoint_name(t->endpoint), width, pair,
+            t->passed ? "ok" : "FAILED");
         for (int32_t q = 0; q + 1 < t->n_steps; q++) {
-            if (isnan(t->order[q])) printf("     -");
-            else printf(" %5.2f", t->order[q]);
+            if (isnan(t->order[q])) say("     -");
+            else say(" %5.2f", t->order[q]);
         }
-        if (t->n_counted == 0) printf("  (residual at rounding level)");
-        printf("\n");
+        if (t->n_counted == 0) say("  (residual at rounding level)");
+        say("\n");
     }
 }
 
@@ -155,27 +165,27 @@ void cli_gradcheck_print(const tsr_gradcheck_report *r, const tsr_component *c,
                          const gradcheck_args *a) {
     print_fields(c, a);
     print_summaries(r);
-    if (cli_gradcheck_nothing_checked(r)) cli_gradcheck_why_nothing(r, c, stdout);
+    if (cli_gradcheck_nothing_checked(r)) cli_gradcheck_why_nothing(r, c, cli_out);
     print_skipped(r);
     print_taylor(r);
     print_failures(r);
     if (cli_gradcheck_nothing_checked(r)) {
-        printf("\nresult: NOTHING CHECKED\n");
+        say("\nresult: NOTHING CHECKED\n");
         return;
     }
     if (tsr_gradcheck_passed(r)) {
-        printf("\nresult: passed\n");
+        say("\nresult: passed\n");
         return;
     }
-    printf("\nresult: FAILED:");
+    say("\nresult: FAILED:");
     for (size_t k = 0, first = 1; k < 3; k++) {
         const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, endpoints[k]);
         if (s->failures == 0) continue;
-        printf("%s %s (%lld of %lld)", first ? "" : ",", tsr_endpoint_name(endpoints[k]),
-               (long long)s->failures, (long long)s->checks);
+        say("%s %s (%lld of %lld)", first ? "" : ",", tsr_endpoint_name(endpoints[k]),
+            (long long)s->failures, (long long)s->checks);
         first = 0;
     }
-    printf("\n");
+    say("\n");
 }
 
 /* ---- progress ---------------------------------------------------------------- */

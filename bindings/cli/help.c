@@ -5,8 +5,8 @@
 #include "cli.h"
 
 void cli_print_version(void) {
-    printf("tessera %d.%d.%d (plugin ABI %u)\n", TSR_VERSION_MAJOR, TSR_VERSION_MINOR,
-           TSR_VERSION_PATCH, TSR_PLUGIN_ABI_VERSION);
+    fprintf(cli_out, "tessera %d.%d.%d (plugin ABI %u)\n", TSR_VERSION_MAJOR,
+            TSR_VERSION_MINOR, TSR_VERSION_PATCH, TSR_PLUGIN_ABI_VERSION);
 }
 
 void cli_print_main_help(void) {
@@ -50,7 +50,7 @@ void cli_print_main_help(void) {
         "  -h, --help       show this help\n"
         "  -V, --version    show the version\n"
         "\n",
-        stdout);
+        cli_out);
     cli_print_exit_statuses();
 }
 
@@ -70,11 +70,11 @@ void cli_print_exit_statuses(void) {
           "  4  the payload could not be read or decoded: malformed JSON, a bad\n"
           "     array, a field unknown, missing, named twice or not differentiable\n"
           "  5  the results could not be encoded or written\n",
-          stdout);
+          cli_out);
 }
 
 static void print_common_options(int with_format) {
-    fputs("Options:\n", stdout);
+    fputs("Options:\n", cli_out);
     if (with_format)
         fputs("  -f, --format FORMAT    json (default), json+base64 or json+binref: how\n"
               "                         arrays are written (--output-format is accepted too)\n"
@@ -97,7 +97,7 @@ static void print_common_options(int with_format) {
               "                         {\"detail\": [{\"type\", \"loc\", \"msg\", \"input\"}]}, the\n"
               "                         bytes 'tessera serve' answers the same request with;\n"
               "                         the exit status is the same either way\n",
-              stdout);
+              cli_out);
     fputs("  -o, --output FILE      write the result to FILE instead of stdout\n"
           "  --mode MODE            inproc (default), isolated or worker\n"
           "  --option KEY=VALUE     a library option (tsr_options_set), e.g. workers=2,\n"
@@ -105,7 +105,7 @@ static void print_common_options(int with_format) {
           "  --config KEY=VALUE     configuration for the plugin's init; repeatable\n"
           "                         (e.g. --config matrix=A.txt for the linear plugin)\n"
           "  -h, --help             show this help\n",
-          stdout);
+          cli_out);
 }
 
 void cli_print_schema_help(void) {
@@ -120,9 +120,9 @@ void cli_print_schema_help(void) {
           "                         answers at /openapi.json, as tesseract-core's clients\n"
           "                         and tesseract-jax read it\n"
           "\n",
-          stdout);
+          cli_out);
     print_common_options(0);
-    fputs("\n", stdout);
+    fputs("\n", cli_out);
     cli_print_exit_statuses();
 }
 
@@ -139,9 +139,9 @@ void cli_print_docs_help(void) {
           "page is written to a temporary file renamed over FILE, so a failed run\n"
           "leaves FILE as it was.\n"
           "\n",
-          stdout);
+          cli_out);
     print_common_options(0);
-    fputs("\n", stdout);
+    fputs("\n", cli_out);
     cli_print_exit_statuses();
 }
 
@@ -168,7 +168,7 @@ static const char *payload_form(tsr_endpoint ep) {
 }
 
 void cli_print_call_help(const char *command, tsr_endpoint ep) {
-    printf("Usage: tessera %s [OPTIONS] PLUGIN PAYLOAD\n\n", command);
+    fprintf(cli_out, "Usage: tessera %s [OPTIONS] PLUGIN PAYLOAD\n\n", command);
     fputs("PAYLOAD is JSON text, @FILE, or - (or @-) for stdin. Arrays are encoded\n"
           "arrays ({\"object_type\": \"array\", \"shape\": [...], \"dtype\": \"float64\",\n"
           "\"data\": {\"buffer\": ..., \"encoding\": \"json\", \"base64\" or \"binref\"}},\n"
@@ -177,11 +177,11 @@ void cli_print_call_help(const char *command, tsr_endpoint ep) {
           "compressed). Nested inputs are nested objects.\n"
           "\n"
           "Payload and result:\n",
-          stdout);
-    fputs(payload_form(ep), stdout);
-    fputs("\n", stdout);
+          cli_out);
+    fputs(payload_form(ep), cli_out);
+    fputs("\n", cli_out);
     print_common_options(1);
-    fputs("\n", stdout);
+    fputs("\n", cli_out);
     cli_print_exit_statuses();
 }
 
@@ -198,7 +198,7 @@ void cli_print_info_help(void) {
           "              memory available\n"
           "  kernel      the kernel's name, release and machine\n"
           "\n",
-          stdout);
+          cli_out);
     cli_print_exit_statuses();
 }
 
@@ -256,7 +256,7 @@ void cli_print_gradcheck_help(void) {
           "value and the reference. A progress bar is drawn on stderr when it is a\n"
           "terminal.\n"
           "\n",
-          stdout);
+          cli_out);
     cli_print_exit_statuses();
 }
 
@@ -295,7 +295,7 @@ void cli_print_check_manifest_help(void) {
           "Exit status 0 only when every endpoint ran cleanly (ran twice, finite,\n"
           "same answer, inputs unchanged); 1 otherwise.\n"
           "\n",
-          stdout);
+          cli_out);
     cli_print_exit_statuses();
 }
 
@@ -344,6 +344,6 @@ void cli_print_serve_help(void) {
           "  --quiet                no access log\n"
           "  -h, --help             show this help\n"
           "\n",
-          stdout);
+          cli_out);
     cli_print_exit_statuses();
 }

@@ -13,6 +13,8 @@
 
 __attribute__((format(printf, 2, 0)))
 static void vreport(const char *command, const char *fmt, va_list ap) {
+    /* what a component printed on stdout (now stderr) comes first */
+    fflush(stdout);
     if (command != NULL) fprintf(stderr, "tessera %s: error: ", command);
     else fprintf(stderr, "tessera: error: ");
     vfprintf(stderr, fmt, ap);
@@ -31,6 +33,7 @@ void cli_report_failure(const cli_options *o, int code, const char *loc, const c
     char *body = NULL;
     if (o->error_json &&
         tsr_error_detail_json(code, loc, message, request, request_len, &body) == 0) {
+        fflush(stdout);
         fprintf(stderr, "%s\n", body);
         tsr_json_free(body);
         return;
@@ -117,10 +120,10 @@ int cli_read_payload(const char *arg, char **text, size_t *len) {
 }
 
 int cli_write_output(const cli_options *o, const char *text) {
-    FILE *f = stdout;
+    FILE *f = cli_out;
     const char *where = "stdout";
     char why[PATH_MAX + 128];
-    if (o->output_path != NULL && strcmp(o->output_path, "-") != 0) {
+    if (!cli_is_stdout(o->output_path)) {
         where = o->output_path;
         f = fopen(o->output_path, "w");
         if (f == NULL) {
@@ -131,7 +134,7 @@ int cli_write_output(const cli_options *o, const char *text) {
     }
     int failed = fputs(text, f) == EOF || fputc('\n', f) == EOF || fflush(f) != 0;
     int e = errno;
-    if (f != stdout && fclose(f) != 0 && !failed) {
+    if (f != cli_out && fclose(f) != 0 && !failed) {
         failed = 1;
         e = errno;
     }

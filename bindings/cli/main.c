@@ -38,6 +38,7 @@ int main(int argc, char **argv) {
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    cli_own_stdout();   /* before anything, a component included, writes */
     opterr = 0; /* our own messages */
     int opt;
     /* '+': stop at the subcommand; its options are its own. */

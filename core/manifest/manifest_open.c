@@ -76,6 +76,7 @@ static void manifest_free(struct manifest *m) {
     free(m->library);
     json_decref(m->root);
     /* Last: the schema's strings and the routines live until here. */
+    backend_flush_namespace_stdio(m->dl);   /* isolated: what it printed */
     if (m->dl) dlclose(m->dl);
     free(m);
 }

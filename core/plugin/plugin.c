@@ -138,6 +138,7 @@ static void plugin_close(tsr_component *c) {
     plugin_backend *p = backend_state(c);
     if (!p) return;
     if (p->initialized && p->desc->fini) p->desc->fini(p->state);
+    backend_flush_namespace_stdio(p->dl);   /* isolated: what it printed */
     /* Unloading may run the plugin's destructors; nothing may point into
      * its descriptor after this. */
     if (p->dl) dlclose(p->dl);

@@ -20,7 +20,10 @@
  *    Buffers handed out by the host are aligned to at least TSR_ALIGNMENT
  *    (64) bytes.
  *  - Endpoints return 0 on success or a non-zero value on failure, after
- *    describing the failure with tsr_ctx_error().
+ *    describing the failure with tsr_ctx_error(). An endpoint that stopped
+ *    because it was interrupted (a Python component's KeyboardInterrupt)
+ *    returns TSR_E_CANCELLED: the call fails with that code, as when the
+ *    host cancels it.
  */
 #ifndef TESSERA_PLUGIN_H
 #define TESSERA_PLUGIN_H

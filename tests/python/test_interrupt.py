@@ -6,6 +6,10 @@ The plugin is tests/plugins/long_call.c: apply runs for ``ms``
 milliseconds (an input), polling tsr_ctx_cancelled unless configured with
 poll="0". SIGINT comes from a timer thread 0.3 s into a 3 s call. Bounds on
 time are generous (a loaded machine): nothing tighter than "well before 3 s".
+
+An in-process Python component (tests/pycomponents/sleeping, spinning)
+runs in this interpreter: Ctrl-C raises KeyboardInterrupt inside it, and
+that KeyboardInterrupt, not a tessera error, reaches the caller.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ import numpy as np
 import pytest
 
 import tessera
+from conftest import ROOT
 
+PYCOMPONENTS = ROOT / "tests" / "pycomponents"
 LONG_MS = 3000.0
 ENDS_BEFORE_S = 1.5
 
@@ -137,3 +143,61 @@ def test_ctrl_c_is_not_held_up_by_another_threads_abstract_eval(load):
     assert took < ENDS_BEFORE_S, f"KeyboardInterrupt came {took:.2f} s into a 3 s call"
     assert tuple(shapes["y"].shape) == (4,)
     serves_on(comp)
+
+
+# ---- in-process Python components ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["sleeping", "spinning"], ids=["sleeps", "loops-in-python"])
+def test_ctrl_c_in_an_in_process_python_component_raises_keyboard_interrupt(name):
+    comp = tessera.load(str(PYCOMPONENTS / name), "inproc")
+    try:
+        timer = sigint_in(0.3)
+        t0 = time.monotonic()
+        try:
+            with pytest.raises(KeyboardInterrupt) as raised:
+                comp.apply({"x": np.arange(4.0), "seconds": LONG_MS / 1000})
+            took = time.monotonic() - t0
+        finally:
+            timer.cancel()
+            timer.join()
+        assert took < ENDS_BEFORE_S, f"KeyboardInterrupt came {took:.2f} s into a 3 s call"
+        # the exception raised in the component, with its frames
+        files = [str(entry.path) for entry in raised.traceback]
+        assert any(f.endswith("tesseract_api.py") for f in files), files
+        out = comp.apply({"x": np.arange(4.0), "seconds": 0.0})
+        np.testing.assert_array_equal(out["y"], np.arange(4.0))
+    finally:
+        comp.close()
+
+
+def test_an_except_exception_retry_does_not_swallow_ctrl_c_in_a_python_component():
+    comp = tessera.load(str(PYCOMPONENTS / "sleeping"), "inproc")
+    attempts = []
+    try:
+        timer = sigint_in(0.3)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                for _ in range(3):   # an optimiser's retry on a failed evaluation
+                    attempts.append(1)
+                    try:
+                        comp.apply({"x": np.arange(4.0), "seconds": LONG_MS / 1000})
+                    except Exception:  # noqa: BLE001 - the retry under test
+                        continue
+        finally:
+            timer.cancel()
+            timer.join()
+        assert len(attempts) == 1
+    finally:
+        comp.close()
+
+
+def test_a_keyboard_interrupt_the_component_raises_itself_is_raised_too():
+    comp = tessera.load(str(PYCOMPONENTS / "spinning"), "inproc")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            comp.apply({"x": np.arange(4.0), "seconds": -1.0})
+        out = comp.apply({"x": np.arange(4.0), "seconds": 0.0})
+        np.testing.assert_array_equal(out["y"], np.arange(4.0))
+    finally:
+        comp.close()

@@ -107,6 +107,7 @@ EXPORT int tsr_pybridge_open(const pybridge_request *req, const tsr_plugin **des
         *desc = &pc->desc;
         *state = pc;
     }
+    streams_flush();   /* what the import printed */
     PyGILState_Release(gil);
     return rc;
 }
@@ -115,5 +116,6 @@ EXPORT void tsr_pybridge_close(void *state) {
     if (!state) return;
     PyGILState_STATE gil = PyGILState_Ensure();
     release(state);
+    streams_flush();
     PyGILState_Release(gil);
 }

@@ -31,9 +31,25 @@ typedef struct pycomponent {
  * the host's. Called without the GIL; returns with it held on success. */
 int interpreter_enter(const char *python, PyGILState_STATE *gil, char *why, size_t n);
 
+/* Whether the interpreter is the host's (a Python program), not one this
+ * bridge started. */
+int interpreter_is_hosts(void);
+
+/* Where endpoint_run leaves a KeyboardInterrupt raised inside a component
+ * for a Python host: this key of the thread's state dict (PyThreadState_
+ * GetDict), the thread that ran the call. The tessera module's run_call
+ * (bindings/python/src/ext/interrupt.c) takes it from there, under the
+ * same name, and raises it. */
+#define BRIDGE_INTERRUPT_KEY "tessera.component_interrupt"
+
 /* The pending Python exception as text (type, message, the component's
  * traceback lines), cleared. */
 void exception_text(PyObject *glue, char *buf, size_t n);
+
+/* Write out what the component printed (sys.stdout, sys.stderr): the
+ * interpreter is never finalised, so nothing else would, and a line
+ * printed on a pipe or a file would wait in its buffer for ever. */
+void streams_flush(void);
 
 /* descriptor.c: the descriptor from the glue's Component. */
 int descriptor_build(pycomponent *pc, char *why, size_t n);

@@ -221,13 +221,41 @@ static void check_kept(tsr_ctx *ctx, pycomponent *pc, PyObject *views, int seeds
     }
 }
 
+/* A KeyboardInterrupt out of the component: in a Python host, Ctrl-C
+ * (the host's SIGINT handler, run while the component ran in the host's
+ * interpreter), which the host must get as it would have outside the
+ * call, not as the component's failure that an `except Exception` takes.
+ * The call ends cancelled; the exception itself waits for the host's
+ * tessera module under BRIDGE_INTERRUPT_KEY. An interpreter the bridge
+ * started has no such handler and no one to take it: there the call is
+ * only cancelled. */
+static int interrupted(tsr_ctx *ctx) {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *value = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && tb) PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+#endif
+    PyObject *dict = value && interpreter_is_hosts() ? PyThreadState_GetDict() : NULL;
+    if (dict && PyDict_SetItemString(dict, BRIDGE_INTERRUPT_KEY, value) != 0) PyErr_Clear();
+    Py_XDECREF(value);
+    tsr_ctx_error(ctx, "interrupted (KeyboardInterrupt in the component)");
+    return TSR_E_CANCELLED;
+}
+
 int endpoint_run(tsr_ctx *ctx, const tsr_args *a) {
     pycomponent *pc = ctx->state;
     PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *views[2] = {NULL, NULL};
     PyObject *out = call_endpoint(pc, a, views);
     int rc;
-    if (!out) {
+    if (!out && PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+        rc = interrupted(ctx);
+    } else if (!out) {
         char text[4096];
         exception_text(pc->glue, text, sizeof text);
         tsr_ctx_error(ctx, text);
@@ -241,6 +269,7 @@ int endpoint_run(tsr_ctx *ctx, const tsr_args *a) {
     check_kept(ctx, pc, views[1], 1);
     Py_XDECREF(views[0]);
     Py_XDECREF(views[1]);
+    streams_flush();   /* what the call printed, before the host reports on it */
     PyGILState_Release(gil);
     return rc;
 }

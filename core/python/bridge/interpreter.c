@@ -58,6 +58,13 @@ int interpreter_enter(const char *python, PyGILState_STATE *gil, char *why, size
     return rc;
 }
 
+int interpreter_is_hosts(void) {
+    pthread_mutex_lock(&start_lock);
+    int hosts = started_for[0] == '\0';
+    pthread_mutex_unlock(&start_lock);
+    return hosts;
+}
+
 void exception_text(PyObject *glue, char *buf, size_t n) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -76,4 +83,15 @@ void exception_text(PyObject *glue, char *buf, size_t n) {
     Py_XDECREF(type);
     Py_XDECREF(value);
     Py_XDECREF(tb);
+}
+
+void streams_flush(void) {
+    static const char *const names[] = {"stdout", "stderr"};
+    for (size_t k = 0; k < 2; k++) {
+        PyObject *stream = PySys_GetObject(names[k]);   /* borrowed; NULL or None: none */
+        PyObject *done = stream && stream != Py_None ? PyObject_CallMethod(stream, "flush", NULL)
+                                                     : NULL;
+        Py_XDECREF(done);
+        PyErr_Clear();   /* a closed or broken stream: its text is lost, the call is not */
+    }
 }

@@ -12,7 +12,14 @@
  * KeyboardInterrupt, or any handler's exception), keeps the exception and
  * cancels the call; the exception is raised once the run has returned.
  * Runs from other threads get no check: their signals wait for the main
- * thread as before. */
+ * thread as before.
+ *
+ * An in-process Python component runs in this interpreter, where Ctrl-C
+ * raises KeyboardInterrupt inside the component itself. The bridge
+ * (core/python/bridge/endpoints.c) ends that call with TSR_E_CANCELLED
+ * and keeps the exception in this thread's state dict; it is raised here
+ * as it was, not as the component's failure (a PluginError, which an
+ * optimiser's `except Exception` retry would swallow). */
 #include "ext.h"
 
 #define CHECK_MS 50
@@ -66,6 +73,27 @@ static int check_signals(void *user) {
     return st->raised;
 }
 
+/* The bridge's key (BRIDGE_INTERRUPT_KEY in core/python/bridge/bridge.h). */
+#define COMPONENT_INTERRUPT_KEY "tessera.component_interrupt"
+
+/* The KeyboardInterrupt an in-process Python component left in this
+ * thread's state dict, raised; 0 when there is none. */
+static int raise_component_interrupt(void) {
+    PyObject *dict = PyThreadState_GetDict();   /* borrowed */
+    PyObject *exc = dict ? PyDict_GetItemString(dict, COMPONENT_INTERRUPT_KEY) : NULL;
+    if (!exc) return 0;
+    Py_INCREF(exc);
+    if (PyDict_DelItemString(dict, COMPONENT_INTERRUPT_KEY) != 0) PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    PyObject *type = (PyObject *)Py_TYPE(exc);
+    Py_INCREF(type);
+    PyErr_Restore(type, exc, PyException_GetTraceback(exc));
+#endif
+    return 1;
+}
+
 int run_call(tsr_call *call, int64_t batch) {
     run_state st = {0};
     int checked = in_main_thread();
@@ -85,6 +113,7 @@ int run_call(tsr_call *call, int64_t batch) {
 #endif
         return -1;
     }
+    if (rc == TSR_E_CANCELLED && raise_component_interrupt()) return -1;
     if (rc != 0) {
         raise_call_error(call, rc);
         return -1;
