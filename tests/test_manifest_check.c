@@ -159,11 +159,19 @@ Test(manifest_check, a_routine_that_writes_an_input_declared_readonly_is_caught)
     run_free(&r);
 }
 
-Test(manifest_check, an_adjoint_that_adds_to_dirty_results_is_not_repeatable) {
+Test(manifest_check, an_adjoint_that_adds_to_its_results_runs_cleanly_as_they_are_cleared) {
+    static const char *const all[] = {"apply", "jvp", "vjp", NULL};
     cli_run r = run_check(MANIFEST("fx_model_nozero"));
+    assert_clean(&r, all);
+    run_free(&r);
+}
+
+Test(manifest_check, an_adjoint_that_keeps_state_between_calls_is_not_repeatable) {
+    cli_run r = run_check(MANIFEST("fx_model_drift"));
     assert_verdict(&r, "\nvjp: gave NOT the same answer twice (the gradient of 'x', element 0",
                    "\nverdict: NOT shown safe to run in-process: vjp gave another answer when "
                    "run again; fix the manifest");
+    assert_contains(r.out, "keeps state between calls");
     assert_contains(r.out, "\napply: " CLEAN "\n");
     run_free(&r);
 }

@@ -179,8 +179,8 @@ static void check_repeat(check *ck, run *r, const tsr_array *kept, int32_t n) {
             cm_get(a->data, a->dtype, i, again);
             char name[192];
             problem(ck, r, 0, "gave another answer when run again",
-                    "gave NOT the same answer twice (%s, element %lld: %.17g, then %.17g); a "
-                    "routine that adds to its results needs them zeroed (\"zero\": true)",
+                    "gave NOT the same answer twice (%s, element %lld: %.17g, then %.17g): the "
+                    "routine keeps state between calls that changes its results",
                     result_name(ck, r, k, name, sizeof name), (long long)i, first[0], again[0]);
             return;
         }

@@ -68,8 +68,8 @@ static int not_repeatable(gc_session *s, tsr_endpoint ep, int32_t r, int64_t at,
                  s->in[r % s->n_in].name);
     return gc_fail(s, TSR_E_PLUGIN_RESULT,
                    "%s is not repeatable: the same call run again gave %.17g instead of %.17g "
-                   "(%s, element %lld); a routine that adds to its results needs them zeroed "
-                   "first (in a manifest: \"zero\": true)",
+                   "(%s, element %lld): it keeps state between calls that changes its results "
+                   "(results are cleared before every call)",
                    tsr_endpoint_name(ep), again, first, where, (long long)at);
 }
 

@@ -200,13 +200,18 @@ static int locate(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e, 
     return 0;
 }
 
-/* Fill what the routine reads before the call. */
+/* Fill what the routine reads before the call. Scratch is reused from
+ * call to call: a buffer nothing initialises (a staged result, a
+ * workspace, a missing seed) is cleared, so that no routine can hand one
+ * call's bytes to the next (an adjoint that adds to its result needs no
+ * "zero" for it). */
 static void prepare(const mf_arg *a, const live *l, void *buf) {
     size_t esize = tsr_dtype_size(a->dtype);
     const tsr_array *src = l->init ? l->init : (a->kind == MF_OUT || a->kind == MF_RESULT ||
                                                 a->kind == MF_JACOBIAN ? NULL : l->host);
-    if (a->zero || l->init_zeros ||
-        (!src && (a->kind == MF_TANGENT || a->kind == MF_COTANGENT))) {
+    /* A result given to the routine in place was cleared by the host. */
+    int uninitialised = !src && (l->staged || a->kind == MF_TANGENT || a->kind == MF_COTANGENT);
+    if (a->zero || l->init_zeros || uninitialised) {
         memset(buf, 0, l->bytes);
     } else if (src && buf != src->data) {
         if (a->order_f) mf_to_fortran(buf, src->data, src->shape, src->rank, esize);

@@ -27,6 +27,8 @@ EXPORT void fx_model_jvp(int32_t n, const double *x, const double *w, const doub
                          const double *wd, double *yd, double *sd);
 EXPORT void fx_model_vjp(int32_t n, const double *x, const double *w, const double *yb,
                          const double *sb, double *xb, double *wb);
+EXPORT void fx_model_vjp_drift(int32_t n, const double *x, const double *w, const double *yb,
+                               const double *sb, double *xb, double *wb);
 EXPORT void fx_stop_(const int32_t *n, const double *x, double *y);
 EXPORT void fx_ws_square_(const int32_t *n, const double *x, double *y, double *work,
                           int32_t *info);
@@ -141,6 +143,18 @@ EXPORT void fx_model_vjp(int32_t n, const double *x, const double *w, const doub
         if (i + 1 < n) xb[i + 1] += yb[i];
         wb[i] += yb[i] * x[i];
     }
+}
+
+/* fx_model_vjp with state kept between calls, as a cache gone wrong: asked
+ * for the gradient of the cotangent it was last asked for, it moves the
+ * first element. */
+static double drift_last_yb0 = -1e300;
+EXPORT void fx_model_vjp_drift(int32_t n, const double *x, const double *w, const double *yb,
+                               const double *sb, double *xb, double *wb) {
+    for (int32_t i = 0; i < n; i++) xb[i] = wb[i] = 0;
+    fx_model_vjp(n, x, w, yb, sb, xb, wb);
+    if (n > 0 && yb[0] == drift_last_yb0) xb[0] += 1e-3;
+    if (n > 0) drift_last_yb0 = yb[0];
 }
 
 /* Column-major blocks, Fortran style: jyx(i, j) = d y(i) / d x(j) at
