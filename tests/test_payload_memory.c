@@ -402,10 +402,11 @@ Test(payload_memory, json_values_are_bit_exact_against_the_same_array_in_base64)
     cr_assert_not_null(list);
     list[used++] = '[';
     for (size_t i = 0; i < n; i++) {
-        const char *f = i % 3 == 0 ? "%.17g" : i % 3 == 1 ? "%.17E" : "%.17e";
         used += (size_t)snprintf(list + used, cap - used, "%s", i ? (i % 7 ? "," : " ,\n ") : "");
         if (i == 8) used += (size_t)snprintf(list + used, cap - used, "1e-400"); /* underflows */
-        else used += (size_t)snprintf(list + used, cap - used, f, v[i]);
+        else if (i % 3 == 0) used += (size_t)snprintf(list + used, cap - used, "%.17g", v[i]);
+        else if (i % 3 == 1) used += (size_t)snprintf(list + used, cap - used, "%.17E", v[i]);
+        else used += (size_t)snprintf(list + used, cap - used, "%.17e", v[i]);
     }
     list[used++] = ']';
     list[used] = '\0';
@@ -668,4 +669,54 @@ Test(payload_memory, ragged_and_mixed_long_lists_are_refused_naming_the_element)
     free(row);
     free(shorter);
     tsr_close(c);
+}
+
+/* ---- the 422 body ---------------------------------------------------------------- */
+
+static void fmt_zero(char *b, size_t n, size_t i) {
+    (void)i;
+    snprintf(b, n, "0");
+}
+
+Test(payload_memory, the_422_input_of_a_long_numeric_list_is_the_list_itself_when_short) {
+    char *zeros = list_of(64, fmt_zero); /* cut out of the text, 129 characters */
+    char *text = request_of("x", zeros);
+    char *out = NULL;
+    cr_assert_eq(tsr_error_detail_json(TSR_E_SHAPE, "inputs.x", "bad", text, strlen(text), &out), 0);
+    char *want = NULL;
+    cr_assert_gt(asprintf(&want, "\"input\":%s}", zeros), 0);
+    assert_contains(out, want);
+    tsr_json_free(out);
+    free(want);
+    free(text);
+    char *long_list = list_of(5000, fmt_int);
+    text = request_of("x", long_list);
+    cr_assert_eq(tsr_error_detail_json(TSR_E_SHAPE, "inputs.x", "bad", text, strlen(text), &out), 0);
+    assert_contains(out, "\"input\":null}");
+    tsr_json_free(out);
+    free(text);
+    free(long_list);
+    free(zeros);
+}
+
+static const char *detail_of_million_keys_is_small(void) {
+    size_t len = 0;
+    char *text = many_keys(1000 * 1000, &len);
+    CHECK(text != NULL, "out of memory");
+    reset_peak();
+    long before = status_kib("VmHWM");
+    char *out = NULL;
+    int rc = tsr_error_detail_json(TSR_E_LIMIT, "inputs.k5", "too many", text, len, &out);
+    long after = status_kib("VmHWM");
+    CHECK(rc == 0 && out != NULL, "no 422 body: %d", rc);
+    CHECK(strstr(out, "\"input\":null") != NULL, "unexpected body %s", out);
+    CHECK(after - before <= 4 * 1024, "the 422 body of %zu bytes peaked %ld KiB above the start",
+          len, after - before);
+    tsr_json_free(out);
+    free(text);
+    return "ok";
+}
+
+Test(payload_memory, the_422_body_of_a_million_key_object_builds_no_tree_of_it) {
+    run_in_child(detail_of_million_keys_is_small, NULL);
 }
