@@ -27,6 +27,7 @@
 #include <tessera/tessera.h>
 
 #include "child_verdict.h"
+#include "cli_run.h"
 #include "test_util.h"
 
 #define NOOP BUNDLED_PLUGIN("noop")       /* x: float64 [n] */
@@ -253,6 +254,13 @@ static char *many_keys(size_t n, size_t *len) {
     for (size_t i = 0; i < n; i++) o += (size_t)sprintf(s + o, "%s\"k%zu\": 1", i ? ", " : "", i);
     o += (size_t)sprintf(s + o, "}}");
     *len = o;
+    return s;
+}
+
+static char *many_keys_text(size_t n) {
+    size_t len = 0;
+    char *s = many_keys(n, &len);
+    cr_assert_not_null(s);
     return s;
 }
 
@@ -655,6 +663,14 @@ Test(payload_memory, ragged_and_mixed_long_lists_are_refused_naming_the_element)
     echo_fails(c, &text, TSR_E_PAYLOAD,
                 "field 'inputs.float64_1[70]': ragged nested list: a list where a number belongs");
     free(text);
+    /* Values are checked in order along the way, as a parsed list's are:
+     * -1 in the first row is no uint8, before the short row is reached. */
+    char *negative = NULL;
+    cr_assert_gt(asprintf(&negative, "[-1, %s", row + 3), 0); /* "[-1, 1,2,...]" */
+    cr_assert_gt(asprintf(&text, "\"uint8_2\": [%s, %s]", negative, shorter), 0);
+    echo_fails(c, &text, TSR_E_DTYPE, "field 'inputs.uint8_2[0][0]': -1 is out of range for uint8");
+    free(text);
+    free(negative);
     /* The shape read along the first elements must hold what the encoded
      * array's shape says. */
     cr_assert_gt(asprintf(&text,
@@ -719,4 +735,23 @@ static const char *detail_of_million_keys_is_small(void) {
 
 Test(payload_memory, the_422_body_of_a_million_key_object_builds_no_tree_of_it) {
     run_in_child(detail_of_million_keys_is_small, NULL);
+}
+
+/* ---- the CLI ---------------------------------------------------------------------- */
+
+Test(payload_memory, tessera_apply_reads_a_long_json_list_and_refuses_too_many_values) {
+    char *list = list_of(5000, fmt_int);
+    char *text = request_of("x", list);
+    cli_run r = run_cli(text, "apply", "--option", "max_payload_values=20", NOOP, "-");
+    assert_ok(&r);
+    assert_contains(r.out, "\"shape\":[5000]");
+    assert_contains(r.out, ",4998.0,4999.0]"); /* noop's y = x, written as json */
+    run_free(&r);
+    free(text);
+    text = many_keys_text(30);
+    r = run_cli(text, "apply", "--option", "max_payload_values=20", NOOP, "-");
+    assert_fails(&r, EXIT_PAYLOAD, "more than max_payload_values (20) JSON values");
+    run_free(&r);
+    free(text);
+    free(list);
 }

@@ -205,7 +205,8 @@ static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int3
     /* Empty complex arrays need no values, so no json form either. */
     if (tsr_dtype_is_complex(dtype) && count > 0) return refuse_complex_json(ctx, path, dtype);
     /* Refused before the buffer is spent. */
-    if (hl != NULL && hl->info.ragged) return tsr_list_refuse(hl->text, &hl->info, ctx, path);
+    if (hl != NULL && hl->info.ragged)
+        return tsr_list_refuse(hl->text, &hl->info, dtype, misfit_code, ctx, path);
     rc = take_bytes(ctx, path, bytes, 0);
     if (rc != 0) return rc;
     out->buffer = tsr_aligned_buffer(bytes);

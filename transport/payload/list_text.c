@@ -228,7 +228,39 @@ tsr_dtype tsr_list_natural_dtype(const tsr_list_info *info) {
     return info->has_int ? TSR_INT64 : TSR_BOOL;
 }
 
+/* The (scanned) leaf at p as a number; *next after it. -2: out of memory. */
+static int read_leaf(const char *p, const char *end, char point, tsr_num *num,
+                     const char **next) {
+    if (*p == 't' || *p == 'f') {
+        num->kind = TSR_NUM_BOOL;
+        num->v.b = *p == 't';
+        *next = p + (*p == 't' ? 4 : 5);
+        return 0;
+    }
+    bool real;
+    size_t digits;
+    long exp;
+    size_t n = number_len(p, end, &real, &digits, &exp);
+    *next = p + n;
+    if (!real) {
+        num->kind = TSR_NUM_INT;
+        int_value(p, n, &num->v.i); /* fits: scanned */
+        return 0;
+    }
+    num->kind = TSR_NUM_REAL;
+    return real_value(p, n, point, &num->v.r) == -2 ? -2 : 0;
+}
+
 /* ---- the refusal of a ragged list ------------------------------------------------- */
+
+/* What a leaf is checked against on the way, as the filling of a parsed
+ * list checks it: its value must fit the dtype. */
+typedef struct leaf_check {
+    tsr_dtype dtype;
+    int misfit_code;
+    char point;
+    const char *end;
+} leaf_check;
 
 /* Within a valid list, which always ends with ']'. */
 static const char *skip_ws(const char *p) {
@@ -274,11 +306,24 @@ static const char *leaf_kind(const char *p) {
 /* The checks of a parsed list's filling, in the same order: 1 when this
  * element breaks the shape (refused), else 0. */
 static int check_element(const char *p, int32_t depth, const tsr_list_info *info,
-                         const tsr_payload_ctx *ctx, const char *path, int *rc) {
+                         const leaf_check *lc, const tsr_payload_ctx *ctx, const char *path,
+                         int *rc) {
     if (depth == info->rank) {
-        if (*p != '[') return 0;
-        *rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
-                               "ragged nested list: a list where a number belongs");
+        if (*p == '[') {
+            *rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                   "ragged nested list: a list where a number belongs");
+            return 1;
+        }
+        tsr_num num;
+        const char *next;
+        if (read_leaf(p, lc->end, lc->point, &num, &next) != 0) {
+            *rc = tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+            return 1;
+        }
+        union { double d[2]; int64_t i[2]; } scratch; /* room for any dtype's element */
+        char why[160];
+        if (tsr_num_store(lc->dtype, &scratch, &num, why, sizeof why) == 0) return 0;
+        *rc = tsr_payload_fail(ctx, lc->misfit_code, path, "%s", why);
         return 1;
     }
     if (*p != '[') {
@@ -298,15 +343,17 @@ static int check_element(const char *p, int32_t depth, const tsr_list_info *info
     for (size_t k = 0; e != NULL; k++, e = next_element(skip_element(e))) {
         char child[TSR_PATH_MAX];
         tsr_path_index(child, path, k);
-        if (check_element(e, depth + 1, info, ctx, child, rc)) return 1;
+        if (check_element(e, depth + 1, info, lc, ctx, child, rc)) return 1;
     }
     return 0;
 }
 
-int tsr_list_refuse(const char *s, const tsr_list_info *info, const tsr_payload_ctx *ctx,
-                    const char *path) {
+int tsr_list_refuse(const char *s, const tsr_list_info *info, tsr_dtype dtype, int misfit_code,
+                    const tsr_payload_ctx *ctx, const char *path) {
+    leaf_check lc = {.dtype = dtype, .misfit_code = misfit_code, .point = decimal_point(),
+                     .end = s + info->len};
     int rc = 0;
-    if (check_element(s, 0, info, ctx, path, &rc)) return rc;
+    if (check_element(s, 0, info, &lc, ctx, path, &rc)) return rc;
     return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "ragged nested list");
 }
 
@@ -343,25 +390,8 @@ int tsr_list_fill(const char *s, const tsr_list_info *info, tsr_dtype dtype, voi
             continue;
         }
         tsr_num num;
-        if (c == 't' || c == 'f') {
-            num.kind = TSR_NUM_BOOL;
-            num.v.b = c == 't';
-            p += c == 't' ? 4 : 5;
-        } else {
-            bool real;
-            size_t digits;
-            long exp;
-            size_t n = number_len(p, end, &real, &digits, &exp);
-            if (!real) {
-                num.kind = TSR_NUM_INT;
-                int_value(p, n, &num.v.i); /* fits: scanned */
-            } else {
-                num.kind = TSR_NUM_REAL;
-                if (real_value(p, n, point, &num.v.r) == -2)
-                    return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
-            }
-            p += n;
-        }
+        if (read_leaf(p, end, point, &num, &p) != 0)
+            return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
         if (next == info->leaves) break; /* cannot happen: counted */
         char why[160];
         if (tsr_num_store(dtype, out + (size_t)next * item, &num, why, sizeof why) != 0) {

@@ -57,10 +57,11 @@ tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *in
  * else any integer: int64, else bool). */
 tsr_dtype tsr_list_natural_dtype(const tsr_list_info *info);
 
-/* A ragged list's refusal: the first element, in order, that breaks the
- * shape read along the first elements, named by its path. */
-int tsr_list_refuse(const char *s, const tsr_list_info *info, const tsr_payload_ctx *ctx,
-                    const char *path);
+/* A ragged list's refusal, in the order a parsed list is filled: the first
+ * element that breaks the shape read along the first elements, or before
+ * it a value dtype cannot hold (misfit_code), named by its path. */
+int tsr_list_refuse(const char *s, const tsr_list_info *info, tsr_dtype dtype, int misfit_code,
+                    const tsr_payload_ctx *ctx, const char *path);
 
 /* Store the leaves of the (valid, rectangular) list s in C order into dst
  * as dtype; a value the dtype cannot hold fails with misfit_code at its
