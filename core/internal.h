@@ -215,8 +215,11 @@ int limit_take(struct tsr_call *call, uint64_t bytes, const char *what, const ch
  * outside a call object: a served call's scratch in a worker. */
 int limit_check_total(const tsr_component *c, uint64_t *used, uint64_t bytes, const char *what,
                       char *why, size_t n);
-/* max_payload_bytes, for transport/payload_parse.c (0: none). */
+/* max_payload_bytes, max_payload_values, max_array_bytes and
+ * max_call_bytes, for transport/payload_parse.c (0: none). */
 uint64_t tsr_component_payload_limit(const tsr_component *c);
+uint64_t tsr_component_payload_values(const tsr_component *c);
+void tsr_component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call);
 
 /* result_target.c. result_place: the memory for result k of `bytes`
  * bytes: the caller's buffer when one is set and the plugin can write

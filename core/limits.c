@@ -2,7 +2,8 @@
 /* Limits on what one call may make the library hold: bytes per array and
  * per call (options max_array_bytes, max_call_bytes), checked from shapes
  * before anything is allocated, so that a shape claiming 2^62 elements is
- * refused, never attempted; and the payload size (max_payload_bytes). */
+ * refused, never attempted; and the payload size (max_payload_bytes) and
+ * its JSON values (max_payload_values). */
 #include <stdio.h>
 #include <string.h>
 
@@ -73,4 +74,13 @@ int limit_take(tsr_call *call, uint64_t bytes, const char *what, const char *nam
 
 uint64_t tsr_component_payload_limit(const tsr_component *c) {
     return c ? c->opts.max_payload_bytes : 0;
+}
+
+uint64_t tsr_component_payload_values(const tsr_component *c) {
+    return c ? c->opts.max_payload_values : 0;
+}
+
+void tsr_component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call) {
+    *array = c ? c->opts.max_array_bytes : 0;
+    *call = c ? c->opts.max_call_bytes : 0;
 }

@@ -19,6 +19,7 @@ void options_defaults(struct tsr_options *o) {
     o->max_call_bytes = TSR_DEFAULT_MAX_CALL_BYTES;
     o->max_arena_bytes = TSR_DEFAULT_MAX_ARENA_BYTES;
     o->max_payload_bytes = TSR_DEFAULT_MAX_PAYLOAD_BYTES;
+    o->max_payload_values = TSR_DEFAULT_MAX_PAYLOAD_VALUES;
 }
 
 TSR_API tsr_options *tsr_options_new(void) {
@@ -163,6 +164,7 @@ static int set_size_option(struct tsr_options *o, const char *key, const char *v
         {"max_call_bytes", offsetof(struct tsr_options, max_call_bytes)},
         {"max_arena_bytes", offsetof(struct tsr_options, max_arena_bytes)},
         {"max_payload_bytes", offsetof(struct tsr_options, max_payload_bytes)},
+        {"max_payload_values", offsetof(struct tsr_options, max_payload_values)},
         {"rlimit_as", offsetof(struct tsr_options, rlimit_as)},
         {"rlimit_cpu", offsetof(struct tsr_options, rlimit_cpu)},
         {"rlimit_nofile", offsetof(struct tsr_options, rlimit_nofile)},
@@ -279,8 +281,9 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
     error_set(err, TSR_E_ARGUMENT,
               "unknown option '%s' (known: mode, log_level, workers, spawn, worker_exe, cwd, "
               "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns, max_array_bytes, "
-              "max_call_bytes, max_arena_bytes, max_payload_bytes, rlimit_as, rlimit_cpu, "
-              "rlimit_nofile, transport, spool_dir, file_io, casting, unwritten, python, python_env)",
+              "max_call_bytes, max_arena_bytes, max_payload_bytes, max_payload_values, rlimit_as, "
+              "rlimit_cpu, rlimit_nofile, transport, spool_dir, file_io, casting, unwritten, "
+              "python, python_env)",
               key);
     return TSR_E_ARGUMENT;
 }

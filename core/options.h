@@ -42,6 +42,7 @@ struct tsr_options {
     uint64_t max_call_bytes;
     uint64_t max_arena_bytes;
     uint64_t max_payload_bytes;
+    uint64_t max_payload_values;     /* JSON values jansson holds for one payload */
     /* the worker's resource limits; 0 = inherited */
     uint64_t rlimit_as, rlimit_cpu, rlimit_nofile;
     /* how worker calls move arrays */
@@ -75,6 +76,9 @@ enum { TSR_UNWRITTEN_ZERO = 0, TSR_UNWRITTEN_CHECK = 1, TSR_UNWRITTEN_KEEP = 2 }
 #define TSR_DEFAULT_MAX_CALL_BYTES ((uint64_t)64 << 30)
 #define TSR_DEFAULT_MAX_ARENA_BYTES ((uint64_t)64 << 30)
 #define TSR_DEFAULT_MAX_PAYLOAD_BYTES ((uint64_t)1 << 30)
+/* jansson spends some 50-150 bytes on a value: ~100 MiB at most. Numeric
+ * lists of 64 values or more count as one (transport/payload/json_hoist.h). */
+#define TSR_DEFAULT_MAX_PAYLOAD_VALUES ((uint64_t)1 << 20)
 
 /* Default spin before sleeping, from bench_worker's sweep on a 2-core VM:
  * 200 us kept back-to-back calls at 0.4-0.7 us in every run, and covers

@@ -229,6 +229,15 @@ void tsr_options_free(tsr_options *opts);
  *                        (default 64 GiB)
  *   "max_payload_bytes"  length of a JSON payload given to
  *                        tsr_payload_parse (default 1 GiB)
+ *   "max_payload_values" JSON values of one payload held as a parsed tree:
+ *                        every key, string, number, list and object counts,
+ *                        except that a list of numbers (or true/false,
+ *                        nested or not) of 64 values or more, read straight
+ *                        from the text into its array, counts as one
+ *                        (default 1M = 1048576; the tree costs up to ~150
+ *                        bytes a value). Counted before parsing. The arrays
+ *                        a payload decodes are held to max_array_bytes and
+ *                        max_call_bytes before each is allocated
  *   "max_arena_bytes"    worker mode: the shared-memory arena does not grow
  *                        past this (default 64 GiB); beyond it allocations
  *                        fail with TSR_E_SHM naming the option

@@ -13,6 +13,7 @@
 #include "base64.h"
 #include "binref_batch.h"
 #include "json_hoist.h"
+#include "list_text.h"
 #include "lz4_frame.h"
 #include "numeric.h"
 
@@ -20,7 +21,7 @@ static const char *json_kind(const json_t *v) {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
     case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
+    case JSON_STRING: return tsr_hoist_is_list(v) ? "a list" : "a string";
     case JSON_INTEGER: return "an integer";
     case JSON_REAL: return "a number";
     case JSON_TRUE: case JSON_FALSE: return "a boolean";
@@ -39,6 +40,30 @@ static void shape_text(char *buf, size_t size, const int64_t *shape, int32_t ran
     for (int32_t d = 0; d < rank && used < size; d++)
         used += (size_t)snprintf(buf + used, size - used, "%s%" PRId64, d ? ", " : "", shape[d]);
     if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+/* Take bytes for a buffer about to be allocated from the payload's limits
+ * (max_array_bytes, max_call_bytes); released: bytes given back first. */
+static int take_bytes(const tsr_payload_ctx *ctx, const char *path, size_t bytes,
+                      size_t released) {
+    tsr_payload_limits *l = ctx->limits;
+    if (l == NULL) return 0;
+    if (l->max_array_bytes != 0 && bytes > l->max_array_bytes)
+        return tsr_payload_fail(ctx, TSR_E_LIMIT, path,
+                                "%zu bytes exceed max_array_bytes (%llu); raise the option "
+                                "max_array_bytes to allow it",
+                                bytes, (unsigned long long)l->max_array_bytes);
+    uint64_t total = l->used - (released < l->used ? released : l->used);
+    if (__builtin_add_overflow(total, (uint64_t)bytes, &total)) total = UINT64_MAX;
+    if (l->max_call_bytes != 0 && total > l->max_call_bytes)
+        return tsr_payload_fail(ctx, TSR_E_LIMIT, path,
+                                "%zu bytes bring the payload's arrays to %llu bytes, past "
+                                "max_call_bytes (%llu); raise the option max_call_bytes to "
+                                "allow it",
+                                bytes, (unsigned long long)total,
+                                (unsigned long long)l->max_call_bytes);
+    l->used = total;
+    return 0;
 }
 
 /* Dimensions of a nested list, read along its first elements. */
@@ -145,15 +170,23 @@ static tsr_dtype infer_plain_dtype(json_t *v) {
 
 /* Allocate out->buffer for shape/dtype and fill it from the nested list
  * (or single leaf) v, whose own nesting need only hold the same number of
- * elements in C order. */
+ * elements in C order. A numeric list cut out of the text (json_hoist.h)
+ * is read from the text. */
 static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int32_t rank,
                           int misfit_code, const tsr_payload_ctx *ctx, const char *path,
                           tsr_decoded *out) {
+    const tsr_hoisted_list *hl = tsr_hoist_list(ctx->hoist, v);
     int64_t dims[TSR_MAX_RANK];
     int32_t nest_rank;
-    int rc = nested_dims(v, dims, &nest_rank, ctx, path);
+    int rc = 0;
+    if (hl != NULL) {
+        nest_rank = hl->info.rank;
+        memcpy(dims, hl->info.dims, sizeof dims);
+    } else {
+        rc = nested_dims(v, dims, &nest_rank, ctx, path);
+    }
     if (rc != 0) return rc;
-    if (nest_rank == 0 && !is_scalar_leaf(v))
+    if (hl == NULL && nest_rank == 0 && !is_scalar_leaf(v))
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "%s is not a number", json_kind(v));
 
     int64_t count, nest_count = 0;
@@ -171,9 +204,16 @@ static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int3
     }
     /* Empty complex arrays need no values, so no json form either. */
     if (tsr_dtype_is_complex(dtype) && count > 0) return refuse_complex_json(ctx, path, dtype);
+    /* Refused before the buffer is spent. */
+    if (hl != NULL && hl->info.ragged)
+        return tsr_list_refuse(hl->text, &hl->info, dtype, misfit_code, ctx, path);
+    rc = take_bytes(ctx, path, bytes, 0);
+    if (rc != 0) return rc;
     out->buffer = tsr_aligned_buffer(bytes);
     if (out->buffer == NULL)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
+    if (hl != NULL)
+        return tsr_list_fill(hl->text, &hl->info, dtype, out->buffer, misfit_code, ctx, path);
     fill_state s = {.dims = dims, .rank = nest_rank, .dtype = dtype,
                     .itemsize = tsr_dtype_size(dtype), .dst = out->buffer, .ctx = ctx,
                     .misfit_code = misfit_code};
@@ -215,6 +255,8 @@ static int fill_from_base64(json_t *buffer, const tsr_stored *st, const int64_t 
                                 "bytes can hold",
                                 want, tsr_dtype_name(dtype), bytes, decoded);
     }
+    int rc = take_bytes(ctx, path, bytes, 0);
+    if (rc != 0) return rc;
     out->buffer = tsr_aligned_buffer_unzeroed(bytes);
     if (out->buffer == NULL)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
@@ -222,7 +264,6 @@ static int fill_from_base64(json_t *buffer, const tsr_stored *st, const int64_t 
     unsigned char *frame = NULL;
     if (st->lz4 && (frame = malloc(decoded > 0 ? (size_t)decoded : 1)) == NULL)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %lld bytes", decoded);
-    int rc = 0;
     if (tsr_b64_decode(text, len, frame ? frame : out->buffer, why, sizeof why) != 0)
         rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "%s", why);
     else
@@ -274,6 +315,10 @@ int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx 
     size_t bytes;
     if (tsr_shape_bytes(out->array.shape, out->array.rank, want, &count, &bytes) != 0)
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
+    size_t had = 0;
+    tsr_shape_bytes(out->array.shape, out->array.rank, have, &count, &had);
+    int rc = take_bytes(ctx, path, bytes, had);
+    if (rc != 0) return rc;
     char *converted = tsr_aligned_buffer(bytes);
     if (converted == NULL)
         return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
@@ -292,6 +337,11 @@ int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx 
 static int decode_shape(json_t *shape, tsr_array *a, const tsr_payload_ctx *ctx, const char *path) {
     if (shape == NULL)
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "the array lacks \"shape\"");
+    const tsr_hoisted_list *hl = tsr_hoist_list(ctx->hoist, shape);
+    if (hl != NULL)
+        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+                                "\"shape\" has %" PRId64 " dimensions, more than the %d supported",
+                                hl->info.dims[0], TSR_MAX_RANK);
     if (!json_is_array(shape))
         return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
                                 "\"shape\" must be a list of integers, not %s", json_kind(shape));
@@ -414,15 +464,23 @@ static bool shape_has_elements(const int64_t *shape, int32_t rank) {
 static int decode_plain(json_t *value, tsr_dtype want, bool abstract, const tsr_payload_ctx *ctx,
                         const char *path, tsr_decoded *out) {
     tsr_array *a = &out->array;
-    int rc = nested_dims(value, a->shape, &a->rank, ctx, path);
+    const tsr_hoisted_list *hl = tsr_hoist_list(ctx->hoist, value);
+    int rc = 0;
+    if (hl != NULL) {
+        a->rank = hl->info.rank;
+        memcpy(a->shape, hl->info.dims, sizeof a->shape);
+    } else {
+        rc = nested_dims(value, a->shape, &a->rank, ctx, path);
+    }
     if (rc != 0) return rc;
-    a->dtype = want != TSR_DTYPE_INVALID ? want : infer_plain_dtype(value);
+    tsr_dtype inferred = hl != NULL ? tsr_list_natural_dtype(&hl->info) : infer_plain_dtype(value);
+    a->dtype = want != TSR_DTYPE_INVALID ? want : inferred;
     /* The casting rule of encoded arrays, applied to the dtype numpy reads
      * the values as (as Tesseract does): 2.0 is no int32, 1 no bool. An
      * empty list holds no value to convert. */
     if (want != TSR_DTYPE_INVALID && (a->rank == 0 || shape_has_elements(a->shape, a->rank))) {
         /* A leaf that is no number is for fill_nested to name. */
-        tsr_dtype natural = only_numbers(value) ? infer_plain_dtype(value) : want;
+        tsr_dtype natural = hl != NULL ? inferred : only_numbers(value) ? inferred : want;
         if (!tsr_dtype_casts_same_kind(natural, want))
             return tsr_payload_fail(ctx, TSR_E_DTYPE, path,
                                     "values read as %s cannot be converted to the field's %s "
@@ -453,7 +511,8 @@ int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
                                            : "expected an array: an encoded array "
                                              "({\"object_type\": \"array\", ...}), a number or a "
                                              "list; got an object");
-    } else if (json_is_array(value) || is_scalar_leaf(value)) {
+    } else if (json_is_array(value) || is_scalar_leaf(value) ||
+               tsr_hoist_list(ctx->hoist, value) != NULL) {
         rc = decode_plain(value, want, abstract, ctx, path, out);
     } else {
         rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,

@@ -10,9 +10,14 @@
 
 #include <tessera/payload.h>
 
+#include "json_hoist.h"
+
 /* Only a request up to this size is parsed again to find the input at
  * fault: a failure of a larger one is not worth a second parse. */
 #define DETAIL_SCAN_MAX ((size_t)16 << 20)
+/* Nor one whose tree would hold more values than this (a few MiB): long
+ * numeric lists and strings are cut out first and count as one. */
+#define DETAIL_MAX_VALUES ((uint64_t)1 << 16)
 
 /* A part of a loc made of digits is an index into a list. */
 static int is_index(const char *part, size_t n) {
@@ -45,7 +50,10 @@ static json_t *loc_list(const char *loc) {
  * sent back (TSR_ERROR_INPUT_MAX bytes as compact JSON); else NULL. */
 static json_t *input_at(const char *loc, const char *request, size_t len) {
     if (request == NULL || len == 0 || len > DETAIL_SCAN_MAX || loc[0] == '\0') return NULL;
-    json_t *root = json_loadb(request, len, 0, NULL);
+    tsr_hoist h;
+    json_error_t jerr;
+    tsr_hoist_status status;
+    json_t *root = tsr_hoist_parse_limited(request, len, 0, DETAIL_MAX_VALUES, &h, &jerr, &status);
     json_t *v = root;
     for (const char *p = loc; v != NULL && *p != '\0';) {
         size_t n = strcspn(p, ".");
@@ -60,11 +68,24 @@ static json_t *input_at(const char *loc, const char *request, size_t len) {
         }
         p += n + (p[n] == '.');
     }
+    /* A cut list is read from its text when it may be short enough; a cut
+     * string never is (TSR_HOIST_MIN). */
+    const tsr_hoisted_list *hl = tsr_hoist_list(&h, v);
+    json_t *own = NULL;
+    if (hl != NULL)
+        v = own = hl->info.len <= 16 * TSR_ERROR_INPUT_MAX
+                      ? json_loadb(hl->text, hl->info.len, 0, NULL)
+                      : NULL;
+    else if (json_is_string(v) && json_string_length(v) > 0 && json_string_value(v)[0] == '\0' &&
+             h.n > 0)
+        v = NULL;
     if (v != NULL && json_dumpb(v, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY) <= TSR_ERROR_INPUT_MAX)
         json_incref(v);
     else
         v = NULL;
+    json_decref(own);
     json_decref(root);
+    tsr_hoist_free(&h);
     return v;
 }
 

@@ -70,46 +70,122 @@ static bool is_key(const char *after, const char *end) {
     return after < end && *after == ':';
 }
 
-/* Find the strings to cut. Returns -1 when out of memory. */
-static int find(const char *text, size_t len, tsr_hoist *h) {
-    const char *p = text, *end = text + len;
-    size_t cap = 0;
-    while (p < end) {
-        const char *open = memchr(p, '"', (size_t)(end - p));
-        if (open == NULL) break;
-        const char *close = string_end(open + 1, end);
-        if (close == NULL) break; /* jansson will say what is wrong */
-        size_t n = (size_t)(close - open - 1);
-        if (n >= TSR_HOIST_MIN && !is_key(close + 1, end) && plain(open + 1, n)) {
-            if (h->n == cap) {
-                size_t c = cap ? cap * 2 : 16;
-                tsr_hoisted *s = realloc(h->strings, c * sizeof *s);
-                if (s == NULL) return -1;
-                h->strings = s;
-                cap = c;
-            }
-            h->strings[h->n++] = (tsr_hoisted){.text = open + 1, .len = n};
-        }
-        p = close + 1;
+static bool is_ws(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int push_cut(tsr_hoist *h, size_t *cap, const char *text, size_t len, int32_t list) {
+    if (h->n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        tsr_hoisted *s = realloc(h->cuts, c * sizeof *s);
+        if (s == NULL) return -1;
+        h->cuts = s;
+        *cap = c;
     }
+    h->cuts[h->n++] = (tsr_hoisted){.text = text, .len = len, .list = list};
     return 0;
 }
 
-/* The text with every cut string replaced by "\u0000<index>". */
+static int push_list(tsr_hoist *h, size_t *cap, size_t *list_cap, const char *text,
+                     const tsr_list_info *info) {
+    if (h->n_lists == *list_cap) {
+        size_t c = *list_cap ? *list_cap * 2 : 8;
+        tsr_hoisted_list *l = realloc(h->lists, c * sizeof *l);
+        if (l == NULL) return -1;
+        h->lists = l;
+        *list_cap = c;
+    }
+    h->lists[h->n_lists] = (tsr_hoisted_list){.text = text, .info = *info};
+    if (push_cut(h, cap, text, info->len, (int32_t)h->n_lists) != 0) return -1;
+    h->n_lists++;
+    return 0;
+}
+
+/* A list that is not JSON: where it starts and where it stops. */
+typedef struct bad_list {
+    size_t at;
+    tsr_list_stop stop;
+} bad_list;
+
+enum { FOUND = 0, FOUND_NOMEM = -1, FOUND_TOO_MANY = 1, FOUND_BAD_LIST = 2 };
+
+/* Find what to cut and count the values left (h->values) and those inside
+ * the cut lists (*list_values). */
+static int find(const char *text, size_t len, uint64_t max_values, tsr_hoist *h,
+                uint64_t *list_values, bad_list *bad) {
+    const char *p = text, *end = text + len;
+    size_t cap = 0, list_cap = 0;
+    char prev = '\0';       /* the last character outside strings and blanks */
+    bool in_scalar = false; /* inside a number, true, false, null or junk */
+    while (p < end) {
+        if (max_values != 0 && h->values > max_values) return FOUND_TOO_MANY;
+        char c = *p;
+        if (c == '"') {
+            h->values++;
+            in_scalar = false;
+            prev = c;
+            const char *close = string_end(p + 1, end);
+            if (close == NULL) break; /* jansson will say what is wrong */
+            size_t n = (size_t)(close - p - 1);
+            if (n >= TSR_HOIST_MIN && !is_key(close + 1, end) && plain(p + 1, n) &&
+                push_cut(h, &cap, p + 1, n, -1) != 0)
+                return FOUND_NOMEM;
+            p = close + 1;
+            continue;
+        }
+        if (c == '[' && prev == ':') {
+            tsr_list_info info;
+            tsr_list_stop stop;
+            tsr_list_verdict v = tsr_list_scan(p, end, &info, &stop);
+            if (v == TSR_LIST_BAD) {
+                bad->at = (size_t)(p - text);
+                bad->stop = stop;
+                return FOUND_BAD_LIST;
+            }
+            if (v == TSR_LIST_NUMERIC && info.leaves >= TSR_HOIST_MIN_LEAVES) {
+                if (push_list(h, &cap, &list_cap, p, &info) != 0) return FOUND_NOMEM;
+                h->values++;
+                *list_values += (uint64_t)info.nodes - 1;
+                in_scalar = false;
+                prev = ']';
+                p += info.len;
+                continue;
+            }
+        }
+        p++;
+        if (is_ws(c)) {
+            in_scalar = false;
+            continue;
+        }
+        prev = c;
+        if (c == '[' || c == '{') h->values++;
+        if (c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || c == ':') {
+            in_scalar = false;
+        } else if (!in_scalar) {
+            in_scalar = true;
+            h->values++;
+        }
+    }
+    return max_values != 0 && h->values > max_values ? FOUND_TOO_MANY : FOUND;
+}
+
+/* The text with every cut string replaced by "\u0000<index>" and every cut
+ * list by "\"\u0000[<index>\"". */
 static int build_skeleton(const char *text, size_t len, tsr_hoist *h) {
     size_t cut = 0;
-    for (size_t k = 0; k < h->n; k++) cut += h->strings[k].len;
+    for (size_t k = 0; k < h->n; k++) cut += h->cuts[k].len;
     size_t cap = len - cut + h->n * 32 + 1;
     char *s = malloc(cap);
     if (s == NULL) return -1;
     size_t o = 0;
     const char *p = text;
     for (size_t k = 0; k < h->n; k++) {
-        size_t keep = (size_t)(h->strings[k].text - p);
+        size_t keep = (size_t)(h->cuts[k].text - p);
         memcpy(s + o, p, keep);
         o += keep;
-        o += (size_t)snprintf(s + o, cap - o, "\\u0000%zu", k);
-        p = h->strings[k].text + h->strings[k].len;
+        o += (size_t)snprintf(s + o, cap - o, h->cuts[k].list < 0 ? "\\u0000%zu" : "\"\\u0000[%zu\"",
+                              k);
+        p = h->cuts[k].text + h->cuts[k].len;
     }
     size_t rest = (size_t)(text + len - p);
     memcpy(s + o, p, rest);
@@ -125,71 +201,177 @@ static void out_of_memory(json_error_t *jerr) {
     snprintf(jerr->text, sizeof jerr->text, "out of memory");
 }
 
-/* Does the text outside the cut strings hold "\u0000" (which would look
- * like a placeholder)? The cut strings hold no backslash. */
+/* Does the text outside the cuts hold "\u0000" (which would look like a
+ * placeholder)? The cuts hold no backslash. */
 static bool has_nul_escape(const char *text, size_t len, const tsr_hoist *h) {
     const char *p = text;
     for (size_t k = 0; k <= h->n; k++) {
-        const char *end = k < h->n ? h->strings[k].text : text + len;
+        const char *end = k < h->n ? h->cuts[k].text : text + len;
         if (memmem(p, (size_t)(end - p), "\\u0000", 6) != NULL) return true;
-        if (k < h->n) p = h->strings[k].text + h->strings[k].len;
+        if (k < h->n) p = h->cuts[k].text + h->cuts[k].len;
     }
     return false;
 }
 
+/* Spaces for s[from..to), its newlines kept: jansson's lines and columns
+ * stay those of the text. */
+static void blank(char *s, size_t from, size_t to) {
+    for (size_t i = from; i < to; i++)
+        if (s[i] != '\n') s[i] = ' ';
+}
+
+/* A list element replaced by the value 0 and blanks. */
+static void blank_value(char *s, size_t from, size_t to) {
+    s[from] = '0';
+    blank(s, from + 1, to);
+}
+
+/*
+ * jansson's refusal of the text, read from a copy in which the cut lists
+ * are "0" and blanks and, for a list that is not JSON (bad), everything
+ * before its last complete element: jansson then stops where it would
+ * have stopped in the text, with the same message, holding none of the
+ * lists' values.
+ */
+static void refusal(const char *text, size_t len, size_t flags, const tsr_hoist *h,
+                    const bad_list *bad, json_error_t *jerr) {
+    char *e = malloc(len > 0 ? len : 1);
+    if (e == NULL) {
+        out_of_memory(jerr);
+        return;
+    }
+    memcpy(e, text, len);
+    for (size_t k = 0; k < h->n; k++)
+        if (h->cuts[k].list >= 0) {
+            size_t at = (size_t)(h->cuts[k].text - text);
+            blank_value(e, at, at + h->cuts[k].len);
+        }
+    if (bad != NULL) {
+        const tsr_list_stop *st = &bad->stop;
+        for (int32_t d = 0; d + 1 < st->depth; d++)
+            blank(e, bad->at + st->open[d] + 1, bad->at + st->open[d + 1]);
+        size_t inner = bad->at + st->open[st->depth - 1];
+        if (st->last_end != 0) {
+            blank(e, inner + 1, bad->at + st->last_start);
+            if (text[bad->at + st->last_start] == '[')
+                blank_value(e, bad->at + st->last_start, bad->at + st->last_end);
+        }
+    }
+    json_t *again = json_loadb(e, len, flags, jerr);
+    free(e);
+    if (again != NULL) { /* cannot happen: both texts hold the same JSON */
+        json_decref(again);
+        snprintf(jerr->text, sizeof jerr->text, "malformed JSON");
+    }
+}
+
+json_t *tsr_hoist_parse_limited(const char *text, size_t len, size_t flags, uint64_t max_values,
+                                tsr_hoist *h, json_error_t *jerr, tsr_hoist_status *status) {
+    memset(h, 0, sizeof *h);
+    uint64_t list_values = 0;
+    bad_list bad;
+    int found = find(text, len, max_values, h, &list_values, &bad);
+    if (found == FOUND_NOMEM) {
+        tsr_hoist_free(h);
+        out_of_memory(jerr);
+        *status = TSR_HOIST_NOMEM;
+        return NULL;
+    }
+    uint64_t values = h->values;
+    if (found == FOUND && h->n > 0 && has_nul_escape(text, len, h)) {
+        /* Nothing is cut: jansson reads the lists too. */
+        values += list_values;
+        tsr_hoist_free(h);
+        h->values = values;
+        if (max_values != 0 && values > max_values) found = FOUND_TOO_MANY;
+    }
+    if (found == FOUND_TOO_MANY) {
+        tsr_hoist_free(h);
+        h->values = values;
+        memset(jerr, 0, sizeof *jerr);
+        snprintf(jerr->text, sizeof jerr->text, "too many values");
+        *status = TSR_HOIST_TOO_MANY;
+        return NULL;
+    }
+    if (found == FOUND_BAD_LIST) {
+        refusal(text, len, flags, h, &bad, jerr);
+        tsr_hoist_free(h);
+        *status = TSR_HOIST_MALFORMED;
+        return NULL;
+    }
+    *status = TSR_HOIST_OK;
+    if (h->n == 0) {
+        tsr_hoist_free(h);
+        h->values = values;
+        json_t *root = json_loadb(text, len, flags, jerr);
+        if (root == NULL) *status = TSR_HOIST_MALFORMED;
+        return root;
+    }
+    if (build_skeleton(text, len, h) != 0) {
+        tsr_hoist_free(h);
+        out_of_memory(jerr);
+        *status = TSR_HOIST_NOMEM;
+        return NULL;
+    }
+    json_t *root = json_loadb(h->skeleton, h->skeleton_len, flags | JSON_ALLOW_NUL, jerr);
+    /* The skeleton's line and column are not the text's. */
+    if (root == NULL) {
+        refusal(text, len, flags, h, NULL, jerr);
+        tsr_hoist_free(h);
+        *status = TSR_HOIST_MALFORMED;
+        return NULL;
+    }
+    /* Only the placeholders are needed now. */
+    free(h->skeleton);
+    h->skeleton = NULL;
+    return root;
+}
+
 json_t *tsr_hoist_parse(const char *text, size_t len, size_t flags, tsr_hoist *h,
                         json_error_t *jerr) {
-    memset(h, 0, sizeof *h);
-    if (len >= TSR_HOIST_MIN) {
-        if (find(text, len, h) != 0) {
-            tsr_hoist_free(h);
-            out_of_memory(jerr);
-            return NULL;
-        }
-        if (h->n > 0 && has_nul_escape(text, len, h)) tsr_hoist_free(h);
-        if (h->n > 0 && build_skeleton(text, len, h) != 0) {
-            tsr_hoist_free(h);
-            out_of_memory(jerr);
-            return NULL;
-        }
-    }
-    if (h->skeleton == NULL) return json_loadb(text, len, flags, jerr);
-    json_t *root = json_loadb(h->skeleton, h->skeleton_len, flags | JSON_ALLOW_NUL, jerr);
-    /* The skeleton's line and column are not the text's: parse the text
-     * itself to report the error where it is. */
-    if (root == NULL) {
-        tsr_hoist_free(h);
-        json_t *again = json_loadb(text, len, flags, jerr);
-        if (again != NULL) { /* cannot happen: both texts hold the same JSON */
-            json_decref(again);
-            snprintf(jerr->text, sizeof jerr->text, "malformed JSON");
-        }
-    }
-    return root;
+    tsr_hoist_status status;
+    return tsr_hoist_parse_limited(text, len, flags, 0, h, jerr, &status);
 }
 
 void tsr_hoist_free(tsr_hoist *h) {
     free(h->skeleton);
-    free(h->strings);
+    free(h->cuts);
+    free(h->lists);
     memset(h, 0, sizeof *h);
 }
 
-void tsr_hoist_string(const tsr_hoist *h, const json_t *s, const char **text, size_t *len) {
+/* The index k of placeholder s ("\0" + prefix + digits), or -1. */
+static long placeholder(const tsr_hoist *h, const json_t *s, bool list) {
+    if (h == NULL || h->n == 0 || !json_is_string(s)) return -1;
     const char *v = json_string_value(s);
-    size_t n = json_string_length(s);
-    if (h != NULL && h->n > 0 && n >= 2 && v[0] == '\0') {
-        size_t k = 0;
-        bool digits = true;
-        for (size_t i = 1; i < n && digits; i++) {
-            digits = v[i] >= '0' && v[i] <= '9' && k < h->n;
-            k = k * 10 + (size_t)(v[i] - '0');
-        }
-        if (digits && k < h->n) {
-            *text = h->strings[k].text;
-            *len = h->strings[k].len;
-            return;
-        }
+    size_t n = json_string_length(s), i = list ? 2 : 1;
+    if (n <= i || v[0] != '\0' || (list && v[1] != '[')) return -1;
+    size_t k = 0;
+    for (; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9' || k >= h->n) return -1;
+        k = k * 10 + (size_t)(v[i] - '0');
     }
-    *text = v;
-    *len = n;
+    if (k >= h->n || (h->cuts[k].list >= 0) != list) return -1;
+    return (long)k;
+}
+
+void tsr_hoist_string(const tsr_hoist *h, const json_t *s, const char **text, size_t *len) {
+    long k = placeholder(h, s, false);
+    if (k >= 0) {
+        *text = h->cuts[k].text;
+        *len = h->cuts[k].len;
+        return;
+    }
+    *text = json_string_value(s);
+    *len = json_string_length(s);
+}
+
+const tsr_hoisted_list *tsr_hoist_list(const tsr_hoist *h, const json_t *s) {
+    long k = placeholder(h, s, true);
+    return k >= 0 ? &h->lists[h->cuts[k].list] : NULL;
+}
+
+bool tsr_hoist_is_list(const json_t *s) {
+    return json_is_string(s) && json_string_length(s) >= 2 && json_string_value(s)[0] == '\0' &&
+           json_string_value(s)[1] == '[';
 }

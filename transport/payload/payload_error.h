@@ -9,6 +9,7 @@
 #define TESSERA_TRANSPORT_PAYLOAD_ERROR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <tessera/tessera.h>
 
@@ -18,6 +19,14 @@
 struct tsr_hoist;
 struct tsr_binref_batch;
 
+/* The component's limits on the arrays a payload decodes (0: none), and
+ * the bytes decoded so far; checked before each buffer is allocated. */
+typedef struct tsr_payload_limits {
+    uint64_t max_array_bytes;
+    uint64_t max_call_bytes;
+    uint64_t used;
+} tsr_payload_limits;
+
 typedef struct tsr_payload_ctx {
     const char *component; /* NULL when decoding a lone array */
     const char *endpoint;  /* NULL likewise */
@@ -26,6 +35,7 @@ typedef struct tsr_payload_ctx {
     const struct tsr_hoist *hoist;      /* long strings cut out of the text */
     struct tsr_binref_batch *binrefs;   /* where binref arrays wait to be read;
                                            NULL: binref buffers are refused */
+    tsr_payload_limits *limits;         /* NULL: none */
 } tsr_payload_ctx;
 
 /* Record code, message and loc in ctx->err; returns code. path may be

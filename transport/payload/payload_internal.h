@@ -43,8 +43,11 @@ int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ct
  * vector, from the request object. */
 int tsr_payload_read_wrt(tsr_payload *p, json_t *request, const tsr_payload_ctx *ctx);
 
-/* The component's max_payload_bytes (core/limits.c); 0: none. */
+/* The component's max_payload_bytes, max_payload_values, max_array_bytes
+ * and max_call_bytes (core/limits.c); 0: none. */
 uint64_t tsr_component_payload_limit(const tsr_component *c);
+uint64_t tsr_component_payload_values(const tsr_component *c);
+void tsr_component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call);
 
 /* The request keys of an endpoint, NULL-terminated; "inputs" first. */
 const char *const *tsr_payload_keys(tsr_endpoint ep);

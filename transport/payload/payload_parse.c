@@ -94,13 +94,26 @@ TSR_API int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const 
 
     json_error_t jerr;
     tsr_hoist hoist;
-    json_t *root = tsr_hoist_parse(text != NULL ? text : "", len, JSON_REJECT_DUPLICATES, &hoist,
-                                   &jerr);
+    tsr_hoist_status status;
+    uint64_t max_values = tsr_component_payload_values(c);
+    json_t *root = tsr_hoist_parse_limited(text != NULL ? text : "", len, JSON_REJECT_DUPLICATES,
+                                           max_values, &hoist, &jerr, &status);
+    if (root == NULL && status == TSR_HOIST_TOO_MANY)
+        return tsr_payload_fail(&ctx, TSR_E_LIMIT, NULL,
+                                "the payload holds more than max_payload_values (%llu) JSON "
+                                "values (a list of %d numbers or more counts as one); raise the "
+                                "option max_payload_values to allow it",
+                                (unsigned long long)max_values, TSR_HOIST_MIN_LEAVES);
+    if (root == NULL && status == TSR_HOIST_NOMEM)
+        return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory");
     if (root == NULL)
         return tsr_payload_fail(&ctx, TSR_E_PAYLOAD, NULL,
                                 "malformed JSON at line %d, column %d: %s",
                                 jerr.line, jerr.column, jerr.text);
     ctx.hoist = &hoist;
+    tsr_payload_limits limits = {0};
+    tsr_component_array_limits(c, &limits.max_array_bytes, &limits.max_call_bytes);
+    ctx.limits = &limits;
     /* No batch: a binref array is then refused (array_decode.c). */
     ctx.binrefs = in.refuse_files ? NULL
                                   : tsr_binref_batch_new(in.base_dir, in.allow_escape != 0,
