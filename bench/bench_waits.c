@@ -32,9 +32,9 @@
 #include <tessera/tessera.h>
 
 #include "bench_util.h"
-#include "transport/shm/arena.h"
-#include "transport/shm/channel.h"
-#include "transport/worker/worker_proc.h"
+#include "shm/arena.h"
+#include "shm/channel.h"
+#include "backends/worker/worker_proc.h"
 
 #ifndef TSR_BENCH_WORKER_EXE
 #define TSR_BENCH_WORKER_EXE "bin/tessera-worker"

@@ -17,11 +17,11 @@
 
 #include <tessera/payload.h>
 
-#include "transport/payload/base64.h"
-#include "transport/payload/binref_file.h"
-#include "transport/payload/binref_io.h"
+#include "codecs/base64.h"
+#include "codecs/binref_file.h"
+#include "codecs/binref_io.h"
 #include "bench_util.h"
-#include "transport/payload/checksum.h"
+#include "codecs/checksum.h"
 
 /* Above these sizes a row takes seconds per sample and adds nothing new:
  * json (nested lists) and lz4 stop here, and so do many small arrays. */

@@ -3,8 +3,8 @@
  * plugs into core. A component is a schema plus a backend; core validates
  * every call against the schema, sizes the results, and hands the call to
  * its backend's invoke. The backends: a dlopen/dlmopen plugin
- * (core/plugin), a libffi manifest (core/manifest) and the worker proxy
- * (transport/worker); core names them in one table only (backends.c).
+ * (backends/plugin), a libffi manifest (backends/manifest) and the worker proxy
+ * (backends/worker); core names them in one table only (backends.c).
  *
  * A backend includes this header (with options.h and schema.h, which it
  * pulls in) and the public headers, never core/internal.h: what it needs

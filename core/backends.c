@@ -6,11 +6,11 @@
 
 #include "core/backend.h"
 
-extern const backend_ops worker_backend_ops;     /* transport/worker/backend.c */
-extern const backend_ops manifest_backend_ops;   /* core/manifest/manifest_open.c */
-extern const backend_ops python_backend_ops;     /* core/python/python_backend.c */
-extern const backend_ops remote_backend_ops;     /* core/remote/remote_backend.c */
-extern const backend_ops plugin_backend_ops;     /* core/plugin/plugin.c */
+extern const backend_ops worker_backend_ops;     /* backends/worker/backend.c */
+extern const backend_ops manifest_backend_ops;   /* backends/manifest/manifest_open.c */
+extern const backend_ops python_backend_ops;     /* backends/python/python_backend.c */
+extern const backend_ops remote_backend_ops;     /* backends/remote/remote_backend.c */
+extern const backend_ops plugin_backend_ops;     /* backends/plugin/plugin.c */
 
 static const backend_ops *const backends[] = {
     &worker_backend_ops,     /* mode "worker", whatever the path names */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Option casting=same_kind: an input, tangent or cotangent of another
  * dtype than its field's is converted by Tesseract's rule (numpy's
- * same_kind, refusing values that do not fit; transport/payload/numeric.c,
+ * same_kind, refusing values that do not fit; codecs/numeric.c,
  * which payloads use too) into a buffer the call keeps. The converted
  * array stands in for the caller's only while a run uses it: the caller's
  * binding is put back afterwards, so that the next run converts the data
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
-#include "transport/payload/numeric.h"
+#include "codecs/numeric.h"
 
 int cast_accepts(const tsr_call *call, tsr_dtype given, tsr_dtype field) {
     return call->comp->opts.casting == TSR_CASTING_SAME_KIND && tsr_dtype_name(given) &&

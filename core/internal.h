@@ -13,7 +13,7 @@
 #include "core/backend.h"
 #include "core/options.h"
 #include "core/schema.h"
-#include "core/serve.h"
+#include "core/served.h"
 #include "tessera/tessera.h"
 
 struct tsr_component {
@@ -46,7 +46,7 @@ typedef struct host_ctx {
     tsr_ctx pub;
     tsr_component *comp;
     struct tsr_call *call;           /* NULL during init and in a served call */
-    /* A served call (core/serve.c): who answers tsr_ctx_alloc. */
+    /* A served call (core/served.c): who answers tsr_ctx_alloc. */
     served_alloc_fn alloc_hook;
     void *alloc_user;
     /* A served call: the host's cancel request in the channel (NULL: none). */

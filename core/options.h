@@ -52,7 +52,7 @@ struct tsr_options {
     /* calls: convert inputs and seeds of another dtype (casting.c) */
     int casting;                     /* TSR_CASTING_* */
     int unwritten;                   /* TSR_UNWRITTEN_* (result_fill.c) */
-    /* Python components (core/python) */
+    /* Python components (backends/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */
 };
@@ -77,7 +77,7 @@ enum { TSR_UNWRITTEN_ZERO = 0, TSR_UNWRITTEN_CHECK = 1, TSR_UNWRITTEN_KEEP = 2 }
 #define TSR_DEFAULT_MAX_ARENA_BYTES ((uint64_t)64 << 30)
 #define TSR_DEFAULT_MAX_PAYLOAD_BYTES ((uint64_t)1 << 30)
 /* jansson spends some 50-150 bytes on a value: ~100 MiB at most. Numeric
- * lists of 64 values or more count as one (transport/payload/json_hoist.h). */
+ * lists of 64 values or more count as one (codecs/json_hoist.h). */
 #define TSR_DEFAULT_MAX_PAYLOAD_VALUES ((uint64_t)1 << 20)
 
 /* Default spin before sleeping, from bench_worker's sweep on a 2-core VM:

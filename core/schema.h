@@ -46,7 +46,7 @@ typedef struct component_schema {
 
 /* shape.c: checks shared by validation of inputs, seeds and results.
  * shape_count and shape_bytes are tsr_shape_count and tsr_shape_bytes
- * (transport/payload/array_buffer.h) for an array. */
+ * (codecs/array_buffer.h) for an array. */
 int64_t shape_count(const int64_t *shape, int32_t rank);   /* -1 on overflow */
 int shape_bytes(const tsr_array *a, size_t *bytes);          /* -1 on overflow */
 const char *shape_str(const int64_t *shape, int32_t rank, char *buf, size_t n);

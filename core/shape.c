@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "transport/payload/array_buffer.h"
+#include "codecs/array_buffer.h"
 
 int64_t shape_count(const int64_t *shape, int32_t rank) { return tsr_shape_count(shape, rank); }
 

@@ -84,7 +84,7 @@ TESSERA_BUILD_DIR="$build_dir" PYTHON="$python" "$root/scripts/fetch_tesseract_e
 py_stamp="$build_dir/python/installed.sha256"
 py_sum="$(cd "$root" && {
   find bindings/python/pyproject.toml bindings/python/CMakeLists.txt bindings/python/src \
-       core transport include CMakeLists.txt cmake -type f -print0 | sort -z | xargs -0 cat
+       codecs shm core worker backends bindings/request include CMakeLists.txt cmake -type f -print0 | sort -z | xargs -0 cat
   "$python" -c "import numpy, jaxlib; print(numpy.__version__, jaxlib.__version__)" \
     2>/dev/null || true
 } | sha256sum | cut -d' ' -f1)"

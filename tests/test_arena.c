@@ -21,7 +21,7 @@
 
 #include <sys/socket.h>
 
-#include "transport/shm/arena_internal.h"
+#include "shm/arena_internal.h"
 #include "tessera/tessera.h"
 
 #include "child_verdict.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Binref files (transport/binref_file.h): the writer and the reader over
+ * Binref files (codecs/binref_file.h): the writer and the reader over
  * both I/O paths, each forced (pread/pwrite always; io_uring where it
  * works here, skipped with a note where it does not), with arrays split
  * into many chunks, rolling over at the size limit, file modes, never
@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "transport/payload/binref_file.h"
-#include "transport/payload/binref_io.h"
+#include "codecs/binref_file.h"
+#include "codecs/binref_io.h"
 #include "seccomp_util.h"
 #include "temp_dir.h"
 

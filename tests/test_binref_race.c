@@ -35,7 +35,7 @@
 #include <tessera/payload.h>
 #include <tessera/tessera.h>
 
-#include "transport/payload/binref_file.h"
+#include "codecs/binref_file.h"
 #include "child_verdict.h"
 #include "cli_run.h"
 #include "seccomp_util.h"

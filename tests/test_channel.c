@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "transport/shm/arena.h"
-#include "transport/shm/channel.h"
+#include "shm/arena.h"
+#include "shm/channel.h"
 
 #include "dir_entries.h"
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * manifest_may_exit: what the host can learn of a manifest before choosing
- * how to run it (core/manifest/manifest.h): whether its routines may end
+ * how to run it (backends/manifest/manifest.h): whether its routines may end
  * the process, and the manifest's reason.
  */
 #include <criterion/criterion.h>
 
-#include "core/manifest/manifest.h"
+#include "backends/manifest/manifest.h"
 
 #define MANIFEST(name) TSR_TEST_MANIFEST_DIR "/" name ".json"
 

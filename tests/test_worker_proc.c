@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "transport/shm/arena.h"
-#include "transport/shm/channel.h"
-#include "transport/worker/worker_proc.h"
+#include "shm/arena.h"
+#include "shm/channel.h"
+#include "backends/worker/worker_proc.h"
 
 #include "worker_util.h"
 

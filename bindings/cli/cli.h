@@ -12,7 +12,7 @@
  *                 `tessera check-gradients`
  *   cmd_check_manifest.c, check_manifest_run.c, check_manifest_values.c
  *                 `tessera check-manifest`: a new manifest tried in a worker
- *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/serve)
+ *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/http)
  *   cmd_docs.c, docs_*.c
  *                 `tessera docs`: the component's API as an HTML page
  *   exit_guard.c  a component that ends the process is an error, never success

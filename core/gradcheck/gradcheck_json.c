@@ -2,7 +2,7 @@
 /* Gradient checks: the report as compact JSON (layout in gradcheck.h). */
 #include <math.h>
 
-#include "transport/payload/json_writer.h"
+#include "codecs/json_writer.h"
 #include "gradcheck_internal.h"
 #include "core/internal.h"
 

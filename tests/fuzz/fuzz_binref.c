@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fuzz_target.h"
-#include "transport/payload/binref_path.h"
+#include "codecs/binref_path.h"
 
 static char dir[64];
 static tsr_binref_dir base = {.fd = -1};

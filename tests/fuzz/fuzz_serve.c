@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bindings/serve/serve_internal.h"
+#include "bindings/http/serve_internal.h"
 #include "fuzz_target.h"
 
 static tsr_component *component(void) {

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "transport/shm/channel.h"
+#include "shm/channel.h"
 
 /* An input starts with chan_block's request and answer fields, endpoint
  * to plugin_status, as they lie in the block. */

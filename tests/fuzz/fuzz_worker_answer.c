@@ -25,7 +25,7 @@
 #include "core/internal.h"
 #include "fuzz_target.h"
 #include "fuzz_worker.h"
-#include "transport/worker/pool.h"
+#include "backends/worker/pool.h"
 
 static tsr_component *comp;
 static chan_block *blk;

@@ -25,7 +25,7 @@
 
 #include "fuzz_target.h"
 #include "fuzz_worker.h"
-#include "transport/worker/serve.h"
+#include "worker/worker.h"
 
 static worker_state ws;
 static arena *host_arena;

@@ -16,7 +16,7 @@
 
 #include "core/internal.h"
 #include "fuzz_target.h"
-#include "transport/worker/pool.h"
+#include "backends/worker/pool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = malloc(size + 1);

@@ -14,8 +14,8 @@
 #include <sys/mman.h>
 
 #include "fuzz_worker.h"
-#include "transport/payload/schema_json.h"
-#include "transport/worker/serve.h"
+#include "core/schema_json.h"
+#include "worker/worker.h"
 
 static chan_block *b;
 static uint64_t next_offset;

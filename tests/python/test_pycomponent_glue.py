@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The Python component backend's glue (core/python/tessera_pycomponent.py)
+"""The Python component backend's glue (backends/python/tessera_pycomponent.py)
 on its own, without the C bridge: schemas, calls, errors.
 
 Real Tesseracts come from tesseract-core's examples, fetched by
@@ -25,7 +25,7 @@ import pytest
 from conftest import paths_kept
 
 ROOT = Path(__file__).resolve().parents[2]
-GLUE = ROOT / "core" / "python" / "tessera_pycomponent.py"
+GLUE = ROOT / "backends" / "python" / "tessera_pycomponent.py"
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 EXAMPLES = BUILD / "third_party" / "tesseract-examples"
 

@@ -16,7 +16,7 @@
  *
  * An in-process Python component runs in this interpreter, where Ctrl-C
  * raises KeyboardInterrupt inside the component itself. The bridge
- * (core/python/bridge/endpoints.c) ends that call with TSR_E_CANCELLED
+ * (backends/python/bridge/endpoints.c) ends that call with TSR_E_CANCELLED
  * and keeps the exception in this thread's state dict; it is raised here
  * as it was, not as the component's failure (a PluginError, which an
  * optimiser's `except Exception` retry would swallow). */
@@ -73,7 +73,7 @@ static int check_signals(void *user) {
     return st->raised;
 }
 
-/* The bridge's key (BRIDGE_INTERRUPT_KEY in core/python/bridge/bridge.h). */
+/* The bridge's key (BRIDGE_INTERRUPT_KEY in backends/python/bridge/bridge.h). */
 #define COMPONENT_INTERRUPT_KEY "tessera.component_interrupt"
 
 /* The KeyboardInterrupt an in-process Python component left in this

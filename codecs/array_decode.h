@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Decoding one array from a parsed JSON value: Tesseract's encoded arrays
+ * (json, base64 and binref buffers, lz4-compressed or not, with or without
+ * a checksum), plain numbers, booleans and nested lists, and for abstract
+ * evaluation {"shape": [...], "dtype": "..."} descriptions.
+ */
+#ifndef TESSERA_CODECS_ARRAY_DECODE_H
+#define TESSERA_CODECS_ARRAY_DECODE_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include <tessera/plugin.h>
+
+#include "payload_error.h"
+
+typedef struct tsr_decoded {
+    tsr_array array; /* data points into buffer; NULL for abstract arrays */
+    void *buffer;    /* owned; free() */
+    bool pending;    /* a binref array queued in ctx->binrefs: its buffer is
+                        filled (and converted) by tsr_binref_batch_run */
+} tsr_decoded;
+
+/*
+ * Decode value, found at path, as an array of dtype want (converted under
+ * same_kind casting with every value checked), or, when want is
+ * TSR_DTYPE_INVALID, of its own dtype (plain values: bool, int64 or
+ * float64 after their contents). abstract: only shape and dtype matter,
+ * no buffer is kept, and {"shape", "dtype"} objects are accepted.
+ * Returns 0 or a TSR_E_* code with the message in ctx.
+ */
+int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
+                           const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out);
+
+/* Convert a decoded buffer to dtype want, value by value (same_kind
+ * casts, every value checked); TSR_DTYPE_INVALID keeps it. */
+int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+                        const char *path);
+
+#endif /* TESSERA_CODECS_ARRAY_DECODE_H */
