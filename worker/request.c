@@ -25,7 +25,7 @@ static int grow(void *pp, size_t *cap, size_t want, size_t elem) {
     return 0;
 }
 
-void serve_release(worker_state *ws) {
+void worker_release_request(worker_state *ws) {
     free(ws->inputs);
     free(ws->seeds);
     free(ws->results);
@@ -380,7 +380,7 @@ static int write_results(worker_state *ws, const tsr_args *args, char *why, size
     return 0;
 }
 
-void serve_request(worker_state *ws) {
+void worker_run_request(worker_state *ws) {
     atomic_store(&ws->end.blk->taken, 1);
     chan_block *b = ws->end.blk;
     tsr_component *c = ws->comp;

@@ -179,7 +179,7 @@ static void request_loop(worker_state *ws) {
         int s = chan_wait(&ws->end, CHAN_BIT(CHAN_REQUEST) | CHAN_BIT(CHAN_EXIT), &host, 1, -1,
                           NULL);
         if (s != CHAN_REQUEST) return; /* CHAN_EXIT, the host gone, or a broken doorbell */
-        serve_request(ws);
+        worker_run_request(ws);
         if (ws->host_gone) return;
         chan_post(&ws->end, CHAN_DONE);
     }
@@ -229,7 +229,7 @@ int worker_serve(const worker_args *a) {
     /* fini runs on a clean exit and when the host is gone alike. */
     served_free(ws.srv);
     tsr_close(ws.comp);
-    serve_release(&ws);
+    worker_release_request(&ws);
     arena_view_close(ws.view);
     files_close(&ws);
     atomic_store(&ws.finished, 1);

@@ -33,8 +33,8 @@ typedef struct worker_state {
 
 /* Run the request in the control block; leaves status, message and the
  * results' headers there for CHAN_DONE. Never trusts the block. */
-void serve_request(worker_state *ws);
-void serve_release(worker_state *ws);
+void worker_run_request(worker_state *ws);
+void worker_release_request(worker_state *ws);
 
 /* Room for a label naming an array: "jacobian block 'y'/'x'", with field
  * names of up to 256 bytes. */

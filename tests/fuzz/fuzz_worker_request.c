@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: a request as the worker finds it in shared memory. The
- * worker's own code (serve_request) runs in this process on a fake
+ * worker's own code (worker_run_request) runs in this process on a fake
  * worker_state: a real arena (created here, its segment handed over a
  * socket pair to a real arena view), the contract test plugin loaded
  * in-process, and a private control
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rest) memcpy(area, data + head, rest);
     last_len = rest;
     memset(b->message, 0x7f, sizeof b->message);
-    serve_request(&ws);
+    worker_run_request(&ws);
     /* The answer: 0 or a real code, and a terminated message (one that
      * says something when the request failed). */
     int32_t st = b->status;
