@@ -47,11 +47,11 @@ typedef struct server {
  * bundled plugin behind a bearer token. */
 enum { VECTORADD, NESTED, RAISING, SLEEPING, TESSERA_SERVE, N_SERVERS };
 static server servers[N_SERVERS] = {
-    [VECTORADD] = {"vectoradd", EXAMPLE("vectoradd")},
-    [NESTED] = {"nested", PYCOMPONENT("nested")},
-    [RAISING] = {"raising", PYCOMPONENT("raising")},
-    [SLEEPING] = {"sleeping", PYCOMPONENT("sleeping")},
-    [TESSERA_SERVE] = {"tessera_serve", BUNDLED_PLUGIN("vectoradd")},
+    [VECTORADD] = {.name = "vectoradd", .api = EXAMPLE("vectoradd")},
+    [NESTED] = {.name = "nested", .api = PYCOMPONENT("nested")},
+    [RAISING] = {.name = "raising", .api = PYCOMPONENT("raising")},
+    [SLEEPING] = {.name = "sleeping", .api = PYCOMPONENT("sleeping")},
+    [TESSERA_SERVE] = {.name = "tessera_serve", .api = BUNDLED_PLUGIN("vectoradd")},
 };
 
 /* ---- the servers ----------------------------------------------------------- */
