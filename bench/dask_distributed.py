@@ -47,10 +47,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import http.client
 import os
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -64,6 +61,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+# tests/support/servers.py: starting a server and waiting until healthy,
+# shared with the tests and the examples.
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from servers import Server, runtime_serve_argv  # noqa: E402
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 NOOP_TESSERACT = ROOT / "bench" / "tesseract_noop"
 HEAT = BUILD / "plugins" / "heat.so"
@@ -136,48 +137,18 @@ def busy(count: int, limit_s: float = 3600):
             p.wait()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def serve(api: Path, workers: int, log_dir: Path):
     """tesseract-runtime serve of api on loopback; yields its URL."""
-    exe = shutil.which("tesseract-runtime")
-    if exe is None:
-        raise RuntimeError("tesseract-runtime not found (pip install tesseract-core[runtime])")
-    port = free_port()
     env = dict(os.environ, TESSERACT_API_PATH=str(api), TESSERA_BENCH_HEAT=str(HEAT))
-    log = open(log_dir / f"serve-{api.parent.name}-{port}.log", "w+")
-    proc = subprocess.Popen([exe, "serve", "--host", "127.0.0.1", "--port", str(port),
-                             "--num-workers", str(workers)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=log_dir,
-                            start_new_session=True)
+    argv = runtime_serve_argv("--num-workers", str(workers))
+    server = Server(argv, env=env, cwd=log_dir, what="tesseract-runtime serve",
+                    log=log_dir / f"serve-{api.parent.name}-{{port}}.log")
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise RuntimeError(f"tesseract-runtime serve did not start: {log.read()[-800:]}")
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    c.close()
-                    break
-            except OSError:
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
+        server.wait_healthy(90)
+        yield server.url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        server.stop(grace_s=15)
 
 
 class HttpPool:

@@ -26,15 +26,9 @@ import argparse
 import contextlib
 import csv
 import os
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 NOOP = ROOT / "bench" / "tesseract_noop" / "tesseract_api.py"
 sys.path.insert(0, str(ROOT / "bench"))
+# tests/support/servers.py: starting a server and waiting until healthy,
+# shared with the tests and the examples.
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from servers import Server, ServerError, runtime_serve_argv, tesseract_runtime  # noqa: E402
 
 from bench_python import ctypes_library, per_call  # noqa: E402
 from python_component import PreparedCall  # noqa: E402
@@ -51,46 +49,23 @@ from python_component import PreparedCall  # noqa: E402
 import tessera  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _up(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def served(api: Path, log: Path) -> Iterator[str]:
-    runtime = shutil.which("tesseract-runtime")
-    if runtime is None:
+    if tesseract_runtime() is None:
         sys.exit("tesseract-runtime is not installed (pip install 'tesseract-core[runtime]')")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
     # tesseract-runtime writes a run_<id> folder per request into its
     # output path: a scratch folder, removed at the end.
     runs = tempfile.TemporaryDirectory(prefix="remote-client-")
     env = {**os.environ, "TESSERACT_API_PATH": str(api), "TESSERACT_OUTPUT_PATH": runs.name}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([runtime, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                                env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, cwd=runs.name)
+    server = Server(runtime_serve_argv(), env=env, cwd=runs.name, log=log)
     try:
-        deadline = time.monotonic() + 120
-        while not _up(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"the server did not start; its log: {log}")
-            time.sleep(0.1)
-        yield url
+        try:
+            server.wait_healthy(120)
+        except ServerError:
+            sys.exit(f"the server did not start; its log: {log}")
+        yield server.url
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait()
+        server.stop()
         runs.cleanup()
 
 

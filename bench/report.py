@@ -50,7 +50,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -62,6 +61,10 @@ from typing import Callable
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+# tests/support/servers.py: starting a server and waiting until healthy,
+# shared with the tests and the examples.
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from servers import Server, ServerError  # noqa: E402
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 NOOP = BUILD / "plugins" / "noop.so"
 
@@ -578,13 +581,6 @@ def tesseract_inproc(report: Report, apis: dict[str, Path], sizes: list[int], bu
                 progress.step(f"tesseract inproc {kernel} {ep} n={size_label(n)}")
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def tesseract_http(report: Report, apis: dict[str, Path], sizes: list[int], budget: Budget,
                    tmp: Path, progress: Progress) -> None:
     """The same kernels as Tesseracts over HTTP on loopback: tesseract-runtime
@@ -596,27 +592,16 @@ def tesseract_http(report: Report, apis: dict[str, Path], sizes: list[int], budg
         progress.step("tesseract http", len(CALLS) * len(sizes))
         return
     for kernel in ("copy", "axpy"):
-        port = free_port()
         env = dict(os.environ, TESSERACT_API_PATH=str(apis[kernel]))
-        log = open(tmp / f"serve-{kernel}.log", "w+")
-        proc = subprocess.Popen([exe, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp,
-                                start_new_session=True)
+        server = Server([exe, "serve", "--host", "127.0.0.1", "--port", "{port}"], env=env,
+                        cwd=tmp, log=tmp / f"serve-{kernel}.log", what="tesseract-runtime serve")
+        port = server.port
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    tail = " ".join(log.read().split()[-30:])
-                    raise RuntimeError(f"tesseract-runtime serve did not start: {tail}")
-                try:
-                    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                    c.request("GET", "/health")
-                    if c.getresponse().status == 200:
-                        c.close()
-                        break
-                except OSError:
-                    time.sleep(0.2)
+            try:
+                server.wait_healthy(60)
+            except ServerError:
+                tail = " ".join(server.output().split()[-30:])
+                raise RuntimeError(f"tesseract-runtime serve did not start: {tail}") from None
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
             headers = {"Content-Type": "application/json",
                        "Accept": "application/json+base64"}
@@ -644,13 +629,7 @@ def tesseract_http(report: Report, apis: dict[str, Path], sizes: list[int], budg
                     progress.step(f"tesseract http {kernel} {ep} n={size_label(n)}")
             conn.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log.close()
+            server.stop(grace_s=10)
 
 
 # ---- on a busy machine ------------------------------------------------------

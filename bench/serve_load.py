@@ -41,7 +41,6 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,62 +56,39 @@ BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 EXAMPLES = BUILD / "third_party" / "tesseract-examples"
 SPINNER = "while True:\n    pass\n"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(port: int, proc: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited while starting")
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/health")
-            if c.getresponse().status == 200:
-                c.close()
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{what} did not answer /health")
+# tests/support/servers.py: starting a server and waiting until healthy,
+# shared with the tests and the examples.
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from servers import Server, runtime_serve_argv  # noqa: E402
 
 
-class Server:
+class LoadServer:
+    """A server under load: its run folders (tesseract-runtime writes one
+    per request into its cwd) in a scratch folder, its output discarded."""
+
     def __init__(self, name: str, argv: list[str], env: dict | None = None) -> None:
-        self.name, self.port = name, free_port()
-        argv = [a.replace("{port}", str(self.port)) for a in argv]
-        # tesseract-runtime writes a run folder per request into its cwd.
+        self.name = name
         self.scratch = tempfile.TemporaryDirectory(prefix="serve-load-")
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True,
-                                     cwd=self.scratch.name)
-        wait_healthy(self.port, self.proc, name)
+        self.server = Server(argv, env=env, cwd=self.scratch.name, what=name)
+        self.port = self.server.port
+        self.proc = self.server.proc
+        self.server.wait_healthy(120)
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.server.stop()
+        self.server.remove_log()
         self.scratch.cleanup()
 
 
-def tessera_server(name: str, path: Path, *extra: str) -> Server:
-    return Server(name, [str(BUILD / "bin" / "tessera"), "serve", "--quiet", "--port", "{port}",
-                         "--threads", "32", *extra, str(path)])
+def tessera_server(name: str, path: Path, *extra: str) -> LoadServer:
+    return LoadServer(name, [str(BUILD / "bin" / "tessera"), "serve", "--quiet", "--port",
+                             "{port}", "--threads", "32", *extra, str(path)])
 
 
-def tesseract_server(name: str, api: Path) -> Server:
-    exe = shutil.which("tesseract-runtime")
-    if not exe:
-        raise RuntimeError("tesseract-runtime is not installed")
+def tesseract_server(name: str, api: Path) -> LoadServer:
     env = dict(os.environ, TESSERACT_API_PATH=str(api))
     env.pop("TESSERACT_OUTPUT_PATH", None)  # its run folders go to its cwd, the scratch
-    return Server(name, [exe, "serve", "--host", "127.0.0.1", "--port", "{port}"], env=env)
+    return LoadServer(name, runtime_serve_argv(), env=env)
 
 
 def b64(a: np.ndarray) -> dict:
@@ -200,7 +176,7 @@ def drive(port: int, body: bytes, clients: int, requests: int, seconds: float):
     return latencies, wall
 
 
-def cell(server: Server, kind: str, n: int, clients: int, quick: bool) -> dict:
+def cell(server: LoadServer, kind: str, n: int, clients: int, quick: bool) -> dict:
     body = body_for(kind, n)
     big = n >= 10**6
     requests = (8 if big else 500) if quick else (40 if big else 20000)

@@ -76,15 +76,66 @@ static void decode_ok(const char *text, const tsr_input_options *in, tsr_array *
     cr_assert_eq(rc, 0, "decoding %s: %s", text, err.message);
 }
 
-static void decode_fails(const char *text, const tsr_input_options *in, int code,
-                         const char *needle) {
+/* Refused with code and a message holding needle; a failure says which
+ * case (name). */
+static void refused_as(const char *name, const char *text, const tsr_input_options *in, int code,
+                       const char *needle) {
     tsr_array a;
     void *buf = (void *)0x1;
     tsr_error err = {0};
     int rc = tsr_array_from_json_ex(text, strlen(text), TSR_DTYPE_INVALID, in, &a, &buf, &err);
-    assert_code(rc, code, err.message);
-    cr_assert_null(buf);
-    assert_contains(err.message, needle);
+    cr_assert_eq(rc, code, "%s: expected code %d (%s), got %d (%s): %s", name, code,
+                 tsr_strerror(code), rc, tsr_strerror(rc), err.message);
+    cr_assert_null(buf, "%s: refused but a buffer was handed back", name);
+    cr_assert(strstr(err.message, needle) != NULL,
+              "%s: expected the message to contain \"%s\", got \"%s\"", name, needle,
+              err.message);
+}
+
+static void decode_fails(const char *text, const tsr_input_options *in, int code,
+                         const char *needle) {
+    refused_as(text, text, in, code, needle);
+}
+
+/* One array text that must be refused: its name, the array (dtype,
+ * shape, data) and the code and words of the refusal. */
+typedef struct refusal {
+    const char *name, *dtype, *shape, *data;
+    int code;
+    const char *needle;
+} refusal;
+
+static void refuse_each(const refusal *cases, size_t n, const tsr_input_options *in) {
+    for (size_t k = 0; k < n; k++) {
+        char *t = array_text(cases[k].dtype, cases[k].shape, cases[k].data);
+        refused_as(cases[k].name, t, in, cases[k].code, cases[k].needle);
+        free(t);
+    }
+}
+
+#define REFUSE_EACH(cases, in) refuse_each(cases, sizeof cases / sizeof cases[0], in)
+
+/* The request parsed (binref files read from in; NULL: none), bound to
+ * a new call and run; its payload in *p. */
+static tsr_call *parsed_and_run(tsr_component *c, const char *request,
+                                const tsr_input_options *in, tsr_payload **p) {
+    tsr_error err = {0};
+    *p = NULL;
+    int rc = tsr_payload_parse_ex(c, TSR_EP_APPLY, request, strlen(request), in, p, &err);
+    cr_assert_eq(rc, 0, "%s", err.message);
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    cr_assert_eq(tsr_payload_bind(*p, call, &err), 0, "%s", err.message);
+    run_ok(call);
+    return call;
+}
+
+/* The results of a call that ran, as a response text (to tsr_json_free). */
+static char *formatted(const tsr_payload *p, tsr_call *call, const tsr_output_options *o) {
+    char *out = NULL;
+    tsr_error err = {0};
+    int rc = tsr_payload_format_results_ex(p, call, o, &out, &err);
+    cr_assert_eq(rc, 0, "%s", err.message);
+    return out;
 }
 
 /* An encoded array, written with the library into dir. */
@@ -133,20 +184,13 @@ Test(binref_payload, a_request_in_binref_gives_a_response_in_binref) {
         "\"data\":{\"buffer\":\"in.bin:64\",\"encoding\":\"binref\"}}}}";
     tsr_component *c = open_ok(BUNDLED_PLUGIN("vectoradd"), NULL);
     tsr_input_options in = inputs_from(dir, 0);
-    tsr_payload *p = NULL;
-    tsr_error err = {0};
-    int rc = tsr_payload_parse_ex(c, TSR_EP_APPLY, request, strlen(request), &in, &p, &err);
-    cr_assert_eq(rc, 0, "%s", err.message);
+    tsr_payload *p;
+    tsr_call *call = parsed_and_run(c, request, &in, &p);
     cr_assert_eq(((double *)tsr_payload_input(p, "b")->data)[3], 40);
     cr_assert_eq(*(double *)tsr_payload_input(p, "s")->data, 2);
-    tsr_call *call = new_call(c, TSR_EP_APPLY);
-    cr_assert_eq(tsr_payload_bind(p, call, &err), 0, "%s", err.message);
-    run_ok(call);
     tsr_output_options o = {.struct_size = sizeof o, .encoding = TSR_ENCODING_BINREF,
                             .output_dir = other, .checksum = 1};
-    char *out = NULL;
-    rc = tsr_payload_format_results_ex(p, call, &o, &out, &err);
-    cr_assert_eq(rc, 0, "%s", err.message);
+    char *out = formatted(p, call, &o);
     json_error_t jerr;
     json_t *root = json_loads(out, 0, &jerr);
     char *result = json_dumps(json_object_get(root, "result"), JSON_COMPACT);
@@ -175,17 +219,11 @@ Test(binref_payload, mixed_dtypes_round_trip_through_one_file_and_convert) {
         "\"flags\":[true,false],\"scale\":0.5,\"z\":{\"object_type\":\"array\",\"shape\":[1],"
         "\"dtype\":\"complex128\",\"data\":{\"buffer\":\"AAAAAAAA8D8AAAAAAAAAQA==\","
         "\"encoding\":\"base64\"}}}}";
-    tsr_payload *p = NULL;
-    tsr_error err = {0};
-    cr_assert_eq(tsr_payload_parse(c, TSR_EP_APPLY, request, strlen(request), &p, &err), 0, "%s",
-                 err.message);
-    tsr_call *call = new_call(c, TSR_EP_APPLY);
-    cr_assert_eq(tsr_payload_bind(p, call, &err), 0, "%s", err.message);
-    run_ok(call);
+    tsr_payload *p;
+    tsr_call *call = parsed_and_run(c, request, NULL, &p);
     tsr_output_options o = {.struct_size = sizeof o, .encoding = TSR_ENCODING_BINREF,
                             .output_dir = dir, .lz4 = 1, .checksum = 1};
-    char *out = NULL;
-    cr_assert_eq(tsr_payload_format_results_ex(p, call, &o, &out, &err), 0, "%s", err.message);
+    char *out = formatted(p, call, &o);
     /* Every array lands in the one file of this result. */
     DIR *d = opendir(dir);
     int files = 0;
@@ -205,6 +243,7 @@ Test(binref_payload, mixed_dtypes_round_trip_through_one_file_and_convert) {
     char *again = json_dumps(req, JSON_COMPACT);
     tsr_input_options in = inputs_from(dir, 0);
     tsr_payload *q = NULL;
+    tsr_error err = {0};
     cr_assert_eq(tsr_payload_parse_ex(c, TSR_EP_APPLY, again, strlen(again), &in, &q, &err), 0,
                  "%s", err.message);
     const tsr_array *nodes = tsr_payload_input(q, "mesh.nodes");
@@ -227,21 +266,19 @@ Test(binref_payload, mixed_dtypes_round_trip_through_one_file_and_convert) {
     tsr_close(c);
 }
 
+/* payload_fields with small arrays of every field. */
+#define SMALL_FIELDS_REQUEST                                                                    \
+    "{\"inputs\":{\"mesh\":{\"nodes\":[[1,2],[3,4]],\"cells\":[[0,1,2]]},\"flags\":[true],"      \
+    "\"scale\":1,\"z\":[]}}"
+
 Test(binref_payload, responses_roll_over_into_new_files) {
     tsr_component *c = open_ok(TEST_PLUGIN("payload_fields"), NULL);
-    const char *request = "{\"inputs\":{\"mesh\":{\"nodes\":[[1,2],[3,4]],\"cells\":[[0,1,2]]},"
-                          "\"flags\":[true],\"scale\":1,\"z\":[]}}";
-    tsr_payload *p = NULL;
-    tsr_error err = {0};
-    cr_assert_eq(tsr_payload_parse(c, TSR_EP_APPLY, request, strlen(request), &p, &err), 0, "%s",
-                 err.message);
-    tsr_call *call = new_call(c, TSR_EP_APPLY);
-    cr_assert_eq(tsr_payload_bind(p, call, &err), 0, "%s", err.message);
-    run_ok(call);
+    const char *request = SMALL_FIELDS_REQUEST;
+    tsr_payload *p;
+    tsr_call *call = parsed_and_run(c, request, NULL, &p);
     tsr_output_options o = {.struct_size = sizeof o, .encoding = TSR_ENCODING_BINREF,
                             .output_dir = dir, .max_file_bytes = 16};
-    char *out = NULL;
-    cr_assert_eq(tsr_payload_format_results_ex(p, call, &o, &out, &err), 0, "%s", err.message);
+    char *out = formatted(p, call, &o);
     /* With a 16-byte limit: nodes (32 B) alone in file 0; cells (12 B) and
      * flags (1 B) in file 1; total (8 B) would pass 16, so file 2; z
      * (empty) after it. */
@@ -264,15 +301,10 @@ Test(binref_payload, responses_roll_over_into_new_files) {
  * limit makes the write of the first file fail after three files exist. */
 Test(binref_payload, a_failed_response_removes_its_files) {
     tsr_component *c = open_ok(TEST_PLUGIN("payload_fields"), NULL);
-    const char *request = "{\"inputs\":{\"mesh\":{\"nodes\":[[1,2],[3,4]],\"cells\":[[0,1,2]]},"
-                          "\"flags\":[true],\"scale\":1,\"z\":[]}}";
-    tsr_payload *p = NULL;
+    const char *request = SMALL_FIELDS_REQUEST;
+    tsr_payload *p;
+    tsr_call *call = parsed_and_run(c, request, NULL, &p);
     tsr_error err = {0};
-    cr_assert_eq(tsr_payload_parse(c, TSR_EP_APPLY, request, strlen(request), &p, &err), 0, "%s",
-                 err.message);
-    tsr_call *call = new_call(c, TSR_EP_APPLY);
-    cr_assert_eq(tsr_payload_bind(p, call, &err), 0, "%s", err.message);
-    run_ok(call);
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim = {.rlim_cur = 20, .rlim_max = RLIM_INFINITY};
     cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
@@ -364,28 +396,28 @@ Test(binref_payload, truncated_files_and_offsets_past_the_end) {
     double x[100] = {0};
     put_file(dir, "short.bin", x, 100); /* 100 bytes, fewer than 100 doubles */
     tsr_input_options in = inputs_from(dir, 0);
-    char *t = array_text("float64", "[100]", "{\"buffer\":\"short.bin:0\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_IO, "'short.bin' is truncated: it holds 100 of the 800 bytes at offset 0");
-    free(t);
-    t = array_text("float64", "[2]", "{\"buffer\":\"short.bin:96\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_IO, "is truncated: it holds 4 of the 16 bytes at offset 96");
-    free(t);
-    t = array_text("float64", "[0]", "{\"buffer\":\"short.bin:101\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_IO, "offset 101 is past the end of 'short.bin' (100 bytes)");
-    free(t);
-    t = array_text("float64", "[1]", "{\"buffer\":\"short.bin:18446744073709551615\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_IO, "is past the end");
-    free(t);
-    t = array_text("float64", "[1]", "{\"buffer\":\"short.bin:18446744073709551616\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "binref offset in \"short.bin:18446744073709551616\" is too large");
-    free(t);
-    /* Compressed: the stored size runs past the end. */
-    t = array_text("float64", "[10]",
-                   "{\"buffer\":\"short.bin:90:20\",\"encoding\":\"binref\",\"compression\":\"lz4\"}");
-    decode_fails(t, &in, TSR_E_IO, "is truncated: it holds 10 of the 20 bytes at offset 90");
-    free(t);
+    static const refusal cases[] = {
+        {"the whole array", "float64", "[100]", "{\"buffer\":\"short.bin:0\",\"encoding\":\"binref\"}",
+         TSR_E_IO, "'short.bin' is truncated: it holds 100 of the 800 bytes at offset 0"},
+        {"its last bytes", "float64", "[2]", "{\"buffer\":\"short.bin:96\",\"encoding\":\"binref\"}",
+         TSR_E_IO, "is truncated: it holds 4 of the 16 bytes at offset 96"},
+        {"an offset past the end", "float64", "[0]",
+         "{\"buffer\":\"short.bin:101\",\"encoding\":\"binref\"}", TSR_E_IO,
+         "offset 101 is past the end of 'short.bin' (100 bytes)"},
+        {"the largest offset", "float64", "[1]",
+         "{\"buffer\":\"short.bin:18446744073709551615\",\"encoding\":\"binref\"}", TSR_E_IO,
+         "is past the end"},
+        {"an offset past 64 bits", "float64", "[1]",
+         "{\"buffer\":\"short.bin:18446744073709551616\",\"encoding\":\"binref\"}", TSR_E_PAYLOAD,
+         "binref offset in \"short.bin:18446744073709551616\" is too large"},
+        /* Compressed: the stored size runs past the end. */
+        {"a stored size past the end", "float64", "[10]",
+         "{\"buffer\":\"short.bin:90:20\",\"encoding\":\"binref\",\"compression\":\"lz4\"}", TSR_E_IO,
+         "is truncated: it holds 10 of the 20 bytes at offset 90"},
+    };
+    REFUSE_EACH(cases, &in);
     /* An empty array at the very end is fine. */
-    t = array_text("float64", "[0]", "{\"buffer\":\"short.bin:100\",\"encoding\":\"binref\"}");
+    char *t = array_text("float64", "[0]", "{\"buffer\":\"short.bin:100\",\"encoding\":\"binref\"}");
     tsr_array a;
     void *buf;
     decode_ok(t, &in, &a, &buf);
@@ -400,18 +432,19 @@ Test(binref_payload, a_negative_offset_or_size_is_invalid) {
     double x[2] = {1, 2};
     put_file(dir, "x.bin", x, sizeof x);
     tsr_input_options in = inputs_from(dir, 0);
-    char *t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:-8\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "binref offset in \"x.bin:-8\" is invalid: it must be a whole number of bytes, 0 or more");
-    free(t);
-    t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:-8:8\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "binref offset in \"x.bin:-8:8\" is invalid");
-    free(t);
-    t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:+8\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "binref offset in \"x.bin:+8\" is invalid");
-    free(t);
-    t = array_text("float64", "[1]", "{\"buffer\":\"x.bin:0:-8\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "binref size in \"x.bin:0:-8\" is invalid");
-    free(t);
+    static const refusal cases[] = {
+        {"a negative offset", "float64", "[1]", "{\"buffer\":\"x.bin:-8\",\"encoding\":\"binref\"}",
+         TSR_E_PAYLOAD,
+         "binref offset in \"x.bin:-8\" is invalid: it must be a whole number of bytes, 0 or more"},
+        {"a negative offset with a size", "float64", "[1]",
+         "{\"buffer\":\"x.bin:-8:8\",\"encoding\":\"binref\"}", TSR_E_PAYLOAD,
+         "binref offset in \"x.bin:-8:8\" is invalid"},
+        {"a signed offset", "float64", "[1]", "{\"buffer\":\"x.bin:+8\",\"encoding\":\"binref\"}",
+         TSR_E_PAYLOAD, "binref offset in \"x.bin:+8\" is invalid"},
+        {"a negative size", "float64", "[1]", "{\"buffer\":\"x.bin:0:-8\",\"encoding\":\"binref\"}",
+         TSR_E_PAYLOAD, "binref size in \"x.bin:0:-8\" is invalid"},
+    };
+    REFUSE_EACH(cases, &in);
 }
 
 /* Every error of a request names the field whose array it is. */
@@ -441,19 +474,24 @@ Test(binref_payload, sizes_that_disagree_with_shape_and_dtype) {
     double x[4] = {1, 2, 3, 4};
     put_file(dir, "x.bin", x, sizeof x);
     tsr_input_options in = inputs_from(dir, 0);
-    char *t = array_text("float64", "[4]", "{\"buffer\":\"x.bin:0:16\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "the binref buffer gives 16 bytes but shape x float64 needs 32");
-    free(t);
-    /* lz4 without its stored size, as Tesseract requires it. */
-    t = array_text("float64", "[4]",
-                   "{\"buffer\":\"x.bin:0\",\"encoding\":\"binref\",\"compression\":\"lz4\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "must give its stored size");
-    free(t);
-    /* A stored size no frame of 32 bytes can have. */
-    t = array_text("float64", "[4]",
-                   "{\"buffer\":\"x.bin:0:100000\",\"encoding\":\"binref\",\"compression\":\"lz4\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "more than an lz4 frame of the 32 bytes");
-    free(t);
+    static const refusal cases[] = {
+        {"a size short of the shape", "float64", "[4]",
+         "{\"buffer\":\"x.bin:0:16\",\"encoding\":\"binref\"}", TSR_E_PAYLOAD,
+         "the binref buffer gives 16 bytes but shape x float64 needs 32"},
+        /* lz4 without its stored size, as Tesseract requires it. */
+        {"lz4 without a stored size", "float64", "[4]",
+         "{\"buffer\":\"x.bin:0\",\"encoding\":\"binref\",\"compression\":\"lz4\"}", TSR_E_PAYLOAD,
+         "must give its stored size"},
+        /* A stored size no frame of 32 bytes can have. */
+        {"a stored size too large for the frame", "float64", "[4]",
+         "{\"buffer\":\"x.bin:0:100000\",\"encoding\":\"binref\",\"compression\":\"lz4\"}",
+         TSR_E_PAYLOAD, "more than an lz4 frame of the 32 bytes"},
+        /* Uncompressed base64 of the wrong length. */
+        {"base64 of the wrong length", "float64", "[2]",
+         "{\"buffer\":\"AAAAAAAA8D8=\",\"encoding\":\"base64\"}", TSR_E_PAYLOAD,
+         "needs 16 bytes but the base64 buffer holds 8"},
+    };
+    REFUSE_EACH(cases, &in);
     /* A frame of 4 doubles read as 3 or 5. */
     tsr_array a = f64_vec(x, 4);
     for (int enc = TSR_ENCODING_BASE64; enc <= TSR_ENCODING_BINREF; enc++) {
@@ -467,10 +505,6 @@ Test(binref_payload, sizes_that_disagree_with_shape_and_dtype) {
         free(five);
         tsr_json_free(text);
     }
-    /* Uncompressed base64 of the wrong length. */
-    t = array_text("float64", "[2]", "{\"buffer\":\"AAAAAAAA8D8=\",\"encoding\":\"base64\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "needs 16 bytes but the base64 buffer holds 8");
-    free(t);
 }
 
 Test(binref_payload, bad_lz4_frames) {
@@ -652,15 +686,16 @@ Test(binref_payload, binref_buffers_are_read_as_tesseract_reads_them) {
         free(t);
         free(data);
     }
-    char *t = array_text("float64", "[1]", "{\"buffer\":\":8\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_IO, "cannot open binref file ':8'");
-    free(t);
-    t = array_text("float64", "[1]", "{\"buffer\":\"\",\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "names no file");
-    free(t);
-    t = array_text("float64", "[1]", "{\"buffer\":8,\"encoding\":\"binref\"}");
-    decode_fails(t, &in, TSR_E_PAYLOAD, "a binref buffer must be a string");
-    free(t);
+    static const refusal cases[] = {
+        {"an offset and no name", "float64", "[1]", "{\"buffer\":\":8\",\"encoding\":\"binref\"}",
+         TSR_E_IO, "cannot open binref file ':8'"},
+        {"an empty buffer", "float64", "[1]", "{\"buffer\":\"\",\"encoding\":\"binref\"}",
+         TSR_E_PAYLOAD, "names no file"},
+        {"a number for a buffer", "float64", "[1]", "{\"buffer\":8,\"encoding\":\"binref\"}",
+         TSR_E_PAYLOAD, "a binref buffer must be a string"},
+    };
+    REFUSE_EACH(cases, &in);
+    char *t;
     /* The default input directory is the current one, as in Tesseract. */
     cr_assert_eq(chdir(dir), 0);
     t = array_text("float64", "[1]", "{\"buffer\":\"plain.bin:16\",\"encoding\":\"binref\"}");

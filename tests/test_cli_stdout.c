@@ -174,32 +174,11 @@ Test(cli_stdout, a_python_components_print_in_a_worker_is_not_lost, .timeout = 1
 /* `tessera serve ARGS... --port P` with stdout and stderr in files, one
  * apply through the library against it, then SIGTERM; its exit status. */
 static int serve_once(const char *const *args, const char *out_path, const char *err_path) {
-    int port = free_port();
-    cr_assert(port > 0, "no free loopback port");
-    char port_text[16];
-    snprintf(port_text, sizeof port_text, "%d", port);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        python_buffers();
-        int null = open("/dev/null", O_RDONLY), out = open(out_path, O_WRONLY | O_TRUNC),
-            err = open(err_path, O_WRONLY | O_TRUNC);
-        if (null < 0 || out < 0 || err < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 ||
-            dup2(err, 2) < 0)
-            _exit(127);
-        char *argv[16] = {"tessera", "serve", "--port", port_text};
-        /* execv takes char *const []: copies, not casts */
-        for (int k = 0; args[k] && k < 11; k++) argv[4 + k] = strdup(args[k]);
-        execv(TSR_CLI, argv);
-        _exit(127);
-    }
-    for (int tries = 0; tries < 1200 && !accepts(port); tries++) {
-        cr_assert_eq(waitpid(pid, NULL, WNOHANG), 0, "tessera serve exited");
-        nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
-    }
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    const char *argv[16] = {"serve", "--port", "{port}"};
+    for (int k = 0; args[k] && k < 12; k++) argv[3 + k] = args[k];
+    test_server *s = serve_ok(&(server_spec){
+        .args = argv, .out = out_path, .err = err_path, .in_child = python_buffers});
+    const char *url = s->url;
     tsr_component *c = open_ok(url, NULL);
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     double x[2] = {1, 2};
@@ -208,9 +187,7 @@ static int serve_once(const char *const *args, const char *out_path, const char 
     cr_assert_float_eq(((const double *)tsr_call_output(call, "y")->data)[1], 4.0, 1e-12);
     tsr_call_free(call);
     tsr_close(c);
-    kill(pid, SIGTERM);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    int status = serve_stop_ok(s);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -231,12 +208,13 @@ static void served_prints_go_to_stderr(const char *const *args, const char *said
     unlink(err_path);
 }
 
-Test(cli_stdout, tessera_serve_writes_nothing_of_a_c_plugin_on_stdout) {
+Test(cli_stdout, tessera_serve_writes_nothing_of_a_c_plugin_on_stdout, .fini = stop_servers) {
     served_prints_go_to_stderr((const char *const[]){PRINTING, NULL}, "printing: apply ");
     served_prints_go_to_stderr((const char *const[]){"--mode", "isolated", PRINTING, NULL},
                                "printing: init ");
 }
 
-Test(cli_stdout, tessera_serve_writes_nothing_of_a_python_component_on_stdout, .timeout = 120) {
+Test(cli_stdout, tessera_serve_writes_nothing_of_a_python_component_on_stdout, .timeout = 120,
+     .fini = stop_servers) {
     served_prints_go_to_stderr((const char *const[]){PYPRINTING, NULL}, "printing: apply partial");
 }

@@ -47,7 +47,9 @@ static tsr_component *open_as(const char *path, int how) {
     return c;
 }
 
+/* The servers first: they run in spool_parent. */
 static void cleanup(void) {
+    stop_servers();
     if (spool_parent[0]) remove_tree(spool_parent);
     spool_parent[0] = '\0';
 }
@@ -393,37 +395,13 @@ Test(defaults, cli_apply_leaves_defaulted_and_optional_inputs_out) {
 
 /* ---- remote components: defaults read from the served OpenAPI document -------- */
 
-/* Start a server (argv[0] a path; port_arg the index of argv that takes
- * the port) and wait until it accepts; its pid, its URL in url. */
-static pid_t serve(char *const *argv, int port_arg, const char *api, char *url, size_t n) {
-    int port = free_port();
-    cr_assert(port > 0, "no free loopback port");
-    char port_text[16];
-    snprintf(port_text, sizeof port_text, "%d", port);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int null = open("/dev/null", O_RDWR);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(127);
-        if (api) setenv("TESSERACT_API_PATH", api, 1);
-        if (spool_parent[0] && chdir(spool_parent) != 0) _exit(127);
-        char *args[16] = {NULL};
-        for (int k = 0; argv[k] && k < 15; k++) args[k] = k == port_arg ? port_text : argv[k];
-        execv(args[0], args);
-        _exit(127);
-    }
-    for (int tries = 0; tries < 1200 && !accepts(port); tries++) {
-        cr_assert_eq(waitpid(pid, NULL, WNOHANG), 0, "the server %s exited", argv[0]);
-        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
-    }
-    snprintf(url, n, "http://127.0.0.1:%d", port);
-    return pid;
-}
-
-static void stop(pid_t pid) {
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
+/* A server of the component (program: NULL for tessera; api: its
+ * TESSERACT_API_PATH) in spool_parent, until cleanup; its URL. */
+static const char *serve(const char *program, const char *const *args, const char *api) {
+    server_spec spec = {.program = program, .args = args, .dir = spool_parent,
+                        .env = (const char *const[]){"TESSERACT_API_PATH", api, NULL}};
+    if (!api) spec.env = NULL;
+    return serve_ok(&spec)->url;
 }
 
 /* The served component as a remote one: s and w have their defaults,
@@ -457,27 +435,17 @@ static void remote_defaults(const char *url) {
 
 Test(defaults, a_remote_component_reads_them_from_tessera_serve) {
     make_temp_dir(spool_parent, sizeof spool_parent, "tessera-defaults");
-    char url[64];
-    char *argv[] = {TSR_CLI, "serve", "--port", "PORT", DEFAULTS, NULL};
-    pid_t pid = serve(argv, 3, NULL, url, sizeof url);
-    remote_defaults(url);
-    stop(pid);
+    remote_defaults(serve(NULL, (const char *const[]){"serve", "--port", "{port}", DEFAULTS, NULL},
+                          NULL));
 }
 
 Test(defaults, a_remote_component_reads_them_from_tesseract_runtime) {
-    char found[4096] = "", *runtime = NULL;
-    for (const char *p = getenv("PATH"); !runtime && p && *p;) {
-        size_t len = strcspn(p, ":");
-        snprintf(found, sizeof found, "%.*s/tesseract-runtime", (int)len, p);
-        if (len && access(found, X_OK) == 0) runtime = found;
-        p += len + (p[len] == ':');
-    }
-    if (!runtime) cr_skip_test("tesseract-runtime is not on PATH");
+    char runtime[4096];
+    if (find_program("tesseract-runtime", runtime, sizeof runtime) != 0)
+        cr_skip_test("tesseract-runtime is not on PATH");
     make_temp_dir(spool_parent, sizeof spool_parent, "tessera-defaults");
-    char url[64];
-    char *argv[] = {runtime, "serve", "--host", "127.0.0.1", "--port", "PORT", NULL};
-    pid_t pid = serve(argv, 5, TSR_SOURCE_DIR "/tests/pycomponents/defaults/tesseract_api.py",
-                      url, sizeof url);
-    remote_defaults(url);
-    stop(pid);
+    remote_defaults(serve(runtime,
+                          (const char *const[]){"serve", "--host", "127.0.0.1", "--port", "{port}",
+                                                NULL},
+                          TSR_SOURCE_DIR "/tests/pycomponents/defaults/tesseract_api.py"));
 }

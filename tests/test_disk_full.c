@@ -17,6 +17,7 @@
 #include "child_verdict.h"
 #include "dir_entries.h"
 #include "private_tmpfs.h"
+#include "temp_dir.h"
 #include "test_util.h"
 
 TestSuite(disk_full, .timeout = 60);
@@ -44,8 +45,8 @@ static const char *full_disk_in(const char *dir, tsr_file_io io) {
 }
 
 static const char *write_into_a_full_disk(tsr_file_io io) {
-    char dir[] = "/tmp/tessera-full-XXXXXX";
-    if (!mkdtemp(dir)) return "mkdtemp failed";
+    char dir[256];
+    if (try_make_temp_dir(dir, sizeof dir, "tessera-full") != 0) return "mkdtemp failed";
     const char *v = private_tmpfs(dir, 0, "size=64k,mode=0700");
     if (!v) {
         v = full_disk_in(dir, io);

@@ -9,9 +9,11 @@
  * Values are checked against computations in this file; derivatives
  * against finite differences of apply.
  */
+#define _GNU_SOURCE /* nftw, in temp_dir.h */
 #include <tessera/gradcheck.h>
 
 #include "dense_solve.h"
+#include "temp_dir.h"
 #include "worker_util.h"
 
 #define EXAMPLE(name) TSR_PLUGIN_DIR "/" name ".json"
@@ -138,8 +140,7 @@ Test(legacy, rdstep_vjp_is_the_transpose_of_the_jacobian) {
 /* A copy of rdstep.json with another boundary condition, in a temporary
  * folder, its library named by absolute path. */
 static void write_rdstep_variant(char *dir, size_t cap, char *path, size_t pcap, const char *bc) {
-    snprintf(dir, cap, "%s/tessera-manifest-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    cr_assert_not_null(mkdtemp(dir));
+    make_temp_dir(dir, cap, "tessera-manifest");
     snprintf(path, pcap, "%s/rdstep_%s.json", dir, bc);
     FILE *in = fopen(EXAMPLE("rdstep"), "r"), *out = fopen(path, "w");
     cr_assert(in && out);

@@ -40,93 +40,64 @@
 
 typedef struct server {
     const char *name, *api;
-    pid_t pid;
-    int port;
+    test_server s;
 } server;
 
 /* tesseract-runtime serves the first four; `tessera serve` the last, a
  * bundled plugin behind a bearer token. */
 enum { VECTORADD, NESTED, RAISING, SLEEPING, TESSERA_SERVE, N_SERVERS };
 static server servers[N_SERVERS] = {
-    [VECTORADD] = {"vectoradd", EXAMPLE("vectoradd"), 0, 0},
-    [NESTED] = {"nested", PYCOMPONENT("nested"), 0, 0},
-    [RAISING] = {"raising", PYCOMPONENT("raising"), 0, 0},
-    [SLEEPING] = {"sleeping", PYCOMPONENT("sleeping"), 0, 0},
-    [TESSERA_SERVE] = {"tessera_serve", BUNDLED_PLUGIN("vectoradd"), 0, 0},
+    [VECTORADD] = {.name = "vectoradd", .api = EXAMPLE("vectoradd")},
+    [NESTED] = {.name = "nested", .api = PYCOMPONENT("nested")},
+    [RAISING] = {.name = "raising", .api = PYCOMPONENT("raising")},
+    [SLEEPING] = {.name = "sleeping", .api = PYCOMPONENT("sleeping")},
+    [TESSERA_SERVE] = {.name = "tessera_serve", .api = BUNDLED_PLUGIN("vectoradd")},
 };
 
 /* ---- the servers ----------------------------------------------------------- */
-
-static int find_runtime(char *out, size_t n) {
-    const char *path = getenv("PATH");
-    for (const char *p = path ? path : ""; *p;) {
-        size_t len = strcspn(p, ":");
-        snprintf(out, n, "%.*s/tesseract-runtime", (int)len, p);
-        if (len && access(out, X_OK) == 0) return 0;
-        p += len + (p[len] == ':');
-    }
-    return -1;
-}
 
 /* Where the servers run: tesseract-runtime writes a run_<id> folder per
  * request into its output path (its current directory by default). */
 static char scratch[256];
 
+static char logs[N_SERVERS][512];
+
+/* Its output in a log of its own; running in the scratch folder. */
 static void start(server *s, const char *runtime) {
-    char port[16], log[512];
-    s->port = free_port();
-    snprintf(port, sizeof port, "%d", s->port);
-    snprintf(log, sizeof log, TSR_BINARY_DIR "/tests/remote-server-%s.log", s->name);
-    s->pid = fork();
-    if (s->pid != 0) return;
-    /* Its own group (stopped as one); gone with the test program. */
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(127);
-    setenv("TESSERACT_API_PATH", s->api, 1);
-    setenv("TESSERACT_OUTPUT_PATH", scratch, 1);
-    if (chdir(scratch) != 0) _exit(127);
-    if (s == &servers[TESSERA_SERVE])
-        execl(TSR_CLI, "tessera", "serve", "--port", port, "--token-file", "token", s->api,
-              (char *)NULL);
-    else
-        execl(runtime, "tesseract-runtime", "serve", "--host", "127.0.0.1", "--port", port,
-              (char *)NULL);
-    _exit(127);
+    char *log = logs[s - servers];
+    snprintf(log, sizeof logs[0], TSR_BINARY_DIR "/tests/remote-server-%s.log", s->name);
+    const char *const env[] = {"TESSERACT_API_PATH", s->api, "TESSERACT_OUTPUT_PATH", scratch,
+                               NULL};
+    server_spec tessera = {
+        .args = (const char *const[]){"serve", "--port", "{port}", "--token-file", "token",
+                                      s->api, NULL},
+        .out = log, .err = log, .dir = scratch, .env = env};
+    server_spec runtime_spec = {
+        .program = runtime,
+        .args = (const char *const[]){"serve", "--host", "127.0.0.1", "--port", "{port}", NULL},
+        .out = log, .err = log, .dir = scratch, .env = env};
+    if (server_start(&s->s, s == &servers[TESSERA_SERVE] ? &tessera : &runtime_spec) != 0)
+        s->s.pid = 0;
 }
 
-/* Wait until it accepts connections (uvicorn listens once the component
- * is imported); the URL into the environment, or why not. */
+/* Wait until its /health answers (uvicorn listens once the component is
+ * imported); the URL into the environment, or why not. */
 static void wait_up(server *s, time_t deadline) {
-    char key[64], value[256];
+    char key[64], value[700];
     snprintf(key, sizeof key, "TSR_TEST_REMOTE_%s", s->name);
-    while (s->pid > 0 && time(NULL) < deadline) {
-        if (accepts(s->port)) {
-            snprintf(value, sizeof value, "http://127.0.0.1:%d", s->port);
-            setenv(key, value, 1);
-            return;
-        }
-        if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
-            s->pid = 0;
-            break;
-        }
-        struct timespec pause = {0, 100 * 1000000L};
-        nanosleep(&pause, NULL);
+    if (server_wait_healthy(&s->s, deadline) == 0) {
+        setenv(key, s->s.url, 1);
+        return;
     }
-    snprintf(value, sizeof value,
-             "!the server of %s did not start (log: " TSR_BINARY_DIR "/tests/remote-server-%s.log)",
-             s->api, s->name);
+    snprintf(value, sizeof value, "!the server of %s did not start (log: %s)", s->api,
+             logs[s - servers]);
     setenv(key, value, 1);
 }
 
 ReportHook(PRE_ALL)(struct criterion_test_set *tests) {
     (void)tests;
     char runtime[4096], token[300];
-    const char *t = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/tessera-remote-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(scratch)) {
+    if (try_make_temp_dir(scratch, sizeof scratch, "tessera-remote") != 0) {
         scratch[0] = '\0';
         return; /* every test skips */
     }
@@ -137,32 +108,23 @@ ReportHook(PRE_ALL)(struct criterion_test_set *tests) {
         fclose(f);
         setenv("TSR_TEST_REMOTE_TOKEN", token, 1);
     }
-    int have_runtime = find_runtime(runtime, sizeof runtime) == 0;
+    int have_runtime = find_program("tesseract-runtime", runtime, sizeof runtime) == 0;
     if (have_runtime) setenv("TSR_TEST_REMOTE_RUNTIME", runtime, 1);
     for (int k = 0; k < N_SERVERS; k++)
         if ((have_runtime || k == TESSERA_SERVE) && access(servers[k].api, R_OK) == 0)
             start(&servers[k], runtime);
     time_t deadline = time(NULL) + START_LIMIT_S;
     for (int k = 0; k < N_SERVERS; k++)
-        if (servers[k].pid > 0) wait_up(&servers[k], deadline);
+        if (servers[k].s.pid > 0) wait_up(&servers[k], deadline);
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats) {
     (void)stats;
+    /* All asked to stop at once, then each waited for. */
     for (int k = 0; k < N_SERVERS; k++)
-        if (servers[k].pid > 0) kill(-servers[k].pid, SIGTERM);
-    for (int k = 0; k < N_SERVERS; k++) {
-        for (int tries = 0; servers[k].pid > 0 && tries < 50; tries++) {
-            if (waitpid(servers[k].pid, NULL, WNOHANG) == servers[k].pid) servers[k].pid = 0;
-            else nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
-        }
-        if (servers[k].pid > 0) {
-            kill(-servers[k].pid, SIGKILL);
-            waitpid(servers[k].pid, NULL, 0);
-        }
-    }
-    if (scratch[0] && access(scratch, F_OK) == 0)
-        nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        if (servers[k].s.pid > 0) kill(-servers[k].s.pid, SIGTERM);
+    for (int k = 0; k < N_SERVERS; k++) server_stop(&servers[k].s);
+    if (scratch[0]) remove_tree_quietly(scratch);
 }
 
 /* The URL of a server, or the test skips (nothing to test against) or

@@ -37,54 +37,28 @@
 #define ANSWER_WAIT_S 30
 #define STEPS 40 /* lines a slow client sends, half a second apart: 20 s */
 
-typedef struct served {
-    pid_t pid;
-    int port;
-    char log[256];
-} served;
-
 static void pause_ms(long ms) {
     nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000L}, NULL);
 }
 
 /* `tessera serve` of vectoradd with extra options (NULL-terminated), its
- * stderr (the access log) in a file; back once it accepts. */
-static served serve_with(const char *const *extra) {
-    served s = {.port = free_port()};
-    cr_assert(s.port > 0, "no free loopback port");
-    temp_path(s.log, sizeof s.log);
-    char port[16];
-    snprintf(port, sizeof port, "%d", s.port);
-    char *argv[32] = {"tessera", "serve", "--port", port};
-    int n = 4;
-    for (int k = 0; extra[k]; k++) argv[n++] = (char *)(uintptr_t)extra[k];
-    argv[n++] = BUNDLED_PLUGIN("vectoradd");
-    argv[n] = NULL;
-    s.pid = fork();
-    cr_assert(s.pid >= 0);
-    if (s.pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int null = open("/dev/null", O_RDWR), log = open(s.log, O_WRONLY | O_TRUNC);
-        if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(log, 2) < 0)
-            _exit(127);
-        execv(TSR_CLI, argv);
-        _exit(127);
-    }
-    for (int tries = 0; tries < 600 && !accepts(s.port); tries++) {
-        cr_assert_eq(waitpid(s.pid, NULL, WNOHANG), 0, "tessera serve exited: %s",
-                     cli_slurp(s.log));
-        pause_ms(100);
-    }
-    return s;
+ * stderr (the access log) in a file; back once /health answers. */
+static test_server *serve_with(const char *const *extra) {
+    static char log[256];
+    temp_path(log, sizeof log);
+    const char *args[32] = {"serve", "--port", "{port}"};
+    int n = 3;
+    for (int k = 0; extra[k]; k++) args[n++] = extra[k];
+    args[n++] = BUNDLED_PLUGIN("vectoradd");
+    args[n] = NULL;
+    return serve_ok(&(server_spec){.args = args, .err = log});
 }
 
 #define SERVE(...) serve_with((const char *const[]){__VA_ARGS__, NULL})
 
 /* Stop it; its log (to free). */
-static char *stop(served *s) {
-    kill(s->pid, SIGTERM);
-    int status;
-    cr_assert_eq(waitpid(s->pid, &status, 0), s->pid);
+static char *stop(test_server *s) {
+    int status = serve_stop_ok(s);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "tessera serve ended badly");
     char *log = cli_slurp(s->log);
     unlink(s->log);
@@ -183,11 +157,13 @@ static int trickle(int fd, const char *first, const char *line, int *sent) {
     return state_now(fd);
 }
 
+TestSuite(serve_slow_clients, .fini = stop_servers);
+
 /* ---- deadlines ---------------------------------------------------------------- */
 
 Test(serve_slow_clients, headers_trickling_in_are_closed_at_the_header_deadline_unanswered) {
-    served s = SERVE("--header-timeout", "1", "--idle-timeout", "2");
-    int fd = connect_from("127.0.0.1", s.port);
+    test_server *s = SERVE("--header-timeout", "1", "--idle-timeout", "2");
+    int fd = connect_from("127.0.0.1", s->port);
     int sent;
     int st = trickle(fd, "GET /health HTTP/1.1\r\nHost: test\r\n", "X-Slow: 1\r\n", &sent);
     close(fd);
@@ -196,26 +172,26 @@ Test(serve_slow_clients, headers_trickling_in_are_closed_at_the_header_deadline_
                  "timeout 2 s, header timeout 1 s)", st == ANSWERED ? "answered" : "still open",
                  sent);
     /* Others are served after it. */
-    cr_assert_eq(health_from("127.0.0.1", s.port), 200);
-    char *log = stop(&s);
+    cr_assert_eq(health_from("127.0.0.1", s->port), 200);
+    char *log = stop(s);
     assert_contains(log, "127.0.0.1 closed: its request headers did not all come within 1 s");
     free(log);
 }
 
 Test(serve_slow_clients, a_request_line_trickling_in_is_closed_at_the_header_deadline) {
-    served s = SERVE("--header-timeout", "1", "--idle-timeout", "2");
-    int fd = connect_from("127.0.0.1", s.port);
+    test_server *s = SERVE("--header-timeout", "1", "--idle-timeout", "2");
+    int fd = connect_from("127.0.0.1", s->port);
     int sent;
     int st = trickle(fd, "GET /", "a", &sent);
     close(fd);
     cr_assert_eq(st, CLOSED, "a request line sent a byte every 0.5 s was %s after %d bytes",
                  st == ANSWERED ? "answered" : "still open", sent);
-    free(stop(&s));
+    free(stop(s));
 }
 
 Test(serve_slow_clients, a_body_trickling_in_is_closed_at_the_body_deadline) {
-    served s = SERVE("--header-timeout", "5", "--body-timeout", "1", "--idle-timeout", "2");
-    int fd = connect_from("127.0.0.1", s.port);
+    test_server *s = SERVE("--header-timeout", "5", "--body-timeout", "1", "--idle-timeout", "2");
+    int fd = connect_from("127.0.0.1", s->port);
     int sent;
     int st = trickle(fd,
                      "POST /apply HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
@@ -224,21 +200,21 @@ Test(serve_slow_clients, a_body_trickling_in_is_closed_at_the_body_deadline) {
     close(fd);
     cr_assert_eq(st, CLOSED, "a body sent a byte every 0.5 s was %s after %d bytes",
                  st == ANSWERED ? "answered" : "still open", sent);
-    char *log = stop(&s);
+    char *log = stop(s);
     assert_contains(log, "127.0.0.1 closed: its request body did not all come within 1 s");
     free(log);
 }
 
 Test(serve_slow_clients, a_kept_alive_client_pausing_past_the_header_deadline_is_served) {
     /* Pauses of 2 s: twice the header deadline, a fifth of the idle one. */
-    served s = SERVE("--header-timeout", "1", "--idle-timeout", "10");
-    int fd = connect_from("127.0.0.1", s.port);
+    test_server *s = SERVE("--header-timeout", "1", "--idle-timeout", "10");
+    int fd = connect_from("127.0.0.1", s->port);
     for (int k = 0; k < 3; k++) {
         if (k) pause_ms(2000);
         cr_assert_eq(health(fd), 200, "request %d on the kept-alive connection", k + 1);
     }
     close(fd);
-    char *log = stop(&s);
+    char *log = stop(s);
     cr_assert_null(strstr(log, "closed:"), "%s", log);
     free(log);
 }
@@ -248,15 +224,15 @@ Test(serve_slow_clients, a_kept_alive_client_pausing_past_the_header_deadline_is
 Test(serve_slow_clients, a_flood_from_one_address_leaves_health_answering_for_others,
      .timeout = 240) {
     /* Deadlines far off: what ends the flood here is the per-address limit. */
-    served s = SERVE("--header-timeout", "120", "--idle-timeout", "120", "--max-connections",
+    test_server *s = SERVE("--header-timeout", "120", "--idle-timeout", "120", "--max-connections",
                      "256");
     static int flood[FLOOD];
     for (int k = 0; k < FLOOD; k++) {
-        flood[k] = connect_from("127.0.0.2", s.port);
+        flood[k] = connect_from("127.0.0.2", s->port);
         /* Half a request, as a slow client has sent (a refused one may
          * be gone already: nothing to check here). */
         (void)send_text(flood[k], "GET /health HTTP/1.1\r\nHost: test\r\n");
-        if (k % 50 == 49) cr_assert_eq(health_from("127.0.0.1", s.port), 200,
+        if (k % 50 == 49) cr_assert_eq(health_from("127.0.0.1", s->port), 200,
                                        "/health with %d flooding connections", k + 1);
     }
     /* The refused ones end as soon as the server accepts them. */
@@ -273,47 +249,49 @@ Test(serve_slow_clients, a_flood_from_one_address_leaves_health_answering_for_ot
                  open_left);
     /* Throughout: others are answered, a kept-alive one too; one more from
      * the flooding address is refused. */
-    int kept = connect_from("127.0.0.1", s.port);
+    int kept = connect_from("127.0.0.1", s->port);
     for (int k = 0; k < 5; k++) {
-        cr_assert_eq(health_from("127.0.0.1", s.port), 200);
+        cr_assert_eq(health_from("127.0.0.1", s->port), 200);
         cr_assert_eq(health(kept), 200);
     }
     close(kept);
-    cr_assert_eq(health_from("127.0.0.2", s.port), -1,
+    cr_assert_eq(health_from("127.0.0.2", s->port), -1,
                  "a connection past the per-address limit was answered");
     for (int k = 0; k < FLOOD; k++) close(flood[k]);
     /* Their slots are free again. */
     int status = -1;
-    for (int tries = 0; tries < 100 && (status = health_from("127.0.0.2", s.port)) != 200; tries++)
+    for (int tries = 0; tries < 100 && (status = health_from("127.0.0.2", s->port)) != 200; tries++)
         pause_ms(100);
     cr_assert_eq(status, 200, "the flooding address, its connections closed, is served again");
-    free(stop(&s));
+    free(stop(s));
 }
 
 /* ---- stopping ----------------------------------------------------------------- */
 
 Test(serve_slow_clients, a_stop_with_every_slot_taken_does_not_wait_for_the_connections) {
     /* Their deadlines are 120 s off; the stop has 60 s. */
-    served s = SERVE("--header-timeout", "120", "--idle-timeout", "120", "--max-connections", "4",
+    test_server *s = SERVE("--header-timeout", "120", "--idle-timeout", "120", "--max-connections", "4",
                      "--max-connections-per-address", "4", "--threads", "4");
     int fd[5];
     for (int k = 0; k < 5; k++) {
-        fd[k] = connect_from("127.0.0.1", s.port);
+        fd[k] = connect_from("127.0.0.1", s->port);
         (void)send_text(fd[k], "GET /health HTTP/1.1\r\n");
     }
     pause_ms(500); /* let the server take the slots (it only helps the stop if not) */
-    cr_assert_eq(kill(s.pid, SIGTERM), 0);
+    cr_assert_eq(kill(s->pid, SIGTERM), 0);
     int status = 0;
     pid_t got = 0;
-    for (int tries = 0; tries < 600 && (got = waitpid(s.pid, &status, WNOHANG)) == 0; tries++)
+    for (int tries = 0; tries < 600 && (got = waitpid(s->pid, &status, WNOHANG)) == 0; tries++)
         pause_ms(100);
     if (got == 0) {
-        kill(s.pid, SIGKILL);
-        waitpid(s.pid, NULL, 0);
+        kill(s->pid, SIGKILL);
+        waitpid(s->pid, NULL, 0);
     }
+    pid_t pid = s->pid;
+    s->pid = 0; /* reaped: nothing left for stop_servers */
     for (int k = 0; k < 5; k++) close(fd[k]);
-    unlink(s.log);
-    cr_assert_eq(got, s.pid, "tessera serve was still stopping 60 s after SIGTERM");
+    unlink(s->log);
+    cr_assert_eq(got, pid, "tessera serve was still stopping 60 s after SIGTERM");
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 

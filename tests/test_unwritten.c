@@ -161,41 +161,11 @@ Test(unwritten, the_option_takes_zero_check_or_keep_only) {
 
 /* ---- behind tessera serve, from one client to the next ------------------ */
 
-static pid_t server = -1;
-
-/* The server goes with the test, however it ends. */
-static void stop_server(void) {
-    if (server <= 0) return;
-    kill(-server, SIGTERM);
-    waitpid(server, NULL, 0);
-    server = -1;
-}
-
-static pid_t serve(int port) {
-    char p[16];
-    snprintf(p, sizeof p, "%d", port);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        setpgid(0, 0);
-        execl(TSR_CLI, "tessera", "serve", "--port", p, "--mode", "worker", LAZY, (char *)NULL);
-        _exit(127);
-    }
-    for (int tries = 0; tries < 600 && !accepts(port); tries++) {
-        struct timespec ts = {0, 50 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    cr_assert(accepts(port), "tessera serve did not start on port %d", port);
-    return pid;
-}
-
 Test(unwritten, under_tessera_serve_the_next_client_never_receives_the_previous_clients_result,
-     .fini = stop_server) {
-    int port = free_port();
-    cr_assert_gt(port, 0);
-    server = serve(port);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+     .fini = stop_servers) {
+    server_spec spec = {
+        .args = (const char *const[]){"serve", "--port", "{port}", "--mode", "worker", LAZY, NULL}};
+    const char *url = serve_ok(&spec)->url;
     /* Two clients, each its own connection: the remote backend. */
     tsr_component *alice = open_ok(url, NULL), *bob = open_ok(url, NULL);
     const int64_t sizes[] = {3, 2000, 100000};

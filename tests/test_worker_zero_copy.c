@@ -8,8 +8,10 @@
  * callback labelled with the component, environment and working directory
  * are the ones asked for.
  */
+#define _GNU_SOURCE /* nftw, in temp_dir.h */
 #include <fcntl.h>
 
+#include "temp_dir.h"
 #include "worker_util.h"
 
 TestSuite(zero_copy, .fini = expect_no_own_segments, .timeout = 60);
@@ -301,8 +303,8 @@ Test(zero_copy, without_a_callback_lines_go_to_stderr_prefixed_with_the_componen
 
 Test(zero_copy, environment_and_working_directory_reach_the_worker) {
     setenv("TSR_TALK_VAR", "inherited", 1);
-    char dir[] = "/tmp/tessera-cwd-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[256];
+    make_temp_dir(dir, sizeof dir, "tessera-cwd");
     char want_cwd[300], host_cwd[4096];
     snprintf(want_cwd, sizeof want_cwd, "cwd=%s", dir);
 
@@ -362,8 +364,8 @@ Test(zero_copy, a_cleared_environment_holds_only_the_variables_set) {
 static const char *fork_worker_sees_what_it_is_given(void) {
     static out_lines l;
     out_init(&l);
-    char dir[] = "/tmp/tessera-cwd-XXXXXX";
-    if (!mkdtemp(dir)) return "mkdtemp failed";
+    char dir[256];
+    if (try_make_temp_dir(dir, sizeof dir, "tessera-cwd") != 0) return "mkdtemp failed";
     setenv("TSR_INHERITED_VAR", "yes", 1);
     tsr_options *o = tsr_options_new();
     tsr_error err;
@@ -391,7 +393,7 @@ static const char *fork_worker_sees_what_it_is_given(void) {
     tsr_component_free_buffer(c, x);
     tsr_close(c);
     rmdir(dir);
-    char cwd_line[64];
+    char cwd_line[300];
     snprintf(cwd_line, sizeof cwd_line, "cwd=%s", dir);
     int vars = 0;
     for (int i = 0; i < l.n; i++)

@@ -20,24 +20,8 @@
 #include <tessera/payload.h>
 #include <tessera/tessera.h>
 
+#include "fuzz_component.h"
 #include "fuzz_target.h"
-
-static tsr_component *component(void) {
-    static tsr_component *c;
-    if (c) return c;
-    tsr_options *o = tsr_options_new();
-    tsr_error err;
-    /* Small limits keep each input cheap (a jacobian of a long input is
-     * quadratic) and run the limit checks too. */
-    if (!o || tsr_options_set(o, "max_call_bytes", "16M", &err) != 0 ||
-        tsr_options_set(o, "max_payload_bytes", "1M", &err) != 0 ||
-        tsr_open(FUZZ_PLUGIN, o, &c, &err) != 0) {
-        fprintf(stderr, "fuzz_payload: cannot open %s: %s\n", FUZZ_PLUGIN, err.message);
-        abort();
-    }
-    tsr_options_free(o);
-    return c;
-}
 
 static void request(tsr_component *c, tsr_endpoint ep, tsr_encoding enc, const char *text,
                     size_t len) {
@@ -84,7 +68,7 @@ static void single_array(tsr_dtype want, const char *text, size_t len) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
-    tsr_component *c = component();
+    tsr_component *c = fuzz_component("fuzz_payload");
     unsigned sel = data[0];
     const char *text = (const char *)data + 1;
     size_t len = size - 1;

@@ -18,22 +18,8 @@
 #include <string.h>
 
 #include "bindings/http/serve_internal.h"
+#include "fuzz_component.h"
 #include "fuzz_target.h"
-
-static tsr_component *component(void) {
-    static tsr_component *c;
-    if (c) return c;
-    tsr_options *o = tsr_options_new();
-    tsr_error err;
-    if (!o || tsr_options_set(o, "max_call_bytes", "16M", &err) != 0 ||
-        tsr_options_set(o, "max_payload_bytes", "1M", &err) != 0 ||
-        tsr_open(FUZZ_PLUGIN, o, &c, &err) != 0) {
-        fprintf(stderr, "fuzz_serve: cannot open %s: %s\n", FUZZ_PLUGIN, err.message);
-        abort();
-    }
-    tsr_options_free(o);
-    return c;
-}
 
 static const serve_config *config(int with_token) {
     static serve_config cfg[2];
@@ -42,7 +28,8 @@ static const serve_config *config(int with_token) {
         tsr_serve_options o = {.struct_size = sizeof o, .token = with_token ? "t0k" : NULL,
                                .max_body_bytes = 1 << 20};
         tsr_error err;
-        if (serve_config_make(&cfg[with_token], component(), &o, &err) != 0) abort();
+        tsr_component *c = fuzz_component("fuzz_serve");
+        if (serve_config_make(&cfg[with_token], c, &o, &err) != 0) abort();
         made[with_token] = 1;
     }
     return &cfg[with_token];

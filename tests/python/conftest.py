@@ -29,6 +29,8 @@ jax.config.update("jax_enable_x64", True)
 import tessera  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+# tests/support: helpers shared with bench/ and the examples (servers.py).
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 PLUGINS = BUILD / "plugins"
 TEST_PLUGINS = BUILD / "tests" / "plugins"

@@ -18,11 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +29,7 @@ import pytest
 import tessera
 import tessera.jax
 from conftest import BUILD, ROOT, by_path
+from servers import free_port, runtime_serve_argv, serving_all
 
 RUNTIME = shutil.which("tesseract-runtime")
 EXAMPLES = BUILD / "third_party" / "tesseract-examples"
@@ -49,60 +45,24 @@ pytestmark = pytest.mark.skipif(
     RUNTIME is None, reason="tesseract-runtime is not installed (pip install 'tesseract-core[runtime]')")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _up(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def _servers(names: list[str], logs: Path) -> Iterator[dict[str, str]]:
     """Serve each named component (its folder's tesseract_api.py) on a port
     of its own: {name: url}, the missing ones left out."""
-    procs: dict[str, tuple[subprocess.Popen, str, Path]] = {}
     # tesseract-runtime writes a run_<id> folder per request into its
     # output path (conftest.py points TESSERACT_OUTPUT_PATH at a scratch
     # folder) or, without one, into its current directory.
     runs = logs / "runs"
     runs.mkdir()
-    try:
-        for name in names:
-            api = FOLDERS[name] / "tesseract_api.py"
-            if not api.exists():
-                continue
-            url, log = f"http://127.0.0.1:{_free_port()}", logs / f"{name}.log"
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(
-                    [RUNTIME, "serve", "--host", "127.0.0.1", "--port", url.rsplit(":", 1)[1]],
-                    env={**os.environ, "TESSERACT_API_PATH": str(api)}, stdout=out,
-                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                    cwd=runs)
-            procs[name] = (proc, url, log)
-        deadline = time.monotonic() + START_LIMIT_S
-        for name, (proc, url, log) in procs.items():
-            while not _up(url):
-                assert proc.poll() is None and time.monotonic() < deadline, (
-                    f"the server of {name} did not start: {log.read_text()[-2000:]}")
-                time.sleep(0.1)
-        yield {name: url for name, (_, url, _) in procs.items()}
-    finally:
-        for proc, _, _ in procs.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc, _, _ in procs.values():
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    specs = {}
+    for name in names:
+        api = FOLDERS[name] / "tesseract_api.py"
+        if api.exists():
+            specs[name] = (runtime_serve_argv(),
+                           {"env": {**os.environ, "TESSERACT_API_PATH": str(api)}, "cwd": runs,
+                            "log": logs / f"{name}.log"})
+    with serving_all(specs, START_LIMIT_S) as servers:
+        yield {name: s.url for name, s in servers.items()}
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +174,6 @@ def test_a_refusal_of_the_server_is_a_payload_error_naming_its_reason(urls):
 
 
 def test_a_server_that_is_not_there_is_a_worker_error_naming_the_url():
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(tessera.WorkerError, match=url):
         tessera.load(url)

@@ -7,13 +7,8 @@ files), with results checked against the same component called in-process."""
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import os
-import signal
-import socket
-import subprocess
-import time
 from pathlib import Path
 
 import jax
@@ -24,39 +19,29 @@ import requests
 
 import tessera
 from conftest import BUILD, ROOT, plugin_path
+from servers import Server
 
 TESSERA = BUILD / "bin" / "tessera"
 PYCOMPONENTS = ROOT / "tests" / "pycomponents"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Served:
-    """`tessera serve ARGS PATH` on a free port, until stop()."""
+class Served(Server):
+    """`tessera serve ARGS PATH` on a free port, answering /health, until stop()."""
 
     def __init__(self, path, *args: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([str(TESSERA), "serve", "--port", str(self.port), *args,
-                                      str(path)], stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"tessera serve exited: {self.proc.stderr.read()}")
-            with contextlib.suppress(requests.ConnectionError):
-                if requests.get(self.url + "/health", timeout=5).ok:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError("tessera serve did not answer /health")
+        super().__init__([TESSERA, "serve", "--port", "{port}", *args, path], what="tessera serve")
+        try:
+            self.wait_healthy(60)
+        except Exception:
+            self.stop()
+            raise
 
     def stop(self) -> tuple[int, str]:
-        self.proc.send_signal(signal.SIGTERM)
-        _, err = self.proc.communicate(timeout=30)
-        return self.proc.returncode, err
+        """Its exit status and what it wrote."""
+        code = super().stop(grace_s=30)
+        out = self.output()
+        self.remove_log()
+        return code, out
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,8 @@ plugin, so every row does the same numerical work."""
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
-import shutil
-import socket
-import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -36,6 +33,11 @@ BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 GEOMETRY = ROOT / "plugins" / "python" / "bar_geometry"
 SOLVER = BUILD / "plugins" / "compliance.so"
 SOLVER_TESSERACT = HERE / "compliance_tesseract"
+
+# The repository's tests/support/servers.py starts a server and waits until
+# it is healthy, for the tests, the benchmarks and this study alike.
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from servers import runtime_serve_argv, serving  # noqa: E402
 
 MODES = ("tessera inproc", "tessera worker", "tessera serve", "tesseract-core",
          "tesseract-core HTTP")
@@ -59,48 +61,14 @@ class Pair:
         return comp.vjp(inputs, [wrt], [out], {out: cotangent})
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def server(argv: list[str], env: dict | None = None, what: str = "server") -> Iterator[str]:
-    """Run a server process on a free port (argv's "{port}"), wait until it
-    answers /health, yield its URL, stop it."""
-    port = free_port()
-    scratch = tempfile.TemporaryDirectory(prefix="shape-opt-")
-    log = open(Path(scratch.name) / "server.log", "w+")
-    proc = subprocess.Popen([a.replace("{port}", str(port)) for a in argv], env=env,
-                            stdout=log, stderr=subprocess.STDOUT, cwd=scratch.name,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 600   # a first start may build an environment
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"{what} exited while starting:\n{log.read()[-2000:]}")
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not answer /health")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        scratch.cleanup()
+    """Run a server process on a free port (argv's "{port}") in a scratch
+    folder, wait until it answers /health, yield its URL, stop it."""
+    with tempfile.TemporaryDirectory(prefix="shape-opt-") as scratch, \
+         serving(argv, env=env, cwd=scratch, what=what,
+                 limit_s=600) as s:   # a first start may build an environment
+        yield s.url
 
 
 @contextlib.contextmanager
@@ -115,13 +83,6 @@ def environ_kept(*names: str) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-
-
-def tesseract_runtime_argv() -> list[str]:
-    exe = shutil.which("tesseract-runtime")
-    if not exe:
-        raise RuntimeError("tesseract-runtime is not installed (pip install tesseract-core[runtime])")
-    return [exe, "serve", "--host", "127.0.0.1", "--port", "{port}"]
 
 
 @contextlib.contextmanager
@@ -174,7 +135,7 @@ def open_pair(mode: str) -> Iterator[Pair]:
             yield pair
         elif mode == "tesseract-core HTTP":
             env.pop("TESSERACT_OUTPUT_PATH", None)
-            argv = tesseract_runtime_argv()
+            argv = runtime_serve_argv()
             with server(argv, dict(env, TESSERACT_API_PATH=str(GEOMETRY / "tesseract_api.py")),
                         "tesseract-runtime serve (geometry)") as g_url, \
                  server(argv, dict(env, TESSERACT_API_PATH=str(SOLVER_TESSERACT /
