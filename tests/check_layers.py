@@ -54,9 +54,11 @@ objects first, then the ones it links), giving file -> file edges:
 
 Circles:
 
-  K1  the file graph (all call edges above) has no strongly connected
-      component of more than one file: files of a folder that call each
-      other both ways are one concern split in two, or two concerns
+  K1  the file graph (all call edges above, the whole tree at once, so
+      that core/ and core/gradcheck/ count as one; the backend table's
+      *_backend_ops edges left out: they register, they do not use) has no
+      strongly connected component of more than one file: files that call
+      each other both ways are one concern split in two, or two concerns
       tangled; the report names every edge of the component (with its
       symbols) so that one can see which function to move.
   K2  headers do not include each other in a circle.
