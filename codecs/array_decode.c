@@ -42,30 +42,6 @@ static void shape_text(char *buf, size_t size, const int64_t *shape, int32_t ran
     if (used < size) snprintf(buf + used, size - used, "]");
 }
 
-/* Take bytes for a buffer about to be allocated from the payload's limits
- * (max_array_bytes, max_call_bytes); released: bytes given back first. */
-static int take_bytes(const tsr_payload_ctx *ctx, const char *path, size_t bytes,
-                      size_t released) {
-    tsr_payload_limits *l = ctx->limits;
-    if (l == NULL) return 0;
-    if (l->max_array_bytes != 0 && bytes > l->max_array_bytes)
-        return tsr_payload_fail(ctx, TSR_E_LIMIT, path,
-                                "%zu bytes exceed max_array_bytes (%llu); raise the option "
-                                "max_array_bytes to allow it",
-                                bytes, (unsigned long long)l->max_array_bytes);
-    uint64_t total = l->used - (released < l->used ? released : l->used);
-    if (__builtin_add_overflow(total, (uint64_t)bytes, &total)) total = UINT64_MAX;
-    if (l->max_call_bytes != 0 && total > l->max_call_bytes)
-        return tsr_payload_fail(ctx, TSR_E_LIMIT, path,
-                                "%zu bytes bring the payload's arrays to %llu bytes, past "
-                                "max_call_bytes (%llu); raise the option max_call_bytes to "
-                                "allow it",
-                                bytes, (unsigned long long)total,
-                                (unsigned long long)l->max_call_bytes);
-    l->used = total;
-    return 0;
-}
-
 /* Dimensions of a nested list, read along its first elements. */
 static int nested_dims(json_t *v, int64_t *dims, int32_t *rank, const tsr_payload_ctx *ctx,
                        const char *path) {
@@ -207,7 +183,7 @@ static int fill_from_json(json_t *v, tsr_dtype dtype, const int64_t *shape, int3
     /* Refused before the buffer is spent. */
     if (hl != NULL && hl->info.ragged)
         return tsr_list_refuse(hl->text, &hl->info, dtype, misfit_code, ctx, path);
-    rc = take_bytes(ctx, path, bytes, 0);
+    rc = tsr_array_take_bytes(ctx, path, bytes, 0);
     if (rc != 0) return rc;
     out->buffer = tsr_aligned_buffer(bytes);
     if (out->buffer == NULL)
@@ -255,7 +231,7 @@ static int fill_from_base64(json_t *buffer, const tsr_stored *st, const int64_t 
                                 "bytes can hold",
                                 want, tsr_dtype_name(dtype), bytes, decoded);
     }
-    int rc = take_bytes(ctx, path, bytes, 0);
+    int rc = tsr_array_take_bytes(ctx, path, bytes, 0);
     if (rc != 0) return rc;
     out->buffer = tsr_aligned_buffer_unzeroed(bytes);
     if (out->buffer == NULL)
@@ -297,42 +273,6 @@ static int queue_binref(json_t *buffer, const tsr_stored *st, tsr_dtype want,
     return rc;
 }
 
-int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
-                        const char *path) {
-    tsr_dtype have = out->array.dtype;
-    if (want == TSR_DTYPE_INVALID || want == have) return 0;
-    if (!tsr_dtype_casts_same_kind(have, want))
-        return tsr_payload_fail(ctx, TSR_E_DTYPE, path,
-                                "dtype %s cannot be converted to the field's %s "
-                                "(only same_kind casts are allowed)",
-                                tsr_dtype_name(have), tsr_dtype_name(want));
-    if (out->pending) return 0; /* converted once read */
-    if (out->buffer == NULL) { /* abstract: nothing to convert */
-        out->array.dtype = want;
-        return 0;
-    }
-    int64_t count;
-    size_t bytes;
-    if (tsr_shape_bytes(out->array.shape, out->array.rank, want, &count, &bytes) != 0)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
-    size_t had = 0;
-    tsr_shape_bytes(out->array.shape, out->array.rank, have, &count, &had);
-    int rc = take_bytes(ctx, path, bytes, had);
-    if (rc != 0) return rc;
-    char *converted = tsr_aligned_buffer(bytes);
-    if (converted == NULL)
-        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
-    int64_t bad;
-    char why[200];
-    if (tsr_num_convert(out->buffer, have, converted, want, count, &bad, why, sizeof why) != 0) {
-        free(converted);
-        return tsr_payload_fail(ctx, TSR_E_DTYPE, path, "%s", why);
-    }
-    free(out->buffer);
-    out->buffer = converted;
-    out->array.dtype = want;
-    return 0;
-}
 
 static int decode_shape(json_t *shape, tsr_array *a, const tsr_payload_ctx *ctx, const char *path) {
     if (shape == NULL)

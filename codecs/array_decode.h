@@ -39,4 +39,11 @@ int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
 int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
                         const char *path);
 
+/* Take bytes for a buffer about to be allocated from the payload's limits
+ * (max_array_bytes, max_call_bytes); released: bytes given back first.
+ * 0, or TSR_E_LIMIT naming path and the option to raise (array_convert.c,
+ * like tsr_decoded_convert). */
+int tsr_array_take_bytes(const tsr_payload_ctx *ctx, const char *path, size_t bytes,
+                         size_t released);
+
 #endif /* TESSERA_CODECS_ARRAY_DECODE_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Single arrays to and from JSON text, encoding names, and releasing what
- * this part of the library hands out. */
+/* Single arrays to and from JSON text, and releasing what this part of
+ * the library hands out. (Encoding names: encoding_name.c.) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,23 +11,6 @@
 #include "binref_batch.h"
 #include "json_hoist.h"
 #include "payload_options.h"
-
-TSR_API const char *tsr_encoding_name(tsr_encoding enc) {
-    switch (enc) {
-    case TSR_ENCODING_JSON: return "json";
-    case TSR_ENCODING_BASE64: return "base64";
-    case TSR_ENCODING_BINREF: return "binref";
-    }
-    return NULL;
-}
-
-TSR_API int tsr_encoding_from_name(const char *name) {
-    if (name == NULL) return -1;
-    if (strcmp(name, "json") == 0) return TSR_ENCODING_JSON;
-    if (strcmp(name, "base64") == 0 || strcmp(name, "json+base64") == 0) return TSR_ENCODING_BASE64;
-    if (strcmp(name, "binref") == 0 || strcmp(name, "json+binref") == 0) return TSR_ENCODING_BINREF;
-    return -1;
-}
 
 TSR_API int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, char **out,
                                  tsr_error *err) {

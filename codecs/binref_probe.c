@@ -146,8 +146,3 @@ int binref_io_run(binref_io asked, binref_io used, const binref_op *ops, int n_o
     }
     return binref_posix_run(ops, n_ops, write, why, why_size);
 }
-
-void binref_what_prefix(char *buf, size_t size, const char *what) {
-    if (what != NULL && what[0] != '\0') snprintf(buf, size, "%s: ", what);
-    else if (size > 0) buf[0] = '\0';
-}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A failure as Tesseract's 422 body (FastAPI's validation error), the one
  * form the CLI (--error-format json) and the server write, so that both
- * give the same bytes for the same request. */
+ * give the same bytes for the same request; the type names it gives each
+ * error code (tsr_error_type). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,4 +131,32 @@ TSR_API int tsr_error_detail_json(int code, const char *loc, const char *message
     *out = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     return *out != NULL ? 0 : TSR_E_NOMEM;
+}
+
+/* pydantic's names where one fits (a client of Tesseract's 422 reads them
+ * as usual), a name of the same style for the rest. */
+TSR_API const char *tsr_error_type(int code) {
+    switch (code) {
+    case TSR_OK: return "ok";
+    case TSR_E_MISSING: return "missing";
+    case TSR_E_UNKNOWN_FIELD: return "extra_forbidden";
+    case TSR_E_DTYPE: return "dtype_error";
+    case TSR_E_SHAPE: return "shape_error";
+    case TSR_E_NOT_DIFFERENTIABLE: return "not_differentiable";
+    case TSR_E_LIMIT: return "too_large";
+    case TSR_E_IO: return "io_error";
+    case TSR_E_NOMEM: return "out_of_memory";
+    case TSR_E_LOAD: return "load_error";
+    case TSR_E_ABI: return "abi_error";
+    case TSR_E_DESCRIPTOR: return "descriptor_error";
+    case TSR_E_UNSUPPORTED: return "unsupported";
+    case TSR_E_PLUGIN: return "plugin_error";
+    case TSR_E_PLUGIN_RESULT: return "plugin_result_error";
+    case TSR_E_INIT: return "init_error";
+    case TSR_E_WORKER: return "worker_error";
+    case TSR_E_TIMEOUT: return "timeout";
+    case TSR_E_SHM: return "shared_memory_error";
+    case TSR_E_CANCELLED: return "cancelled";
+    default: return "value_error";   /* TSR_E_PAYLOAD, TSR_E_ARGUMENT and unknown codes */
+    }
 }

@@ -60,8 +60,11 @@ typedef struct backend_ops {
 const backend_ops *backend_for(const char *path, const struct tsr_options *opts, char *why,
                                size_t n);
 /* For a backend that runs components elsewhere: run the prepare of the
- * backend that will open c's path there (none: 0). */
-int backend_prepare(tsr_component *c, tsr_error *err);
+ * backend that will open c's path (with c's options opts) there (none:
+ * 0). The path and options are given, so that the table asks nothing of
+ * the component (component.c uses the table, not the other way). */
+int backend_prepare(tsr_component *c, const char *path, const struct tsr_options *opts,
+                    tsr_error *err);
 
 /* own_dir.c: the directory of the file this code is linked into:
  * libtessera.so, a Python extension, or the executable of a host linked
@@ -131,7 +134,7 @@ typedef enum backend_stat {
 } backend_stat;
 void backend_count(tsr_component *c, backend_stat which, uint64_t n);
 
-/* errors.c, host_api.c */
+/* errors.c, log.c */
 void error_set(tsr_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *comp_label(const tsr_component *c);

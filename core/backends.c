@@ -39,9 +39,8 @@ const backend_ops *backend_for(const char *path, const struct tsr_options *opts,
     return b;
 }
 
-int backend_prepare(tsr_component *c, tsr_error *err) {
-    const char *path = tsr_component_path(c);
-    const struct tsr_options *opts = backend_options(c);
+int backend_prepare(tsr_component *c, const char *path, const struct tsr_options *opts,
+                    tsr_error *err) {
     size_t n = sizeof backends / sizeof backends[0];
     for (size_t i = 0; i < n; i++) {
         const backend_ops *b = backends[i];

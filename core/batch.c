@@ -19,15 +19,6 @@ typedef struct lane {
     pthread_t thread;
 } lane;
 
-static size_t item_bytes(const tsr_array *a) {
-    size_t bytes = 0;
-    tsr_array item = *a;
-    item.rank = a->rank - 1;
-    memmove(item.shape, a->shape + 1, (size_t)item.rank * sizeof(int64_t));
-    shape_bytes(&item, &bytes);
-    return bytes;
-}
-
 /* A view of item i of a batched array. */
 static tsr_array slice(const tsr_array *a, int64_t i) {
     tsr_array s = *a;
@@ -37,17 +28,6 @@ static tsr_array slice(const tsr_array *a, int64_t i) {
     shape_bytes(&s, &bytes);
     s.data = a->data ? (char *)a->data + (size_t)i * bytes : NULL;
     return s;
-}
-
-void batch_point_results(tsr_call *sub) {
-    tsr_call *p = sub->parent;
-    for (int32_t k = 0; k < sub->n_results; k++) {
-        size_t bytes = item_bytes(&p->results[k]);
-        void *at = (char *)p->results[k].data + (size_t)sub->item * bytes;
-        sub->results[k].data = at;
-        sub->expect[k].data = at;
-        sub->result_bytes[k] = bytes;
-    }
 }
 
 /* Tangents (jvp) or cotangents (vjp) the call takes. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The call object: binding inputs, differentiation targets and seeds,
- * validating them against the schema, and running the endpoint. */
+ * validating them against the schema, and the steps of a run around the
+ * endpoint's code (tsr_call_run, which may hand a derivative to the
+ * finite-difference fallback, is in call_run.c, above gradcheck/). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,8 +426,14 @@ int invoke_in_process(tsr_call *call) {
     return 0;
 }
 
-static int run_once(tsr_call *call) {
+/* The steps of a run before and after the endpoint's code. begin: 0 when
+ * the code is to run now (s->by_fd: the endpoint is left to finite
+ * differences), 1 when there is none to run (abstract_eval answered by
+ * the schema), or the call failed (cleaned up). end: the run finished with
+ * rc, the code's status (0 after begin's 1). */
+int call_run_begin(tsr_call *call, call_run_state *s) {
     tsr_component *c = call->comp;
+    *s = (call_run_state){0};
     call->results_valid = 0;
     tsr_endpoint_fn fn = c->ep[call->ep];
     if (!fn && !tsr_component_has_endpoint(c, call->ep)) return unsupported(call);
@@ -435,29 +443,40 @@ static int run_once(tsr_call *call) {
         if (rc) return rc;
     }
     if (call->parent) batch_point_results(call);
-    if (fn || call->ep != TSR_EP_ABSTRACT_EVAL) {
-        int cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
-        /* casting=same_kind: copies of another dtype stand in for the
-         * caller's arrays during this run only. */
-        int casting = c->opts.casting != TSR_CASTING_EXACT;
-        int rc = casting ? cast_begin(call) : 0;
-        if (!rc) {
-            results_aim(call);
-            /* Buffers are reused from call to call: no result may carry
-             * another call's bytes (result_fill.c). */
-            int here = !c->backend->prepares_results_elsewhere || !fn;
-            if (here) call_results_fill(call);
-            rc = fn ? c->backend->invoke(call) : fd_invoke(call);
-            if (!rc) rc = results_check(call);
-            if (!rc && here && c->opts.unwritten == TSR_UNWRITTEN_CHECK)
-                rc = results_unwritten_fail(call);
-        }
-        if (casting) cast_end(call);
+    if (!fn && call->ep == TSR_EP_ABSTRACT_EVAL) {
+        s->skipped = 1;
+        return 1;
+    }
+    s->by_fd = !fn;
+    s->cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
+    /* casting=same_kind: copies of another dtype stand in for the
+     * caller's arrays during this run only. */
+    s->casting = c->opts.casting != TSR_CASTING_EXACT;
+    int rc = s->casting ? cast_begin(call) : 0;
+    if (rc) {
+        if (s->casting) cast_end(call);
+        call->validated = 0;
+        return rc;
+    }
+    results_aim(call);
+    /* Buffers are reused from call to call: no result may carry another
+     * call's bytes (result_fill.c). */
+    s->here = !c->backend->prepares_results_elsewhere || !fn;
+    if (s->here) call_results_fill(call);
+    return 0;
+}
+
+int call_run_end(tsr_call *call, const call_run_state *s, int rc) {
+    if (!s->skipped) {
+        if (!rc) rc = results_check(call);
+        if (!rc && s->here && call->comp->opts.unwritten == TSR_UNWRITTEN_CHECK)
+            rc = results_unwritten_fail(call);
+        if (s->casting) cast_end(call);
         if (rc) {
             call->validated = 0;
             return rc;
         }
-        call->validated = cacheable;
+        call->validated = s->cacheable;
         results_deliver(call);
     }
     call->results_valid = 1;
@@ -465,12 +484,20 @@ static int run_once(tsr_call *call) {
     return 0;
 }
 
-TSR_API int tsr_call_run(tsr_call *call) {
-    if (!call) return TSR_E_ARGUMENT;
+/* A run of an endpoint the component has itself (the apply calls of the
+ * finite-difference fallback): tsr_call_run without the fallback. */
+int call_run_native(tsr_call *call) {
     tsr_call *root = call->cancel_root;
-    /* The fast path pays two relaxed loads and a test. */
     int rc = (root->check_fn || cancel_pending(call)) ? cancel_begin(call) : 0;
-    if (!rc) rc = run_once(call);
+    if (!rc) {
+        call_run_state s;
+        rc = call_run_begin(call, &s);
+        if (rc >= 0) {
+            if (rc == 1) rc = 0;
+            else rc = s.by_fd ? unsupported(call) : call->comp->backend->invoke(call);
+            rc = call_run_end(call, &s, rc);
+        }
+    }
     if (root == call && cancel_pending(call)) rc = cancel_end(call, rc);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Services offered to plugins through tsr_ctx: error messages, result
- * buffers, logging and configuration. */
+ * buffers, logging (log.c) and configuration. */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,35 +37,9 @@ static void *api_alloc_result(tsr_ctx *ctx, int32_t index) {
     return p;
 }
 
-static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-
-static void default_log(const struct tsr_options *o, tsr_log_level level, const char *component,
-                        const char *message) {
-    if (o->log_off || level < o->log_level) return;
-    if (o->log_fn) {
-        o->log_fn(o->log_user, level, component, message);
-        return;
-    }
-    int l = (level >= TSR_LOG_DEBUG && level <= TSR_LOG_ERROR) ? (int)level : TSR_LOG_ERROR;
-    /* Through the sink: a host whose stderr is not read is not blocked. */
-    char prefix[4200];
-    snprintf(prefix, sizeof prefix, "tessera[%s] %s", component, level_names[l]);
-    stderr_line(prefix, message);
-}
-
 static void api_log(tsr_ctx *ctx, tsr_log_level level, const char *message) {
     host_ctx *hc = host_of(ctx);
-    default_log(&hc->comp->opts, level, comp_label(hc->comp), message ? message : "");
-}
-
-void comp_log(const tsr_component *c, tsr_log_level level, const char *fmt, ...) {
-    if (c->opts.log_off || level < c->opts.log_level) return;
-    char msg[TSR_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    default_log(&c->opts, level, comp_label(c), msg);
+    log_line(&hc->comp->opts, level, comp_label(hc->comp), message ? message : "");
 }
 
 static const char *api_config(tsr_ctx *ctx, const char *key) {

@@ -144,6 +144,11 @@ struct tsr_call {
     char errloc[TSR_ERRLOC_MAX];     /* tsr_call_errloc */
 };
 
+/* log.c (comp_log: backend.h): message as a log line of component (its
+ * label) under the options o: log_off and log_level filter it. */
+void log_line(const struct tsr_options *o, tsr_log_level level, const char *component,
+              const char *message);
+
 /* errors.c (error_set, call_fail, comp_label: backend.h). call_fail_at:
  * call_fail with the loc "section.name" (name NULL: "section"), e.g.
  * ("inputs", "x"); call_set_loc sets the loc after a call_fail. */
@@ -176,13 +181,25 @@ void host_ctx_init(host_ctx *hc, tsr_component *c, struct tsr_call *call);
 /* component.c */
 int schema_gives_shapes(const tsr_component *c);
 
-/* call.c */
+/* call.c. call_run_begin and call_run_end: the steps of a run around the
+ * endpoint's code (call_run.c, call_run_native); call_run_native: a run
+ * without the finite-difference fallback, for the fallback's apply calls. */
+typedef struct call_run_state {
+    int skipped;     /* no code to run: abstract_eval from the schema */
+    int by_fd;       /* the code is the finite-difference fallback */
+    int cacheable;   /* the next run may take the fast path */
+    int casting;     /* cast_begin ran: cast_end after */
+    int here;        /* results filled here, checked for unwritten values */
+} call_run_state;
 int call_validate(struct tsr_call *call);
+int call_run_begin(struct tsr_call *call, call_run_state *s);
+int call_run_end(struct tsr_call *call, const call_run_state *s, int rc);
+int call_run_native(struct tsr_call *call);
 
 /* fd_fallback.c: jvp, vjp, jacobian by finite differences of apply. */
 int fd_invoke(struct tsr_call *call);
 
-/* batch.c */
+/* results.c: a batch item's results are its slices of the batch's. */
 void batch_point_results(struct tsr_call *sub);
 
 /* cancel.c. cancel_init: a new call is its own root, without eventfd.

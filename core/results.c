@@ -246,3 +246,24 @@ int results_unwritten_fail(tsr_call *call) {
                      call_result_name(call, k, name, sizeof name), (long long)left,
                      (long long)count);
 }
+
+/* The bytes of one item of a batched array. */
+static size_t item_bytes(const tsr_array *a) {
+    size_t bytes = 0;
+    tsr_array item = *a;
+    item.rank = a->rank - 1;
+    memmove(item.shape, a->shape + 1, (size_t)item.rank * sizeof(int64_t));
+    shape_bytes(&item, &bytes);
+    return bytes;
+}
+
+void batch_point_results(tsr_call *sub) {
+    tsr_call *p = sub->parent;
+    for (int32_t k = 0; k < sub->n_results; k++) {
+        size_t bytes = item_bytes(&p->results[k]);
+        void *at = (char *)p->results[k].data + (size_t)sub->item * bytes;
+        sub->results[k].data = at;
+        sub->expect[k].data = at;
+        sub->result_bytes[k] = bytes;
+    }
+}

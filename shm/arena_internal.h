@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of shm/, shared by its files: process tags and random
- * parts for what still has a name (spool directories of the files
- * transport: shm_names.c), making and mapping memfd segments
+ * Internals of shm/, shared by its files (names.h, what also worker/'s
+ * spool uses, is included here): making and mapping memfd segments
  * (arena_segment.c), the message that hands one over a Unix socket (sent
  * by arena.c, read by arena_view.c) and the private block lists of the
  * allocator (arena_blocks.c).
@@ -15,8 +14,7 @@
 #include <sys/types.h>
 
 #include "arena.h"
-
-#define SHM_RANDOM_HEX 16
+#include "names.h"
 
 /* The labels of our memfds, as /proc/<pid>/maps and /proc/<pid>/fd show
  * them ("/memfd:tessera-arena (deleted)"). A label, not a name: nothing
@@ -27,17 +25,6 @@
 /* printf into why (NULL or n == 0 accepted); returns code. */
 int arena_fail(char *why, size_t n, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-
-/* ---- tags and random parts (shm_names.c) ------------------------------ */
-
-/* Start time of pid (field 22 of /proc/<pid>/stat, clock ticks since
- * boot) in *start; -1 if it cannot be read (no such process, no /proc). */
-int shm_proc_starttime(pid_t pid, unsigned long long *start);
-/* 16 random lowercase hex digits and a NUL into hex; -1 (errno set) if
- * the kernel has no randomness to give. */
-int shm_random_hex(char hex[SHM_RANDOM_HEX + 1]);
-/* The "<pid>-<starttime>" part of names made by this process (spools). */
-const char *arena_process_tag(void);
 
 /* ---- segments (arena_segment.c) --------------------------------------- */
 

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shm/arena_internal.h"
+#include "shm/names.h"
 #include "tessera/tessera.h"
 
 struct spool {

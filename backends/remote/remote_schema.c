@@ -9,15 +9,6 @@
 #include "remote_schema_read.h"
 #include "tessera/tessera.h"
 
-char *remote_keep(remote_schema *s, const char *text) {
-    char **grown = realloc(s->strings, (s->n_strings + 1) * sizeof *grown);
-    if (!grown) return NULL;
-    s->strings = grown;
-    char *copy = strdup(text);
-    if (copy) s->strings[s->n_strings++] = copy;
-    return copy;
-}
-
 void remote_schema_free(remote_schema *s) {
     if (!s) return;
     remote_defaults_free(s);

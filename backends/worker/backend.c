@@ -50,7 +50,8 @@ static int worker_open(tsr_component *c, tsr_error *err) {
     }
     backend_set_state(c, wb);
     backend_set_lanes(c, o->workers);
-    int prepared = backend_prepare(c, err); /* e.g. a Python component's environment */
+    /* e.g. a Python component's environment */
+    int prepared = backend_prepare(c, tsr_component_path(c), o, err);
     if (prepared) return prepared;
     char why[TSR_ERRMSG_MAX - 64];
     char *schema = NULL;

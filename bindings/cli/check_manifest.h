@@ -63,10 +63,10 @@ void cm_print_array(FILE *f, const owned *o);
 void cm_release(check *ck, owned *o);
 int cm_same(const void *x, const void *y, tsr_dtype d, int64_t i);
 
-/* check_manifest_run.c: run one endpoint twice and report it. */
+/* check_manifest_run.c: run one endpoint twice and report it; a phase's
+ * log or output lines, printed with a prefix (by the run and the load's
+ * report alike). */
 void cm_check_endpoint(check *ck, tsr_endpoint ep);
-
-/* cmd_check_manifest.c: a phase's log or output lines, printed with a prefix. */
 void cm_print_notes(FILE *f, const notes *ns, const char *prefix);
 
 #endif

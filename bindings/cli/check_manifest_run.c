@@ -214,6 +214,11 @@ static void report_failure(check *ck, run *r, outcome o) {
     }
 }
 
+void cm_print_notes(FILE *f, const notes *ns, const char *prefix) {
+    for (int k = 0; k < ns->n; k++) fprintf(f, "%s%s\n", prefix, ns->line[k]);
+    if (ns->dropped) fprintf(f, "%s(%d more lines)\n", prefix, ns->dropped);
+}
+
 void cm_check_endpoint(check *ck, tsr_endpoint ep) {
     run r = {.ep = ep};
     tsr_array *kept = NULL;

@@ -43,11 +43,6 @@ static void on_output(void *user, const char *component, const char *line) {
     note(&((check *)user)->printed, line);
 }
 
-void cm_print_notes(FILE *f, const notes *ns, const char *prefix) {
-    for (int k = 0; k < ns->n; k++) fprintf(f, "%s%s\n", prefix, ns->line[k]);
-    if (ns->dropped) fprintf(f, "%s(%d more lines)\n", prefix, ns->dropped);
-}
-
 /* ---- the command ----------------------------------------------------------- */
 
 typedef struct check_args {

@@ -106,7 +106,7 @@ static int fd_setup(fd_run *r) {
 /* f at the working copies; out[o] receives output wrt_out[o] as doubles. */
 static int fd_eval(fd_run *r, double **out) {
     tsr_call *call = r->call;
-    if (tsr_call_run(r->apply) != 0)
+    if (call_run_native(r->apply) != 0)
         return call_fail(call, tsr_call_errcode(r->apply),
                          "apply failed during finite differences: %s", call_cause(r->apply));
     for (int32_t o = 0; o < call->n_wrt_out; o++) {
