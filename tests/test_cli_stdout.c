@@ -138,6 +138,10 @@ Test(cli_stdout, help_and_version_stay_on_stdout) {
 
 /* ---- Python components --------------------------------------------------------- */
 
+/* Tested where Python components are (not in the sanitizers' build: the
+ * embedded interpreter lives until the process ends, tests/CMakeLists.txt). */
+#if TSR_HAVE_PYTHON_COMPONENTS
+
 Test(cli_stdout, a_python_components_print_goes_to_stderr, .timeout = 120) {
     static const struct {
         const char *command, *payload, *key1, *key2, *said;
@@ -168,6 +172,7 @@ Test(cli_stdout, a_python_components_print_in_a_worker_is_not_lost, .timeout = 1
     assert_contains(r.err, "printing: apply line");
     run_free(&r);
 }
+#endif
 
 /* ---- tessera serve ------------------------------------------------------------- */
 
@@ -214,7 +219,9 @@ Test(cli_stdout, tessera_serve_writes_nothing_of_a_c_plugin_on_stdout, .fini = s
                                "printing: init ");
 }
 
+#if TSR_HAVE_PYTHON_COMPONENTS
 Test(cli_stdout, tessera_serve_writes_nothing_of_a_python_component_on_stdout, .timeout = 120,
      .fini = stop_servers) {
     served_prints_go_to_stderr((const char *const[]){PYPRINTING, NULL}, "printing: apply partial");
 }
+#endif

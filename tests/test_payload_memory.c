@@ -610,8 +610,10 @@ Test(payload_memory, broken_list_structure_is_refused_where_jansson_refuses_it) 
     char *text = NULL;
     /* trailing comma; truncated text at several places; a brace closing
      * a list; an error after the list; an error before it. */
-    char *trailing = strdup(list);
-    strcpy(trailing + n - 1, ",]");
+    char *trailing = malloc(n + 2);   /* the list, its last ']' as ",]" */
+    cr_assert_not_null(trailing);
+    memcpy(trailing, list, n - 1);
+    memcpy(trailing + n - 1, ",]", 3);
     const char *tails[] = {"}}", "", "}", ",}}", "} x}"};
     for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
         cr_assert_gt(asprintf(&text, "{\"inputs\": {\"x\": %s%s", t == 3 ? list : trailing,
