@@ -52,7 +52,7 @@ static int op_memcpy_new(files_ctx *c) {
 }
 
 static int op_xxh3(files_ctx *c) {
-    c->sink += tsr_checksum(c->src, c->bytes);
+    c->sink += checksum_xxh3(c->src, c->bytes);
     return 0;
 }
 
@@ -107,15 +107,15 @@ static int op_plain_read(files_ctx *c) {
  * faults (the API rows include those). */
 static int op_b64_encode(files_ctx *c) {
     int overflow;
-    size_t len = tsr_b64_encoded_length(c->bytes, &overflow);
-    tsr_b64_encode((const unsigned char *)c->src, c->bytes, c->text);
+    size_t len = b64_encoded_length(c->bytes, &overflow);
+    b64_encode((const unsigned char *)c->src, c->bytes, c->text);
     c->sink += (unsigned char)c->text[len / 2];
     return 0;
 }
 
 static int op_b64_decode(files_ctx *c) {
     char why[160];
-    return tsr_b64_decode(c->b64, c->b64_len, c->dst, why, sizeof why);
+    return b64_decode(c->b64, c->b64_len, c->dst, why, sizeof why);
 }
 
 /* ---- encodings through the public API ---------------------------------------- */

@@ -23,7 +23,7 @@ int cli_cmd_schema(int argc, char **argv) {
         if (tsr_open(cli_plugin_path(o.positional[0], path_buf, sizeof path_buf), o.library, &c, &err) != 0) {
             cli_error(NULL, "%s", err.message);
             rc = CLI_LOAD_FAILED;
-        } else if ((o.openapi ? tsr_serve_openapi(c, NULL, &text, &err)
+        } else if ((o.openapi ? http_serve_openapi(c, NULL, &text, &err)
                               : tsr_schema_to_json(c, &text, &err)) != 0) {
             cli_error(NULL, "%s", err.message);
             rc = CLI_OUTPUT;
