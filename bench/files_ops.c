@@ -129,7 +129,7 @@ static int encode(files_ctx *c, tsr_encoding enc, int lz4, tsr_file_io io) {
     tsr_output_options o = {.struct_size = sizeof o, .encoding = enc, .lz4 = lz4,
                             .output_dir = c->write_dir, .io = io};
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_to_json_ex(&a, &o, &text, &err) != 0) {
         fprintf(stderr, "bench_files: %s\n", err.message);
         return -1;
@@ -143,7 +143,7 @@ static int decode(files_ctx *c, const char *text, tsr_file_io io) {
     tsr_input_options in = {.struct_size = sizeof in, .base_dir = c->dir, .io = io};
     tsr_array a;
     void *buffer;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_from_json_ex(text, strlen(text), TSR_FLOAT64, &in, &a, &buffer, &err) != 0) {
         fprintf(stderr, "bench_files: %s\n", err.message);
         return -1;
@@ -281,7 +281,7 @@ static char *encoded(files_ctx *c, tsr_encoding enc, int lz4) {
     tsr_array a = the_array(c);
     tsr_output_options o = {.struct_size = sizeof o, .encoding = enc, .lz4 = lz4};
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_to_json_ex(&a, &o, &text, &err) != 0)
         fprintf(stderr, "bench_files: %s\n", err.message);
     return text;
@@ -368,7 +368,7 @@ static int same_array(files_ctx *c, const char *text, const char *what) {
     tsr_input_options in = {.struct_size = sizeof in, .base_dir = c->dir};
     tsr_array a;
     void *buffer;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_from_json_ex(text, strlen(text), TSR_FLOAT64, &in, &a, &buffer, &err) != 0) {
         fprintf(stderr, "bench_files: %s: %s\n", what, err.message);
         return -1;

@@ -359,7 +359,7 @@ Test(serve_slow_clients, the_library_refuses_a_per_address_limit_above_the_total
     http_serve_options o = {.struct_size = sizeof o, .max_connections = 8,
                            .max_connections_per_address = 9};
     http_server *s = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = http_serve_start(c, &o, &s, &err);
     cr_assert_eq(rc, TSR_E_ARGUMENT, "rc %d: %s", rc, err.message);
     cr_assert_null(s);

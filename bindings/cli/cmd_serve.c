@@ -78,7 +78,7 @@ static int parse_one(int opt, const char *arg, serve_args *a) {
         if ((rc = number("--port", arg, 65535, &v)) == CLI_OK) a->serve.port = (uint16_t)v;
         break;
     case OPT_MODE: {
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (tsr_options_set(a->library, "mode", arg, &err) != 0)
             rc = cli_usage_error("serve", "unknown mode '%s' (inproc, isolated or worker)", arg);
         break;
@@ -204,7 +204,7 @@ static int serve_until_signal(tsr_component *c, const serve_args *a) {
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     http_server *s = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (http_serve_start(c, &a->serve, &s, &err) != 0) {
         cli_error("serve", "%s", err.message);
         return CLI_LOAD_FAILED;
@@ -236,7 +236,7 @@ int cli_cmd_serve(int argc, char **argv) {
     if (rc == CLI_OK && !a.help) {
         char path_buf[PATH_MAX];
         tsr_component *c = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (tsr_open(cli_plugin_path(a.plugin, path_buf, sizeof path_buf), a.library, &c,
                      &err) != 0) {
             cli_error(NULL, "%s", err.message);

@@ -86,7 +86,7 @@ static json_t *array_schema(const tsr_field *f) {
  * out a default it cannot serialize). */
 static json_t *default_value(const tsr_array *d) {
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_to_json(d, TSR_ENCODING_JSON, &text, &err) != 0) return NULL;
     json_t *encoded = json_loads(text, 0, NULL);
     tsr_json_free(text);

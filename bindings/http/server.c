@@ -290,7 +290,7 @@ static int fail(tsr_error *err, int code, const char *fmt, ...) {
 
 int http_serve_start(tsr_component *c, const http_serve_options *opts, http_server **out,
                     tsr_error *err) {
-    tsr_error scratch;
+    tsr_error scratch = TSR_ERROR_INIT;
     if (!err) err = &scratch;
     *out = NULL;
     if (!c) return fail(err, TSR_E_ARGUMENT, "http_serve_start: no component");

@@ -24,7 +24,7 @@ static tsr_component *component(void) {
     static tsr_component *c;
     if (c) return c;
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (!o || tsr_options_set(o, "max_call_bytes", "16M", &err) != 0 ||
         tsr_options_set(o, "max_payload_bytes", "1M", &err) != 0 ||
         tsr_open(FUZZ_PLUGIN, o, &c, &err) != 0) {
@@ -41,7 +41,7 @@ static const serve_config *config(int with_token) {
     if (!made[with_token]) {
         http_serve_options o = {.struct_size = sizeof o, .token = with_token ? "t0k" : NULL,
                                .max_body_bytes = 1 << 20};
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (serve_config_make(&cfg[with_token], component(), &o, &err) != 0) abort();
         made[with_token] = 1;
     }

@@ -51,7 +51,7 @@ PyObject *serve_start(PyObject *module, PyObject *args) {
     if (PyErr_Occurred()) return NULL;
     served *s = PyMem_Calloc(1, sizeof *s);
     if (!s) return PyErr_NoMemory();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = http_serve_start(c->core->c, &o, &s->srv, &err);
