@@ -16,8 +16,8 @@
 #include <tessera/plugin.h>
 
 static const tsr_dim n_dims[] = {TSR_SYM("n")};
-static const double scale_default_value = 2.0;
-static const tsr_array scale_default = {.data = (void *)&scale_default_value,
+static double scale_default_value = 2.0; /* tsr_array.data is not const */
+static const tsr_array scale_default = {.data = &scale_default_value,
                                         .dtype = TSR_FLOAT64, .rank = 0};
 static const tsr_field inputs[] = {
     {.name = "x", .dtype = TSR_FLOAT64, .rank = 1, .dims = n_dims,
