@@ -398,7 +398,7 @@ int main(int argc, char **argv) {
         }
     }
 
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_component *c = NULL, *keep = NULL;
     tsr_options *keep_opts = tsr_options_new();
     if (!keep_opts || tsr_options_set(keep_opts, "unwritten", "keep", &err) != 0 ||

@@ -239,7 +239,7 @@ done:
 static tsr_component *open_component(const char *file) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", TSR_BENCH_AXPY_DIR, file);
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_component *c = NULL;
     if (tsr_open(path, NULL, &c, &err) != 0) fprintf(stderr, "bench_manifest: %s\n", err.message);
     return c;

@@ -81,7 +81,7 @@ static void chain_close(chain *ch) {
 
 static int chain_open(chain *ch, const char *plugin, const char *mode) {
     memset(ch, 0, sizeof *ch);
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_options *opts = tsr_options_new();
     if (!opts || tsr_options_set(opts, "mode", mode, &err) != 0) {
         fprintf(stderr, "bench_mcmc: %s: cannot set options\n", mode);

@@ -20,7 +20,7 @@
 #define BUDGET_LOADED_MEDIAN_NS 30000.0
 #define BUDGET_LOADED_P99_NS 200000.0
 
-/* The library's longest spin (core/options.h, TSR_DEFAULT_SPIN_NS), which
+/* The library's longest spin (core/options.h, DEFAULT_SPIN_NS), which
  * its adaptive default never exceeds; the spin-then-futex baseline spins as
  * long. */
 #define WB_DEFAULT_SPIN_NS 200000

@@ -52,7 +52,7 @@ static int op_memcpy_new(files_ctx *c) {
 }
 
 static int op_xxh3(files_ctx *c) {
-    c->sink += tsr_checksum(c->src, c->bytes);
+    c->sink += checksum_xxh3(c->src, c->bytes);
     return 0;
 }
 
@@ -107,15 +107,15 @@ static int op_plain_read(files_ctx *c) {
  * faults (the API rows include those). */
 static int op_b64_encode(files_ctx *c) {
     int overflow;
-    size_t len = tsr_b64_encoded_length(c->bytes, &overflow);
-    tsr_b64_encode((const unsigned char *)c->src, c->bytes, c->text);
+    size_t len = b64_encoded_length(c->bytes, &overflow);
+    b64_encode((const unsigned char *)c->src, c->bytes, c->text);
     c->sink += (unsigned char)c->text[len / 2];
     return 0;
 }
 
 static int op_b64_decode(files_ctx *c) {
     char why[160];
-    return tsr_b64_decode(c->b64, c->b64_len, c->dst, why, sizeof why);
+    return b64_decode(c->b64, c->b64_len, c->dst, why, sizeof why);
 }
 
 /* ---- encodings through the public API ---------------------------------------- */
@@ -129,7 +129,7 @@ static int encode(files_ctx *c, tsr_encoding enc, int lz4, tsr_file_io io) {
     tsr_output_options o = {.struct_size = sizeof o, .encoding = enc, .lz4 = lz4,
                             .output_dir = c->write_dir, .io = io};
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_to_json_ex(&a, &o, &text, &err) != 0) {
         fprintf(stderr, "bench_files: %s\n", err.message);
         return -1;
@@ -143,7 +143,7 @@ static int decode(files_ctx *c, const char *text, tsr_file_io io) {
     tsr_input_options in = {.struct_size = sizeof in, .base_dir = c->dir, .io = io};
     tsr_array a;
     void *buffer;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_from_json_ex(text, strlen(text), TSR_FLOAT64, &in, &a, &buffer, &err) != 0) {
         fprintf(stderr, "bench_files: %s\n", err.message);
         return -1;
@@ -281,7 +281,7 @@ static char *encoded(files_ctx *c, tsr_encoding enc, int lz4) {
     tsr_array a = the_array(c);
     tsr_output_options o = {.struct_size = sizeof o, .encoding = enc, .lz4 = lz4};
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_to_json_ex(&a, &o, &text, &err) != 0)
         fprintf(stderr, "bench_files: %s\n", err.message);
     return text;
@@ -368,7 +368,7 @@ static int same_array(files_ctx *c, const char *text, const char *what) {
     tsr_input_options in = {.struct_size = sizeof in, .base_dir = c->dir};
     tsr_array a;
     void *buffer;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_from_json_ex(text, strlen(text), TSR_FLOAT64, &in, &a, &buffer, &err) != 0) {
         fprintf(stderr, "bench_files: %s: %s\n", what, err.message);
         return -1;

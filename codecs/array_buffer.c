@@ -8,7 +8,7 @@
 
 #include <tessera/tessera.h>
 
-int64_t tsr_shape_count(const int64_t *shape, int32_t rank) {
+int64_t array_shape_count(const int64_t *shape, int32_t rank) {
     int64_t n = 1;
     for (int32_t d = 0; d < rank; d++) {
         if (shape[d] < 0) return -1;
@@ -17,9 +17,9 @@ int64_t tsr_shape_count(const int64_t *shape, int32_t rank) {
     return n;
 }
 
-int tsr_shape_bytes(const int64_t *shape, int32_t rank, tsr_dtype dtype, int64_t *count,
+int array_shape_bytes(const int64_t *shape, int32_t rank, tsr_dtype dtype, int64_t *count,
                     size_t *bytes) {
-    int64_t n = tsr_shape_count(shape, rank);
+    int64_t n = array_shape_count(shape, rank);
     if (n < 0) return -1;
     size_t itemsize = tsr_dtype_size(dtype);
     size_t total;
@@ -35,14 +35,14 @@ int tsr_shape_bytes(const int64_t *shape, int32_t rank, tsr_dtype dtype, int64_t
 static void *allocate(size_t bytes, size_t *rounded) {
     *rounded = (bytes + TSR_ALIGNMENT - 1) / TSR_ALIGNMENT * TSR_ALIGNMENT;
     if (*rounded == 0) *rounded = TSR_ALIGNMENT;
-    bool big = *rounded >= TSR_HUGE_PAGE_MIN;
+    bool big = *rounded >= HUGE_PAGE_MIN;
     void *p = NULL;
-    if (posix_memalign(&p, big ? TSR_HUGE_PAGE : TSR_ALIGNMENT, *rounded) != 0) return NULL;
-    if (big) tsr_advise_huge_pages(p, *rounded);
+    if (posix_memalign(&p, big ? HUGE_PAGE : TSR_ALIGNMENT, *rounded) != 0) return NULL;
+    if (big) advise_huge_pages(p, *rounded);
     return p;
 }
 
-void tsr_advise_huge_pages(void *p, size_t bytes) {
+void advise_huge_pages(void *p, size_t bytes) {
     /* Whole pages only; THP uses the 2 MiB-aligned stretches within. */
     uintptr_t start = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
     uintptr_t end = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
@@ -50,21 +50,21 @@ void tsr_advise_huge_pages(void *p, size_t bytes) {
     if (end > start) (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
-void *tsr_aligned_buffer(size_t bytes) {
+void *aligned_buffer(size_t bytes) {
     size_t rounded;
     void *p = allocate(bytes, &rounded);
     if (p != NULL) memset(p, 0, rounded);
     return p;
 }
 
-void *tsr_aligned_buffer_unzeroed(size_t bytes) {
+void *aligned_buffer_unzeroed(size_t bytes) {
     size_t rounded;
     char *p = allocate(bytes, &rounded);
     if (p != NULL) memset(p + bytes, 0, rounded - bytes);
     return p;
 }
 
-void tsr_to_little_endian(void *data, int64_t count, tsr_dtype dtype) {
+void to_little_endian(void *data, int64_t count, tsr_dtype dtype) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     size_t width = tsr_dtype_size(dtype);
     if (dtype == TSR_COMPLEX64 || dtype == TSR_COMPLEX128) {

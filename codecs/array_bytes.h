@@ -18,30 +18,30 @@
 #include "payload_error.h"
 
 /* What "data" says about the stored bytes besides the buffer. */
-typedef struct tsr_stored {
+typedef struct stored_form {
     bool lz4;           /* "compression": "lz4" */
     bool has_checksum;  /* "checksum": "xxh3:..." */
     uint64_t checksum;
-} tsr_stored;
+} stored_form;
 
 /* Read "compression" and "checksum" of data (either may be absent). */
-int tsr_stored_read(json_t *data, tsr_stored *st, const tsr_payload_ctx *ctx, const char *path);
+int stored_read(json_t *data, stored_form *st, const payload_ctx *ctx, const char *path);
 
 /*
  * Make dst (bytes long, count elements of dtype) the array: decompress the
  * lz4 frame src[0..src_len) into it, or, uncompressed, take dst as it is
  * (src NULL); verify the checksum; bring the bytes to native order.
  */
-int tsr_stored_finish(const tsr_stored *st, const void *src, size_t src_len, void *dst,
-                      size_t bytes, int64_t count, tsr_dtype dtype, const tsr_payload_ctx *ctx,
+int stored_finish(const stored_form *st, const void *src, size_t src_len, void *dst,
+                      size_t bytes, int64_t count, tsr_dtype dtype, const payload_ctx *ctx,
                       const char *path);
 
 /* The bytes to store for array a (bytes long): little-endian, then
  * compressed when lz4. *stored points at a->data or at *owned (free()),
  * which holds a copy when one was needed. When checksum is not NULL it
  * receives the checksum of the little-endian bytes. */
-int tsr_stored_make(const tsr_array *a, int64_t count, size_t bytes, bool lz4,
+int stored_make(const tsr_array *a, int64_t count, size_t bytes, bool lz4,
                     uint64_t *checksum, const void **stored, size_t *stored_len, void **owned,
-                    const tsr_payload_ctx *ctx, const char *path);
+                    const payload_ctx *ctx, const char *path);
 
 #endif /* TESSERA_CODECS_ARRAY_BYTES_H */

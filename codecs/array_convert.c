@@ -12,19 +12,19 @@
 #include "array_decode.h"
 #include "numeric.h"
 
-int tsr_array_take_bytes(const tsr_payload_ctx *ctx, const char *path, size_t bytes,
+int array_take_bytes(const payload_ctx *ctx, const char *path, size_t bytes,
                          size_t released) {
-    tsr_payload_limits *l = ctx->limits;
+    payload_limits *l = ctx->limits;
     if (l == NULL) return 0;
     if (l->max_array_bytes != 0 && bytes > l->max_array_bytes)
-        return tsr_payload_fail(ctx, TSR_E_LIMIT, path,
+        return payload_fail(ctx, TSR_E_LIMIT, path,
                                 "%zu bytes exceed max_array_bytes (%llu); raise the option "
                                 "max_array_bytes to allow it",
                                 bytes, (unsigned long long)l->max_array_bytes);
     uint64_t total = l->used - (released < l->used ? released : l->used);
     if (__builtin_add_overflow(total, (uint64_t)bytes, &total)) total = UINT64_MAX;
     if (l->max_call_bytes != 0 && total > l->max_call_bytes)
-        return tsr_payload_fail(ctx, TSR_E_LIMIT, path,
+        return payload_fail(ctx, TSR_E_LIMIT, path,
                                 "%zu bytes bring the payload's arrays to %llu bytes, past "
                                 "max_call_bytes (%llu); raise the option max_call_bytes to "
                                 "allow it",
@@ -34,12 +34,12 @@ int tsr_array_take_bytes(const tsr_payload_ctx *ctx, const char *path, size_t by
     return 0;
 }
 
-int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+int decoded_convert(decoded_array *out, tsr_dtype want, const payload_ctx *ctx,
                         const char *path) {
     tsr_dtype have = out->array.dtype;
     if (want == TSR_DTYPE_INVALID || want == have) return 0;
-    if (!tsr_dtype_casts_same_kind(have, want))
-        return tsr_payload_fail(ctx, TSR_E_DTYPE, path,
+    if (!dtype_casts_same_kind(have, want))
+        return payload_fail(ctx, TSR_E_DTYPE, path,
                                 "dtype %s cannot be converted to the field's %s "
                                 "(only same_kind casts are allowed)",
                                 tsr_dtype_name(have), tsr_dtype_name(want));
@@ -50,20 +50,20 @@ int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx 
     }
     int64_t count;
     size_t bytes;
-    if (tsr_shape_bytes(out->array.shape, out->array.rank, want, &count, &bytes) != 0)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
+    if (array_shape_bytes(out->array.shape, out->array.rank, want, &count, &bytes) != 0)
+        return payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
     size_t had = 0;
-    tsr_shape_bytes(out->array.shape, out->array.rank, have, &count, &had);
-    int rc = tsr_array_take_bytes(ctx, path, bytes, had);
+    array_shape_bytes(out->array.shape, out->array.rank, have, &count, &had);
+    int rc = array_take_bytes(ctx, path, bytes, had);
     if (rc != 0) return rc;
-    char *converted = tsr_aligned_buffer(bytes);
+    char *converted = aligned_buffer(bytes);
     if (converted == NULL)
-        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
+        return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory for %zu bytes", bytes);
     int64_t bad;
     char why[200];
-    if (tsr_num_convert(out->buffer, have, converted, want, count, &bad, why, sizeof why) != 0) {
+    if (num_convert(out->buffer, have, converted, want, count, &bad, why, sizeof why) != 0) {
         free(converted);
-        return tsr_payload_fail(ctx, TSR_E_DTYPE, path, "%s", why);
+        return payload_fail(ctx, TSR_E_DTYPE, path, "%s", why);
     }
     free(out->buffer);
     out->buffer = converted;

@@ -16,12 +16,12 @@
 
 #include "payload_error.h"
 
-typedef struct tsr_decoded {
+typedef struct decoded_array {
     tsr_array array; /* data points into buffer; NULL for abstract arrays */
     void *buffer;    /* owned; free() */
     bool pending;    /* a binref array queued in ctx->binrefs: its buffer is
-                        filled (and converted) by tsr_binref_batch_run */
-} tsr_decoded;
+                        filled (and converted) by binref_batch_run */
+} decoded_array;
 
 /*
  * Decode value, found at path, as an array of dtype want (converted under
@@ -31,19 +31,19 @@ typedef struct tsr_decoded {
  * no buffer is kept, and {"shape", "dtype"} objects are accepted.
  * Returns 0 or a TSR_E_* code with the message in ctx.
  */
-int tsr_decode_array_value(json_t *value, tsr_dtype want, bool abstract,
-                           const tsr_payload_ctx *ctx, const char *path, tsr_decoded *out);
+int decode_array_value(json_t *value, tsr_dtype want, bool abstract,
+                           const payload_ctx *ctx, const char *path, decoded_array *out);
 
 /* Convert a decoded buffer to dtype want, value by value (same_kind
  * casts, every value checked); TSR_DTYPE_INVALID keeps it. */
-int tsr_decoded_convert(tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+int decoded_convert(decoded_array *out, tsr_dtype want, const payload_ctx *ctx,
                         const char *path);
 
 /* Take bytes for a buffer about to be allocated from the payload's limits
  * (max_array_bytes, max_call_bytes); released: bytes given back first.
  * 0, or TSR_E_LIMIT naming path and the option to raise (array_convert.c,
- * like tsr_decoded_convert). */
-int tsr_array_take_bytes(const tsr_payload_ctx *ctx, const char *path, size_t bytes,
+ * like decoded_convert). */
+int array_take_bytes(const payload_ctx *ctx, const char *path, size_t bytes,
                          size_t released);
 
 #endif /* TESSERA_CODECS_ARRAY_DECODE_H */

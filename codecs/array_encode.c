@@ -14,98 +14,98 @@
 #include "numeric.h"
 
 static int check_array(const tsr_array *a, int64_t *count, size_t *bytes,
-                       const tsr_payload_ctx *ctx, const char *path) {
+                       const payload_ctx *ctx, const char *path) {
     if (tsr_dtype_name(a->dtype) == NULL)
-        return tsr_payload_fail(ctx, TSR_E_DTYPE, path, "invalid dtype %d", (int)a->dtype);
+        return payload_fail(ctx, TSR_E_DTYPE, path, "invalid dtype %d", (int)a->dtype);
     if (a->rank < 0 || a->rank > TSR_MAX_RANK)
-        return tsr_payload_fail(ctx, TSR_E_SHAPE, path, "invalid rank %d", (int)a->rank);
-    if (tsr_shape_bytes(a->shape, a->rank, a->dtype, count, bytes) != 0)
-        return tsr_payload_fail(ctx, TSR_E_SHAPE, path, "invalid or oversized shape");
+        return payload_fail(ctx, TSR_E_SHAPE, path, "invalid rank %d", (int)a->rank);
+    if (array_shape_bytes(a->shape, a->rank, a->dtype, count, bytes) != 0)
+        return payload_fail(ctx, TSR_E_SHAPE, path, "invalid or oversized shape");
     return 0;
 }
 
-static void write_shape(tsr_jw *w, const tsr_array *a) {
-    tsr_jw_key(w, "shape");
-    tsr_jw_begin_array(w);
-    for (int32_t d = 0; d < a->rank; d++) tsr_jw_int(w, a->shape[d]);
-    tsr_jw_end_array(w);
+static void write_shape(json_writer *w, const tsr_array *a) {
+    jw_key(w, "shape");
+    jw_begin_array(w);
+    for (int32_t d = 0; d < a->rank; d++) jw_int(w, a->shape[d]);
+    jw_end_array(w);
 }
 
-static int write_element(tsr_jw *w, const tsr_array *a, int64_t k, const tsr_payload_ctx *ctx,
+static int write_element(json_writer *w, const tsr_array *a, int64_t k, const payload_ctx *ctx,
                          const char *path) {
-    tsr_num num;
-    tsr_num_load(a->dtype, (const char *)a->data + (size_t)k * tsr_dtype_size(a->dtype), &num);
+    num_value num;
+    num_load(a->dtype, (const char *)a->data + (size_t)k * tsr_dtype_size(a->dtype), &num);
     switch (num.kind) {
-    case TSR_NUM_BOOL: tsr_jw_bool(w, num.v.b); return 0;
-    case TSR_NUM_INT: tsr_jw_int(w, num.v.i); return 0;
-    case TSR_NUM_UINT: tsr_jw_uint(w, num.v.u); return 0;
-    case TSR_NUM_REAL:
+    case NUM_BOOL: jw_bool(w, num.v.b); return 0;
+    case NUM_INT: jw_int(w, num.v.i); return 0;
+    case NUM_UINT: jw_uint(w, num.v.u); return 0;
+    case NUM_REAL:
         if (!isfinite(num.v.r))
-            return tsr_payload_fail(ctx, TSR_E_UNSUPPORTED, path,
+            return payload_fail(ctx, TSR_E_UNSUPPORTED, path,
                                     "element %" PRId64 " is %s, which JSON cannot represent; "
                                     "use base64 encoding",
                                     k, isnan(num.v.r) ? "NaN" : "infinite");
-        tsr_jw_double(w, num.v.r);
+        jw_double(w, num.v.r);
         return 0;
-    case TSR_NUM_COMPLEX:
+    case NUM_COMPLEX:
         break;
     }
-    return tsr_payload_fail(ctx, TSR_E_UNSUPPORTED, path, "complex values have no json form");
+    return payload_fail(ctx, TSR_E_UNSUPPORTED, path, "complex values have no json form");
 }
 
 /* Values as nested lists following the shape (C order), a bare value for
  * rank 0, as numpy's tolist() gives them. */
-static int write_nested(tsr_jw *w, const tsr_array *a, int32_t depth, int64_t *next,
-                        const tsr_payload_ctx *ctx, const char *path) {
+static int write_nested(json_writer *w, const tsr_array *a, int32_t depth, int64_t *next,
+                        const payload_ctx *ctx, const char *path) {
     if (depth == a->rank) return write_element(w, a, (*next)++, ctx, path);
-    tsr_jw_begin_array(w);
+    jw_begin_array(w);
     for (int64_t k = 0; k < a->shape[depth]; k++) {
         int rc = write_nested(w, a, depth + 1, next, ctx, path);
         if (rc != 0) return rc;
     }
-    tsr_jw_end_array(w);
+    jw_end_array(w);
     return 0;
 }
 
 /* The base64 text of stored[0..n), quoted, straight into the writer. */
-static int write_base64(tsr_jw *w, const void *stored, size_t n, const tsr_payload_ctx *ctx,
+static int write_base64(json_writer *w, const void *stored, size_t n, const payload_ctx *ctx,
                         const char *path) {
     int overflow;
-    size_t len = tsr_b64_encoded_length(n, &overflow);
+    size_t len = b64_encoded_length(n, &overflow);
     if (overflow || len > SIZE_MAX - 3)
-        return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "array too large to encode");
-    char *text = tsr_jw_raw_begin(w, len + 2);
-    if (text == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+        return payload_fail(ctx, TSR_E_NOMEM, path, "array too large to encode");
+    char *text = jw_raw_begin(w, len + 2);
+    if (text == NULL) return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
     text[0] = '"';
-    if (n > 0) tsr_b64_encode(stored, n, text + 1);
+    if (n > 0) b64_encode(stored, n, text + 1);
     text[len + 1] = '"';
-    tsr_jw_raw_end(w, len + 2);
+    jw_raw_end(w, len + 2);
     return 0;
 }
 
-static int write_binref(tsr_jw *w, const tsr_array_out *o, const void *stored, size_t n,
-                        void *owned, const tsr_payload_ctx *ctx, const char *path) {
+static int write_binref(json_writer *w, const array_out *o, const void *stored, size_t n,
+                        void *owned, const payload_ctx *ctx, const char *path) {
     const char *file;
     uint64_t offset;
-    int rc = tsr_binref_sink_add(o->sink, stored, n, owned, &file, &offset, ctx, path);
+    int rc = binref_sink_add(o->sink, stored, n, owned, &file, &offset, ctx, path);
     if (rc != 0) return rc;
     char *ref = NULL;
     int len = o->lz4 ? asprintf(&ref, "%s:%" PRIu64 ":%zu", file, offset, n)
                      : asprintf(&ref, "%s:%" PRIu64, file, offset);
-    if (len < 0) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
-    tsr_jw_string(w, ref);
+    if (len < 0) return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+    jw_string(w, ref);
     free(ref);
     return 0;
 }
 
 /* "buffer" of base64 and binref, and the keys that follow it. */
-static int write_bytes(tsr_jw *w, const tsr_array *a, const tsr_array_out *o, int64_t count,
-                       size_t bytes, const tsr_payload_ctx *ctx, const char *path) {
+static int write_bytes(json_writer *w, const tsr_array *a, const array_out *o, int64_t count,
+                       size_t bytes, const payload_ctx *ctx, const char *path) {
     const void *stored;
     size_t n;
     void *owned;
     uint64_t sum = 0;
-    int rc = tsr_stored_make(a, count, bytes, o->lz4, o->checksum ? &sum : NULL, &stored, &n,
+    int rc = stored_make(a, count, bytes, o->lz4, o->checksum ? &sum : NULL, &stored, &n,
                              &owned, ctx, path);
     if (rc != 0) return rc;
     if (o->enc == TSR_ENCODING_BINREF) {
@@ -115,78 +115,78 @@ static int write_bytes(tsr_jw *w, const tsr_array *a, const tsr_array_out *o, in
         free(owned);
     }
     if (rc != 0) return rc;
-    tsr_jw_key(w, "encoding");
-    tsr_jw_string(w, tsr_encoding_name(o->enc));
+    jw_key(w, "encoding");
+    jw_string(w, tsr_encoding_name(o->enc));
     if (o->lz4) {
-        tsr_jw_key(w, "compression");
-        tsr_jw_string(w, "lz4");
+        jw_key(w, "compression");
+        jw_string(w, "lz4");
     }
     if (o->checksum) {
-        char text[TSR_CHECKSUM_TEXT_MAX];
-        tsr_checksum_format(sum, text);
-        tsr_jw_key(w, "checksum");
-        tsr_jw_string(w, text);
+        char text[CHECKSUM_TEXT_MAX];
+        checksum_format(sum, text);
+        jw_key(w, "checksum");
+        jw_string(w, text);
     }
     return 0;
 }
 
-int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, const tsr_array_out *o,
-                            const tsr_payload_ctx *ctx, const char *path) {
+int write_encoded_array(json_writer *w, const tsr_array *a, const array_out *o,
+                            const payload_ctx *ctx, const char *path) {
     int64_t count;
     size_t bytes;
     int rc = check_array(a, &count, &bytes, ctx, path);
     if (rc != 0) return rc;
     if (a->data == NULL && count > 0)
-        return tsr_payload_fail(ctx, TSR_E_ARGUMENT, path, "array has no data");
+        return payload_fail(ctx, TSR_E_ARGUMENT, path, "array has no data");
     /* An empty complex array has no values, so its json form is []. */
-    if (o->enc == TSR_ENCODING_JSON && tsr_dtype_is_complex(a->dtype) && count > 0)
-        return tsr_payload_fail(ctx, TSR_E_UNSUPPORTED, path,
+    if (o->enc == TSR_ENCODING_JSON && dtype_is_complex(a->dtype) && count > 0)
+        return payload_fail(ctx, TSR_E_UNSUPPORTED, path,
                                 "%s values have no json form (nor in Tesseract's json "
                                 "encoding); use base64 encoding",
                                 tsr_dtype_name(a->dtype));
     if (tsr_encoding_name(o->enc) == NULL || (o->enc == TSR_ENCODING_BINREF && o->sink == NULL))
-        return tsr_payload_fail(ctx, TSR_E_ARGUMENT, path, "unknown encoding %d", (int)o->enc);
+        return payload_fail(ctx, TSR_E_ARGUMENT, path, "unknown encoding %d", (int)o->enc);
 
-    tsr_jw_begin_object(w);
-    tsr_jw_key(w, "object_type");
-    tsr_jw_string(w, "array");
+    jw_begin_object(w);
+    jw_key(w, "object_type");
+    jw_string(w, "array");
     write_shape(w, a);
-    tsr_jw_key(w, "dtype");
-    tsr_jw_string(w, tsr_dtype_name(a->dtype));
-    tsr_jw_key(w, "data");
-    tsr_jw_begin_object(w);
-    tsr_jw_key(w, "buffer");
+    jw_key(w, "dtype");
+    jw_string(w, tsr_dtype_name(a->dtype));
+    jw_key(w, "data");
+    jw_begin_object(w);
+    jw_key(w, "buffer");
     if (o->enc == TSR_ENCODING_JSON) {
         int64_t next = 0;
         rc = write_nested(w, a, 0, &next, ctx, path);
         if (rc != 0) return rc;
-        tsr_jw_key(w, "encoding");
-        tsr_jw_string(w, "json");
+        jw_key(w, "encoding");
+        jw_string(w, "json");
     } else {
         rc = write_bytes(w, a, o, count, bytes, ctx, path);
         if (rc != 0) return rc;
     }
-    tsr_jw_end_object(w);
-    tsr_jw_end_object(w);
+    jw_end_object(w);
+    jw_end_object(w);
     return 0;
 }
 
-int tsr_write_plain_values(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
+int write_plain_values(json_writer *w, const tsr_array *a, const payload_ctx *ctx,
                            const char *path) {
     int64_t next = 0;
     return write_nested(w, a, 0, &next, ctx, path);
 }
 
-int tsr_write_shape_dtype(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
+int write_shape_dtype(json_writer *w, const tsr_array *a, const payload_ctx *ctx,
                           const char *path) {
     int64_t count;
     size_t bytes;
     int rc = check_array(a, &count, &bytes, ctx, path);
     if (rc != 0) return rc;
-    tsr_jw_begin_object(w);
+    jw_begin_object(w);
     write_shape(w, a);
-    tsr_jw_key(w, "dtype");
-    tsr_jw_string(w, tsr_dtype_name(a->dtype));
-    tsr_jw_end_object(w);
+    jw_key(w, "dtype");
+    jw_string(w, tsr_dtype_name(a->dtype));
+    jw_end_object(w);
     return 0;
 }

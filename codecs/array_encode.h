@@ -19,25 +19,25 @@
 #include "payload_error.h"
 
 /* How the arrays of one response are written. */
-typedef struct tsr_array_out {
+typedef struct array_out {
     tsr_encoding enc;
     bool lz4;              /* base64, binref */
     bool checksum;         /* base64, binref */
-    tsr_binref_sink *sink; /* binref: where the bytes go */
-} tsr_array_out;
+    binref_sink *sink; /* binref: where the bytes go */
+} array_out;
 
 /* Returns 0 or a TSR_E_* code with the message in ctx (path names the
  * array). On failure the writer's content is unusable. Binref bytes are
  * written when the sink is finished. */
-int tsr_write_encoded_array(tsr_jw *w, const tsr_array *a, const tsr_array_out *o,
-                            const tsr_payload_ctx *ctx, const char *path);
+int write_encoded_array(json_writer *w, const tsr_array *a, const array_out *o,
+                            const payload_ctx *ctx, const char *path);
 
 /* The values alone, as nested lists (a bare value for rank 0), as
  * numpy's tolist() gives them; fails for non-finite and complex values. */
-int tsr_write_plain_values(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
+int write_plain_values(json_writer *w, const tsr_array *a, const payload_ctx *ctx,
                            const char *path);
 
-int tsr_write_shape_dtype(tsr_jw *w, const tsr_array *a, const tsr_payload_ctx *ctx,
+int write_shape_dtype(json_writer *w, const tsr_array *a, const payload_ctx *ctx,
                           const char *path);
 
 #endif /* TESSERA_CODECS_ARRAY_ENCODE_H */

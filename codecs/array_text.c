@@ -14,26 +14,26 @@
 
 TSR_API int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, char **out,
                                  tsr_error *err) {
-    tsr_payload_ctx ctx = {.err = err};
+    payload_ctx ctx = {.err = err};
     if (out != NULL) *out = NULL;
     if (a == NULL || out == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_array_to_json: array and out are required");
-    tsr_array_out settings;
-    tsr_binref_sink sink;
-    int rc = tsr_output_settings(opts, &settings, &sink, &ctx);
+        return payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_array_to_json: array and out are required");
+    array_out settings;
+    binref_sink sink;
+    int rc = output_settings(opts, &settings, &sink, &ctx);
     if (rc != 0) return rc;
-    tsr_jw w;
-    tsr_jw_init(&w);
-    rc = tsr_write_encoded_array(&w, a, &settings, &ctx, NULL);
-    int files = tsr_binref_sink_finish(&sink, rc == 0, &ctx);
+    json_writer w;
+    jw_init(&w);
+    rc = write_encoded_array(&w, a, &settings, &ctx, NULL);
+    int files = binref_sink_finish(&sink, rc == 0, &ctx);
     if (rc == 0) rc = files;
     if (rc != 0) {
-        tsr_jw_discard(&w);
+        jw_discard(&w);
         return rc;
     }
-    *out = tsr_jw_finish(&w);
-    if (*out == NULL) return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing an array");
-    tsr_payload_ok(&ctx);
+    *out = jw_finish(&w);
+    if (*out == NULL) return payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing an array");
+    payload_ok(&ctx);
     return 0;
 }
 
@@ -45,44 +45,44 @@ TSR_API int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, 
 TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
                                    const tsr_input_options *opts, tsr_array *out, void **buffer,
                                    tsr_error *err) {
-    tsr_payload_ctx ctx = {.err = err};
+    payload_ctx ctx = {.err = err};
     if (buffer != NULL) *buffer = NULL;
     if ((text == NULL && len > 0) || out == NULL || buffer == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL,
+        return payload_fail(&ctx, TSR_E_ARGUMENT, NULL,
                                 "tsr_array_from_json: text, out and buffer are required");
     if (dtype != TSR_DTYPE_INVALID && tsr_dtype_name(dtype) == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "invalid dtype %d", (int)dtype);
+        return payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "invalid dtype %d", (int)dtype);
     tsr_input_options in;
-    int rc = tsr_input_settings(opts, &in, &ctx);
+    int rc = input_settings(opts, &in, &ctx);
     if (rc != 0) return rc;
     json_error_t jerr;
-    tsr_hoist hoist;
-    json_t *root = tsr_hoist_parse(text != NULL ? text : "", len,
+    hoist_doc hoist;
+    json_t *root = hoist_parse(text != NULL ? text : "", len,
                                    JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &hoist, &jerr);
     if (root == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_PAYLOAD, NULL, "malformed JSON at line %d, column %d: %s",
+        return payload_fail(&ctx, TSR_E_PAYLOAD, NULL, "malformed JSON at line %d, column %d: %s",
                                 jerr.line, jerr.column, jerr.text);
     ctx.hoist = &hoist;
     /* No batch: a binref array is then refused (array_decode.c). */
     ctx.binrefs = in.refuse_files ? NULL
-                                  : tsr_binref_batch_new(in.base_dir, in.allow_escape != 0,
-                                                         tsr_binref_io_of(in.io));
-    tsr_decoded decoded = {0};
+                                  : binref_batch_new(in.base_dir, in.allow_escape != 0,
+                                                         binref_io_of(in.io));
+    decoded_array decoded = {0};
     rc = ctx.binrefs == NULL && !in.refuse_files
-             ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
-             : tsr_decode_array_value(root, dtype, false, &ctx, "", &decoded);
+             ? payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
+             : decode_array_value(root, dtype, false, &ctx, "", &decoded);
     json_decref(root);
-    tsr_hoist_free(&hoist);
+    hoist_free(&hoist);
     ctx.hoist = NULL;
-    if (rc == 0) rc = tsr_binref_batch_run(ctx.binrefs, &ctx);
-    tsr_binref_batch_free(ctx.binrefs);
+    if (rc == 0) rc = binref_batch_run(ctx.binrefs, &ctx);
+    binref_batch_free(ctx.binrefs);
     if (rc != 0) {
         free(decoded.buffer);
         return rc;
     }
     *out = decoded.array;
     *buffer = decoded.buffer;
-    tsr_payload_ok(&ctx);
+    payload_ok(&ctx);
     return 0;
 }
 

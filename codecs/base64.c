@@ -38,7 +38,7 @@ static void tables(void) {
     (void)pthread_once(&tables_once, build_tables);
 }
 
-size_t tsr_b64_encoded_length(size_t n, int *overflow) {
+size_t b64_encoded_length(size_t n, int *overflow) {
     size_t groups = n / 3 + (n % 3 != 0);
     if (groups > SIZE_MAX / 4) {
         *overflow = 1;
@@ -48,7 +48,7 @@ size_t tsr_b64_encoded_length(size_t n, int *overflow) {
     return groups * 4;
 }
 
-void tsr_b64_encode(const unsigned char *src, size_t n, char *dst) {
+void b64_encode(const unsigned char *src, size_t n, char *dst) {
     tables();
     size_t i = 0;
     for (; i + 3 <= n; i += 3, dst += 4) {
@@ -74,7 +74,7 @@ static size_t padding_of(const char *text, size_t len) {
     return text[len - 2] == '=' ? 2 : 1;
 }
 
-long long tsr_b64_decoded_length(const char *text, size_t len, char *why, size_t why_size) {
+long long b64_decoded_length(const char *text, size_t len, char *why, size_t why_size) {
     if (len % 4 != 0) {
         snprintf(why, why_size, "invalid base64: length %zu is not a multiple of 4", len);
         return -1;
@@ -82,7 +82,7 @@ long long tsr_b64_decoded_length(const char *text, size_t len, char *why, size_t
     return (long long)(len / 4 * 3 - padding_of(text, len));
 }
 
-int tsr_b64_find_bad(const char *text, size_t len, char *why, size_t why_size) {
+int b64_find_bad(const char *text, size_t len, char *why, size_t why_size) {
     tables();
     size_t valid = len - padding_of(text, len);
     for (size_t i = 0; i < len; i++) {
@@ -98,7 +98,7 @@ int tsr_b64_find_bad(const char *text, size_t len, char *why, size_t why_size) {
     return 0;
 }
 
-int tsr_b64_decode(const char *text, size_t len, unsigned char *dst, char *why, size_t why_size) {
+int b64_decode(const char *text, size_t len, unsigned char *dst, char *why, size_t why_size) {
     tables();
     if (len == 0) return 0;
     const unsigned char *t = (const unsigned char *)text;
@@ -132,7 +132,7 @@ int tsr_b64_decode(const char *text, size_t len, unsigned char *dst, char *why, 
     dst[0] = (unsigned char)(w >> 16);
     if (padding < 2) dst[1] = (unsigned char)(w >> 8);
     if (padding < 1) dst[2] = (unsigned char)w;
-    if ((bad & BAD) && tsr_b64_find_bad(text, len, why, why_size) == 0)
+    if ((bad & BAD) && b64_find_bad(text, len, why, why_size) == 0)
         snprintf(why, why_size, "invalid base64"); /* cannot happen: bad says there is one */
     return bad & BAD ? -1 : 0;
     return 0;

@@ -13,25 +13,25 @@
 
 /* Length of the encoding of n bytes, without the terminating NUL; 0 with
  * *overflow set if it does not fit a size_t. */
-size_t tsr_b64_encoded_length(size_t n, int *overflow);
+size_t b64_encoded_length(size_t n, int *overflow);
 
-/* Write the encoding of src[0..n) to dst (tsr_b64_encoded_length(n) bytes,
+/* Write the encoding of src[0..n) to dst (b64_encoded_length(n) bytes,
  * no NUL). */
-void tsr_b64_encode(const unsigned char *src, size_t n, char *dst);
+void b64_encode(const unsigned char *src, size_t n, char *dst);
 
 /* Number of bytes text[0..len) decodes to, from its length and padding
  * alone, or -1 with the cause in why when these are not valid base64. The
- * characters themselves are checked by tsr_b64_decode. */
-long long tsr_b64_decoded_length(const char *text, size_t len, char *why, size_t why_size);
+ * characters themselves are checked by b64_decode. */
+long long b64_decoded_length(const char *text, size_t len, char *why, size_t why_size);
 
-/* Decode a text whose length tsr_b64_decoded_length accepted into dst.
+/* Decode a text whose length b64_decoded_length accepted into dst.
  * Returns 0, or -1 with the first bad character and its position in why
  * (dst then holds garbage). */
-int tsr_b64_decode(const char *text, size_t len, unsigned char *dst, char *why, size_t why_size);
+int b64_decode(const char *text, size_t len, unsigned char *dst, char *why, size_t why_size);
 
 /* Find the first character of text that is not base64 where it stands:
  * -1 with it described in why, or 0 when there is none. A full scan, for
  * error messages. */
-int tsr_b64_find_bad(const char *text, size_t len, char *why, size_t why_size);
+int b64_find_bad(const char *text, size_t len, char *why, size_t why_size);
 
 #endif /* TESSERA_CODECS_BASE64_H */

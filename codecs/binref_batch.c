@@ -16,17 +16,17 @@
 #include "lz4_frame.h"
 
 typedef struct entry {
-    tsr_decoded *out;
+    decoded_array *out;
     tsr_dtype want;
-    char path[TSR_PATH_MAX];  /* the array's, for messages */
-    char label[TSR_PATH_MAX + 16];
+    char path[PAYLOAD_PATH_MAX];  /* the array's, for messages */
+    char label[PAYLOAD_PATH_MAX + 16];
     char *written;            /* the file as the payload names it */
     int file;                 /* its index in the batch's files */
     uint64_t offset;
     uint64_t stored;          /* bytes in the file */
     size_t bytes;             /* bytes of the array */
     int64_t count;
-    tsr_stored st;
+    stored_form st;
     void *staging;            /* the lz4 frame, when compressed */
 } entry;
 
@@ -37,9 +37,9 @@ typedef struct bfile {
     uint64_t size;
 } bfile;
 
-struct tsr_binref_batch {
+struct binref_batch {
     char *base_dir;
-    tsr_binref_dir dir;       /* opened at the first array */
+    binref_dir dir;       /* opened at the first array */
     bool dir_open;
     bool allow_escape;
     binref_io io;
@@ -51,8 +51,8 @@ struct tsr_binref_batch {
     size_t n_slots;           /* a power of two, at least twice n_files */
 };
 
-tsr_binref_batch *tsr_binref_batch_new(const char *base_dir, bool allow_escape, binref_io io) {
-    tsr_binref_batch *b = calloc(1, sizeof *b);
+binref_batch *binref_batch_new(const char *base_dir, bool allow_escape, binref_io io) {
+    binref_batch *b = calloc(1, sizeof *b);
     if (b == NULL) return NULL;
     if (base_dir != NULL && (b->base_dir = strdup(base_dir)) == NULL) {
         free(b);
@@ -64,7 +64,7 @@ tsr_binref_batch *tsr_binref_batch_new(const char *base_dir, bool allow_escape, 
     return b;
 }
 
-void tsr_binref_batch_free(tsr_binref_batch *b) {
+void binref_batch_free(binref_batch *b) {
     if (b == NULL) return;
     for (int k = 0; k < b->n; k++) {
         free(b->e[k].written);
@@ -75,7 +75,7 @@ void tsr_binref_batch_free(tsr_binref_batch *b) {
     free(b->f);
     free(b->slots);
     free(b->base_dir);
-    tsr_binref_dir_close(&b->dir);
+    binref_dir_close(&b->dir);
     free(b);
 }
 
@@ -86,7 +86,7 @@ static size_t name_hash(const char *s) {
 }
 
 /* The slot of name: its file's, or the free one where it would go. */
-static size_t slot_of(const tsr_binref_batch *b, const char *name) {
+static size_t slot_of(const binref_batch *b, const char *name) {
     size_t mask = b->n_slots - 1, i = name_hash(name) & mask;
     while (b->slots[i] != 0 && strcmp(b->f[b->slots[i] - 1].written, name) != 0)
         i = (i + 1) & mask;
@@ -94,7 +94,7 @@ static size_t slot_of(const tsr_binref_batch *b, const char *name) {
 }
 
 /* Room for one more file in the table and the array. */
-static int reserve_file(tsr_binref_batch *b) {
+static int reserve_file(binref_batch *b) {
     if (b->n_files == b->cap_files) {
         int cap = b->cap_files ? b->cap_files * 2 : 4;
         bfile *f = realloc(b->f, (size_t)cap * sizeof *f);
@@ -117,9 +117,9 @@ static int reserve_file(tsr_binref_batch *b) {
 /* The file written as the payload names it, opened (resolved and checked
  * in the same step) the first time it is named. Returns 0 with *index, or
  * a failure with a message. */
-static int file_of(tsr_binref_batch *b, const char *written, int *index,
-                   const tsr_payload_ctx *ctx, const char *path) {
-    if (reserve_file(b) != 0) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+static int file_of(binref_batch *b, const char *written, int *index,
+                   const payload_ctx *ctx, const char *path) {
+    if (reserve_file(b) != 0) return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
     size_t slot = slot_of(b, written);
     if (b->slots[slot] != 0) {
         *index = b->slots[slot] - 1;
@@ -127,8 +127,8 @@ static int file_of(tsr_binref_batch *b, const char *written, int *index,
     }
     char why[768];
     bfile *f = &b->f[b->n_files];
-    int rc = tsr_binref_open(&b->dir, written, b->allow_escape, &f->fd, &f->size, why, sizeof why);
-    if (rc != 0) return tsr_payload_fail(ctx, rc, path, "%s", why);
+    int rc = binref_open(&b->dir, written, b->allow_escape, &f->fd, &f->size, why, sizeof why);
+    if (rc != 0) return payload_fail(ctx, rc, path, "%s", why);
     f->written = written;
     *index = b->n_files++;
     b->slots[slot] = *index + 1;
@@ -136,14 +136,14 @@ static int file_of(tsr_binref_batch *b, const char *written, int *index,
 }
 
 /* The byte counts of the reference against shape x dtype. */
-static int check_sizes(const tsr_binref_ref *ref, const tsr_stored *st, entry *e,
-                       const tsr_payload_ctx *ctx, const char *path) {
+static int check_sizes(const binref_ref *ref, const stored_form *st, entry *e,
+                       const payload_ctx *ctx, const char *path) {
     const tsr_array *a = &e->out->array;
-    if (tsr_shape_bytes(a->shape, a->rank, a->dtype, &e->count, &e->bytes) != 0)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
+    if (array_shape_bytes(a->shape, a->rank, a->dtype, &e->count, &e->bytes) != 0)
+        return payload_fail(ctx, TSR_E_PAYLOAD, path, "shape is too large to allocate");
     if (!st->lz4) {
         if (ref->has_size && ref->size != e->bytes)
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+            return payload_fail(ctx, TSR_E_PAYLOAD, path,
                                     "the binref buffer gives %" PRIu64 " bytes but shape x %s "
                                     "needs %zu",
                                     ref->size, tsr_dtype_name(a->dtype), e->bytes);
@@ -151,19 +151,19 @@ static int check_sizes(const tsr_binref_ref *ref, const tsr_stored *st, entry *e
         return 0;
     }
     if (!ref->has_size)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+        return payload_fail(ctx, TSR_E_PAYLOAD, path,
                                 "an lz4-compressed binref buffer must give its stored size: "
                                 "\"<path>:<offset>:<size>\"");
     /* A frame of n bytes is never larger than its bound; refusing more
      * keeps a hostile size from allocating. */
     size_t bound = LZ4F_compressFrameBound(e->bytes, NULL) + 64;
     if (ref->size > bound)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+        return payload_fail(ctx, TSR_E_PAYLOAD, path,
                                 "the binref buffer gives %" PRIu64 " stored bytes, more than an "
                                 "lz4 frame of the %zu bytes of shape x %s can take",
                                 ref->size, e->bytes, tsr_dtype_name(a->dtype));
-    if (e->bytes > tsr_lz4_max_content(ref->size))
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+    if (e->bytes > lz4_frame_max_content(ref->size))
+        return payload_fail(ctx, TSR_E_PAYLOAD, path,
                                 "shape x %s needs %zu bytes, more than an lz4 frame of %" PRIu64
                                 " stored bytes can hold",
                                 tsr_dtype_name(a->dtype), e->bytes, ref->size);
@@ -171,20 +171,20 @@ static int check_sizes(const tsr_binref_ref *ref, const tsr_stored *st, entry *e
     return 0;
 }
 
-int tsr_binref_batch_add(tsr_binref_batch *b, const char *text, const tsr_stored *st,
-                         tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+int binref_batch_add(binref_batch *b, const char *text, const stored_form *st,
+                         decoded_array *out, tsr_dtype want, const payload_ctx *ctx,
                          const char *path) {
     char why[512];
     int rc;
     if (!b->dir_open) {
-        if ((rc = tsr_binref_dir_open(b->base_dir, &b->dir, why, sizeof why)) != 0)
-            return tsr_payload_fail(ctx, rc, path, "%s", why);
+        if ((rc = binref_dir_open(b->base_dir, &b->dir, why, sizeof why)) != 0)
+            return payload_fail(ctx, rc, path, "%s", why);
         b->dir_open = true;
     }
     if (b->n == b->cap) {
         int cap = b->cap ? b->cap * 2 : 8;
         entry *e = realloc(b->e, (size_t)cap * sizeof *e);
-        if (e == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+        if (e == NULL) return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
         b->e = e;
         b->cap = cap;
     }
@@ -196,10 +196,10 @@ int tsr_binref_batch_add(tsr_binref_batch *b, const char *text, const tsr_stored
     snprintf(e->path, sizeof e->path, "%s", path);
     if (path[0] != '\0') snprintf(e->label, sizeof e->label, "field '%s'", path);
 
-    tsr_binref_ref ref;
-    rc = tsr_binref_ref_parse(text, &ref, why, sizeof why);
+    binref_ref ref;
+    rc = binref_ref_parse(text, &ref, why, sizeof why);
     if (rc == 0) rc = check_sizes(&ref, st, e, ctx, path);
-    else rc = tsr_payload_fail(ctx, rc, path, "%s", why);
+    else rc = payload_fail(ctx, rc, path, "%s", why);
     /* The entry owns the name from here: a new file borrows it. */
     e->written = ref.path;
     if (rc == 0) rc = file_of(b, ref.path, &e->file, ctx, path);
@@ -216,35 +216,35 @@ int tsr_binref_batch_add(tsr_binref_batch *b, const char *text, const tsr_stored
 
 /* Sizes against the files (fstat of the descriptors that are read), before
  * anything is allocated. */
-static int check_files(tsr_binref_batch *b, const tsr_payload_ctx *ctx) {
+static int check_files(binref_batch *b, const payload_ctx *ctx) {
     char why[512];
     for (int k = 0; k < b->n_files; k++) {
         bfile *f = &b->f[k];
         if (binref_fd_regular(f->fd, f->written, NULL, &f->size, why, sizeof why) != 0)
             for (int i = 0; i < b->n; i++)
-                if (b->e[i].file == k) return tsr_payload_fail(ctx, TSR_E_IO, b->e[i].path, "%s", why);
+                if (b->e[i].file == k) return payload_fail(ctx, TSR_E_IO, b->e[i].path, "%s", why);
     }
     for (int k = 0; k < b->n; k++) {
         entry *e = &b->e[k];
         if (binref_check_range(e->written, b->f[e->file].size, e->offset, e->stored, NULL, why,
                                sizeof why) != 0)
-            return tsr_payload_fail(ctx, TSR_E_IO, e->path, "%s", why);
+            return payload_fail(ctx, TSR_E_IO, e->path, "%s", why);
     }
     return 0;
 }
 
-static int allocate(tsr_binref_batch *b, binref_read *reads, const tsr_payload_ctx *ctx) {
+static int allocate(binref_batch *b, binref_read *reads, const payload_ctx *ctx) {
     for (int k = 0; k < b->n; k++) {
         entry *e = &b->e[k];
-        e->out->buffer = tsr_aligned_buffer_unzeroed(e->bytes);
+        e->out->buffer = aligned_buffer_unzeroed(e->bytes);
         if (e->out->buffer == NULL)
-            return tsr_payload_fail(ctx, TSR_E_NOMEM, e->path, "out of memory for %zu bytes",
+            return payload_fail(ctx, TSR_E_NOMEM, e->path, "out of memory for %zu bytes",
                                     e->bytes);
         void *dst = e->out->buffer;
         if (e->st.lz4) {
             dst = e->staging = malloc(e->stored ? e->stored : 1);
             if (dst == NULL)
-                return tsr_payload_fail(ctx, TSR_E_NOMEM, e->path,
+                return payload_fail(ctx, TSR_E_NOMEM, e->path,
                                         "out of memory for %" PRIu64 " bytes", e->stored);
         }
         reads[k] = (binref_read){.path = e->written, .offset = e->offset, .bytes = e->stored,
@@ -254,27 +254,27 @@ static int allocate(tsr_binref_batch *b, binref_read *reads, const tsr_payload_c
     return 0;
 }
 
-int tsr_binref_batch_run(tsr_binref_batch *b, const tsr_payload_ctx *ctx) {
+int binref_batch_run(binref_batch *b, const payload_ctx *ctx) {
     if (b == NULL || b->n <= 0) return 0;
     size_t n = (size_t)b->n; /* before calls that gcc cannot see leave b->n alone */
     int rc = check_files(b, ctx);
     if (rc != 0) return rc;
     binref_read *reads = calloc(n, sizeof *reads);
-    if (reads == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, NULL, "out of memory");
+    if (reads == NULL) return payload_fail(ctx, TSR_E_NOMEM, NULL, "out of memory");
     rc = allocate(b, reads, ctx);
     char why[768];
     if (rc == 0 && (rc = binref_read_all(reads, b->n, b->io, why, sizeof why)) != 0)
-        rc = tsr_payload_fail(ctx, rc, NULL, "%s", why);
+        rc = payload_fail(ctx, rc, NULL, "%s", why);
     free(reads);
     for (int k = 0; k < b->n && rc == 0; k++) {
         entry *e = &b->e[k];
-        rc = tsr_stored_finish(&e->st, e->staging, e->stored, e->out->buffer, e->bytes, e->count,
+        rc = stored_finish(&e->st, e->staging, e->stored, e->out->buffer, e->bytes, e->count,
                                e->out->array.dtype, ctx, e->path);
         free(e->staging);
         e->staging = NULL;
         if (rc != 0) break;
         e->out->pending = false;
-        rc = tsr_decoded_convert(e->out, e->want, ctx, e->path);
+        rc = decoded_convert(e->out, e->want, ctx, e->path);
         e->out->array.data = e->out->buffer;
     }
     return rc;

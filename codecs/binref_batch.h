@@ -14,24 +14,24 @@
 #include "array_decode.h"
 #include "binref_file.h"
 
-typedef struct tsr_binref_batch tsr_binref_batch;
+typedef struct binref_batch binref_batch;
 
 /* base_dir NULL: the current directory. NULL when out of memory. */
-tsr_binref_batch *tsr_binref_batch_new(const char *base_dir, bool allow_escape, binref_io io);
-void tsr_binref_batch_free(tsr_binref_batch *b);
+binref_batch *binref_batch_new(const char *base_dir, bool allow_escape, binref_io io);
+void binref_batch_free(binref_batch *b);
 
 /*
  * Queue the array whose "buffer" is text, whose shape and dtype out->array
  * already holds, to be read into out and converted to dtype want
  * (TSR_DTYPE_INVALID: keep its own). Marks out pending. out must stay
- * where it is until tsr_binref_batch_run.
+ * where it is until binref_batch_run.
  */
-int tsr_binref_batch_add(tsr_binref_batch *b, const char *text, const tsr_stored *st,
-                         tsr_decoded *out, tsr_dtype want, const tsr_payload_ctx *ctx,
+int binref_batch_add(binref_batch *b, const char *text, const stored_form *st,
+                         decoded_array *out, tsr_dtype want, const payload_ctx *ctx,
                          const char *path);
 
 /* Read everything queued. On failure the outs keep what they hold; their
  * owners free them. */
-int tsr_binref_batch_run(tsr_binref_batch *b, const tsr_payload_ctx *ctx);
+int binref_batch_run(binref_batch *b, const payload_ctx *ctx);
 
 #endif /* TESSERA_CODECS_BINREF_BATCH_H */

@@ -64,7 +64,7 @@ void binref_writer_close(binref_writer *w, int unlink_files);
 /*
  * One read of `bytes` at `offset` into dst, from the open file fd (with
  * has_fd: path then only names it in messages; the caller opened it, with
- * tsr_binref_open or binref_open_entry, and closes it), or from the file
+ * binref_open or binref_open_entry, and closes it), or from the file
  * at `path`, a path the caller trusts (opened here, symlinks followed,
  * without blocking on a FIFO; anything but a regular file refused).
  */

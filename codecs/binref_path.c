@@ -51,7 +51,7 @@ static int parse_number(const char *digits, size_t len, uint64_t *out) {
     return 0;
 }
 
-int tsr_binref_ref_parse(const char *text, tsr_binref_ref *out, char *why, size_t why_size) {
+int binref_ref_parse(const char *text, binref_ref *out, char *why, size_t why_size) {
     memset(out, 0, sizeof *out);
     size_t len = strlen(text);
     const char *g2 = digit_group(text, len);
@@ -97,7 +97,7 @@ int tsr_binref_ref_parse(const char *text, tsr_binref_ref *out, char *why, size_
     return 0;
 }
 
-int tsr_binref_dir_open(const char *base_dir, tsr_binref_dir *out, char *why, size_t why_size) {
+int binref_dir_open(const char *base_dir, binref_dir *out, char *why, size_t why_size) {
     const char *dir = base_dir != NULL && base_dir[0] != '\0' ? base_dir : ".";
     out->fd = -1;
     out->real = realpath(dir, NULL);
@@ -108,13 +108,13 @@ int tsr_binref_dir_open(const char *base_dir, tsr_binref_dir *out, char *why, si
     }
     if (out->fd < 0) {
         snprintf(why, why_size, "input directory '%s': %s", dir, strerror(e));
-        tsr_binref_dir_close(out);
+        binref_dir_close(out);
         return e == ENOMEM ? TSR_E_NOMEM : TSR_E_IO;
     }
     return 0;
 }
 
-void tsr_binref_dir_close(tsr_binref_dir *d) {
+void binref_dir_close(binref_dir *d) {
     if (d->fd >= 0) close(d->fd);
     d->fd = -1;
     free(d->real);
@@ -391,7 +391,7 @@ static int open_beneath(int dirfd, const char *rel, bool follow) {
     return walk_beneath(dirfd, rel, follow);
 }
 
-int tsr_binref_open(const tsr_binref_dir *d, const char *path, bool allow_escape, int *fd,
+int binref_open(const binref_dir *d, const char *path, bool allow_escape, int *fd,
                     uint64_t *size, char *why, size_t why_size) {
     *fd = -1;
     *size = 0;

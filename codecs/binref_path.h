@@ -27,28 +27,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct tsr_binref_ref {
+typedef struct binref_ref {
     char *path; /* as written; free() */
     uint64_t offset;
     bool has_size;
     uint64_t size;
-} tsr_binref_ref;
+} binref_ref;
 
 /* Returns 0, or TSR_E_PAYLOAD / TSR_E_NOMEM with the cause in why. */
-int tsr_binref_ref_parse(const char *text, tsr_binref_ref *out, char *why, size_t why_size);
+int binref_ref_parse(const char *text, binref_ref *out, char *why, size_t why_size);
 
 /* The input directory: its real path (messages, absolute binref paths)
  * and a descriptor (O_PATH) that relative paths are resolved beneath. */
-typedef struct tsr_binref_dir {
+typedef struct binref_dir {
     char *real;
     int fd;
-} tsr_binref_dir;
+} binref_dir;
 
 /* Open base_dir (NULL or "": the current directory). Returns 0, or
  * TSR_E_IO / TSR_E_NOMEM with the cause in why (out is then closed). */
-int tsr_binref_dir_open(const char *base_dir, tsr_binref_dir *out, char *why, size_t why_size);
+int binref_dir_open(const char *base_dir, binref_dir *out, char *why, size_t why_size);
 /* Accepts a closed or zeroed-then-failed directory (fd < 0, real NULL). */
-void tsr_binref_dir_close(tsr_binref_dir *d);
+void binref_dir_close(binref_dir *d);
 
 /*
  * Resolve path against d and open it for reading, in one step. *fd: a
@@ -60,7 +60,7 @@ void tsr_binref_dir_close(tsr_binref_dir *d);
  * allow_escape the path may lead anywhere (symlinks followed); the other
  * checks stay.
  */
-int tsr_binref_open(const tsr_binref_dir *d, const char *path, bool allow_escape, int *fd,
+int binref_open(const binref_dir *d, const char *path, bool allow_escape, int *fd,
                     uint64_t *size, char *why, size_t why_size);
 
 #endif /* TESSERA_CODECS_BINREF_PATH_H */

@@ -23,20 +23,20 @@ static int uuid4(char out[37]) {
     return 0;
 }
 
-static int open_writer(tsr_binref_sink *s, const tsr_payload_ctx *ctx, const char *path) {
+static int open_writer(binref_sink *s, const payload_ctx *ctx, const char *path) {
     char prefix[37];
     if (uuid4(prefix) != 0)
-        return tsr_payload_fail(ctx, TSR_E_IO, path, "no random bytes for a binref file name");
+        return payload_fail(ctx, TSR_E_IO, path, "no random bytes for a binref file name");
     binref_writer_opts o = {.dir = s->dir ? s->dir : ".", .prefix = prefix,
                             .max_file_bytes = s->max_file_bytes, .mode = s->mode, .io = s->io};
     char why[512];
     int rc = binref_writer_open(&s->writer, &o, why, sizeof why);
-    if (rc != 0) return tsr_payload_fail(ctx, rc, path, "%s", why);
+    if (rc != 0) return payload_fail(ctx, rc, path, "%s", why);
     return 0;
 }
 
-int tsr_binref_sink_add(tsr_binref_sink *s, const void *bytes, size_t n, void *owned,
-                        const char **file, uint64_t *offset, const tsr_payload_ctx *ctx,
+int binref_sink_add(binref_sink *s, const void *bytes, size_t n, void *owned,
+                        const char **file, uint64_t *offset, const payload_ctx *ctx,
                         const char *path) {
     if (owned != NULL) {
         if (s->n_owned == s->cap_owned) {
@@ -44,7 +44,7 @@ int tsr_binref_sink_add(tsr_binref_sink *s, const void *bytes, size_t n, void *o
             void **o = realloc(s->owned, (size_t)cap * sizeof *o);
             if (o == NULL) {
                 free(owned);
-                return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+                return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
             }
             s->owned = o;
             s->cap_owned = cap;
@@ -55,16 +55,16 @@ int tsr_binref_sink_add(tsr_binref_sink *s, const void *bytes, size_t n, void *o
     if (s->writer == NULL && (rc = open_writer(s, ctx, path)) != 0) return rc;
     char why[512];
     rc = binref_writer_add(s->writer, bytes, n, file, offset, why, sizeof why);
-    if (rc != 0) return tsr_payload_fail(ctx, rc, path, "%s", why);
+    if (rc != 0) return payload_fail(ctx, rc, path, "%s", why);
     return 0;
 }
 
-int tsr_binref_sink_finish(tsr_binref_sink *s, bool ok, const tsr_payload_ctx *ctx) {
+int binref_sink_finish(binref_sink *s, bool ok, const payload_ctx *ctx) {
     int rc = 0;
     if (s->writer != NULL && ok) {
         char why[512];
         rc = binref_writer_flush(s->writer, why, sizeof why);
-        if (rc != 0) tsr_payload_fail(ctx, rc, NULL, "%s", why);
+        if (rc != 0) payload_fail(ctx, rc, NULL, "%s", why);
     }
     binref_writer_close(s->writer, !ok || rc != 0);
     s->writer = NULL;

@@ -15,7 +15,7 @@
 #include "binref_file.h"
 #include "payload_error.h"
 
-typedef struct tsr_binref_sink {
+typedef struct binref_sink {
     const char *dir;          /* NULL: "." */
     uint64_t max_file_bytes;
     int mode;
@@ -23,16 +23,16 @@ typedef struct tsr_binref_sink {
     binref_writer *writer;    /* NULL until the first array */
     void **owned;
     int n_owned, cap_owned;
-} tsr_binref_sink;
+} binref_sink;
 
 /* Append bytes (kept valid by the caller until finish; owned, which may
  * be NULL, is freed by the sink) and say where they lie. */
-int tsr_binref_sink_add(tsr_binref_sink *s, const void *bytes, size_t n, void *owned,
-                        const char **file, uint64_t *offset, const tsr_payload_ctx *ctx,
+int binref_sink_add(binref_sink *s, const void *bytes, size_t n, void *owned,
+                        const char **file, uint64_t *offset, const payload_ctx *ctx,
                         const char *path);
 
 /* Write everything (when ok) and close; on failure, or when !ok, remove
  * the files. Returns 0 or the failure's code. */
-int tsr_binref_sink_finish(tsr_binref_sink *s, bool ok, const tsr_payload_ctx *ctx);
+int binref_sink_finish(binref_sink *s, bool ok, const payload_ctx *ctx);
 
 #endif /* TESSERA_CODECS_BINREF_SINK_H */

@@ -9,12 +9,12 @@
 
 #define PREFIX "xxh3:"
 
-uint64_t tsr_checksum(const void *data, size_t bytes) {
+uint64_t checksum_xxh3(const void *data, size_t bytes) {
     return XXH3_64bits(data, bytes);
 }
 
-void tsr_checksum_format(uint64_t sum, char text[TSR_CHECKSUM_TEXT_MAX]) {
-    snprintf(text, TSR_CHECKSUM_TEXT_MAX, PREFIX "%016" PRIx64, sum);
+void checksum_format(uint64_t sum, char text[CHECKSUM_TEXT_MAX]) {
+    snprintf(text, CHECKSUM_TEXT_MAX, PREFIX "%016" PRIx64, sum);
 }
 
 static int hex_digit(char c) {
@@ -24,7 +24,7 @@ static int hex_digit(char c) {
     return -1;
 }
 
-int tsr_checksum_parse(const char *text, uint64_t *sum, char *why, size_t why_size) {
+int checksum_parse(const char *text, uint64_t *sum, char *why, size_t why_size) {
     size_t plen = strlen(PREFIX);
     if (strncmp(text, PREFIX, plen) != 0) {
         const char *colon = strchr(text, ':');

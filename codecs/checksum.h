@@ -10,15 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSR_CHECKSUM_TEXT_MAX 24 /* "xxh3:" + 16 hex + NUL, rounded up */
+#define CHECKSUM_TEXT_MAX 24 /* "xxh3:" + 16 hex + NUL, rounded up */
 
-uint64_t tsr_checksum(const void *data, size_t bytes);
+uint64_t checksum_xxh3(const void *data, size_t bytes);
 
-/* "xxh3:0123456789abcdef" into text (TSR_CHECKSUM_TEXT_MAX bytes). */
-void tsr_checksum_format(uint64_t sum, char text[TSR_CHECKSUM_TEXT_MAX]);
+/* "xxh3:0123456789abcdef" into text (CHECKSUM_TEXT_MAX bytes). */
+void checksum_format(uint64_t sum, char text[CHECKSUM_TEXT_MAX]);
 
 /* Parse a checksum text. Returns 0, or -1 with the cause in why (an
  * unknown algorithm, a malformed value). */
-int tsr_checksum_parse(const char *text, uint64_t *sum, char *why, size_t why_size);
+int checksum_parse(const char *text, uint64_t *sum, char *why, size_t why_size);
 
 #endif /* TESSERA_CODECS_CHECKSUM_H */

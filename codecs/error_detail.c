@@ -51,10 +51,10 @@ static json_t *loc_list(const char *loc) {
  * sent back (TSR_ERROR_INPUT_MAX bytes as compact JSON); else NULL. */
 static json_t *input_at(const char *loc, const char *request, size_t len) {
     if (request == NULL || len == 0 || len > DETAIL_SCAN_MAX || loc[0] == '\0') return NULL;
-    tsr_hoist h;
+    hoist_doc h;
     json_error_t jerr;
-    tsr_hoist_status status;
-    json_t *root = tsr_hoist_parse_limited(request, len, 0, DETAIL_MAX_VALUES, &h, &jerr, &status);
+    hoist_status status;
+    json_t *root = hoist_parse_limited(request, len, 0, DETAIL_MAX_VALUES, &h, &jerr, &status);
     json_t *v = root;
     for (const char *p = loc; v != NULL && *p != '\0';) {
         size_t n = strcspn(p, ".");
@@ -70,8 +70,8 @@ static json_t *input_at(const char *loc, const char *request, size_t len) {
         p += n + (p[n] == '.');
     }
     /* A cut list is read from its text when it may be short enough; a cut
-     * string never is (TSR_HOIST_MIN). */
-    const tsr_hoisted_list *hl = tsr_hoist_list(&h, v);
+     * string never is (HOIST_MIN). */
+    const hoisted_list *hl = hoist_list(&h, v);
     json_t *own = NULL;
     if (hl != NULL)
         v = own = hl->info.len <= 16 * TSR_ERROR_INPUT_MAX
@@ -86,7 +86,7 @@ static json_t *input_at(const char *loc, const char *request, size_t len) {
         v = NULL;
     json_decref(own);
     json_decref(root);
-    tsr_hoist_free(&h);
+    hoist_free(&h);
     return v;
 }
 

@@ -74,28 +74,28 @@ static bool is_ws(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-static int push_cut(tsr_hoist *h, size_t *cap, const char *text, size_t len, int32_t list) {
+static int push_cut(hoist_doc *h, size_t *cap, const char *text, size_t len, int32_t list) {
     if (h->n == *cap) {
         size_t c = *cap ? *cap * 2 : 16;
-        tsr_hoisted *s = realloc(h->cuts, c * sizeof *s);
+        hoisted_text *s = realloc(h->cuts, c * sizeof *s);
         if (s == NULL) return -1;
         h->cuts = s;
         *cap = c;
     }
-    h->cuts[h->n++] = (tsr_hoisted){.text = text, .len = len, .list = list};
+    h->cuts[h->n++] = (hoisted_text){.text = text, .len = len, .list = list};
     return 0;
 }
 
-static int push_list(tsr_hoist *h, size_t *cap, size_t *list_cap, const char *text,
-                     const tsr_list_info *info) {
+static int push_list(hoist_doc *h, size_t *cap, size_t *list_cap, const char *text,
+                     const list_info *info) {
     if (h->n_lists == *list_cap) {
         size_t c = *list_cap ? *list_cap * 2 : 8;
-        tsr_hoisted_list *l = realloc(h->lists, c * sizeof *l);
+        hoisted_list *l = realloc(h->lists, c * sizeof *l);
         if (l == NULL) return -1;
         h->lists = l;
         *list_cap = c;
     }
-    h->lists[h->n_lists] = (tsr_hoisted_list){.text = text, .info = *info};
+    h->lists[h->n_lists] = (hoisted_list){.text = text, .info = *info};
     if (push_cut(h, cap, text, info->len, (int32_t)h->n_lists) != 0) return -1;
     h->n_lists++;
     return 0;
@@ -104,14 +104,14 @@ static int push_list(tsr_hoist *h, size_t *cap, size_t *list_cap, const char *te
 /* A list that is not JSON: where it starts and where it stops. */
 typedef struct bad_list {
     size_t at;
-    tsr_list_stop stop;
+    list_stop stop;
 } bad_list;
 
 enum { FOUND = 0, FOUND_NOMEM = -1, FOUND_TOO_MANY = 1, FOUND_BAD_LIST = 2 };
 
 /* Find what to cut and count the values left (h->values) and those inside
  * the cut lists (*list_values). */
-static int find(const char *text, size_t len, uint64_t max_values, tsr_hoist *h,
+static int find(const char *text, size_t len, uint64_t max_values, hoist_doc *h,
                 uint64_t *list_values, bad_list *bad) {
     const char *p = text, *end = text + len;
     size_t cap = 0, list_cap = 0;
@@ -127,22 +127,22 @@ static int find(const char *text, size_t len, uint64_t max_values, tsr_hoist *h,
             const char *close = string_end(p + 1, end);
             if (close == NULL) break; /* jansson will say what is wrong */
             size_t n = (size_t)(close - p - 1);
-            if (n >= TSR_HOIST_MIN && !is_key(close + 1, end) && plain(p + 1, n) &&
+            if (n >= HOIST_MIN && !is_key(close + 1, end) && plain(p + 1, n) &&
                 push_cut(h, &cap, p + 1, n, -1) != 0)
                 return FOUND_NOMEM;
             p = close + 1;
             continue;
         }
         if (c == '[' && prev == ':') {
-            tsr_list_info info;
-            tsr_list_stop stop;
-            tsr_list_verdict v = tsr_list_scan(p, end, &info, &stop);
-            if (v == TSR_LIST_BAD) {
+            list_info info;
+            list_stop stop;
+            list_verdict v = list_scan(p, end, &info, &stop);
+            if (v == LIST_BAD) {
                 bad->at = (size_t)(p - text);
                 bad->stop = stop;
                 return FOUND_BAD_LIST;
             }
-            if (v == TSR_LIST_NUMERIC && info.leaves >= TSR_HOIST_MIN_LEAVES) {
+            if (v == LIST_NUMERIC && info.leaves >= HOIST_MIN_LEAVES) {
                 if (push_list(h, &cap, &list_cap, p, &info) != 0) return FOUND_NOMEM;
                 h->values++;
                 *list_values += (uint64_t)info.nodes - 1;
@@ -171,7 +171,7 @@ static int find(const char *text, size_t len, uint64_t max_values, tsr_hoist *h,
 
 /* The text with every cut string replaced by "\u0000<index>" and every cut
  * list by "\"\u0000[<index>\"". */
-static int build_skeleton(const char *text, size_t len, tsr_hoist *h) {
+static int build_skeleton(const char *text, size_t len, hoist_doc *h) {
     size_t cut = 0;
     for (size_t k = 0; k < h->n; k++) cut += h->cuts[k].len;
     size_t cap = len - cut + h->n * 32 + 1;
@@ -203,7 +203,7 @@ static void out_of_memory(json_error_t *jerr) {
 
 /* Does the text outside the cuts hold "\u0000" (which would look like a
  * placeholder)? The cuts hold no backslash. */
-static bool has_nul_escape(const char *text, size_t len, const tsr_hoist *h) {
+static bool has_nul_escape(const char *text, size_t len, const hoist_doc *h) {
     const char *p = text;
     for (size_t k = 0; k <= h->n; k++) {
         const char *end = k < h->n ? h->cuts[k].text : text + len;
@@ -233,7 +233,7 @@ static void blank_value(char *s, size_t from, size_t to) {
  * have stopped in the text, with the same message, holding none of the
  * lists' values.
  */
-static void refusal(const char *text, size_t len, size_t flags, const tsr_hoist *h,
+static void refusal(const char *text, size_t len, size_t flags, const hoist_doc *h,
                     const bad_list *bad, json_error_t *jerr) {
     char *e = malloc(len > 0 ? len : 1);
     if (e == NULL) {
@@ -247,7 +247,7 @@ static void refusal(const char *text, size_t len, size_t flags, const tsr_hoist 
             blank_value(e, at, at + h->cuts[k].len);
         }
     if (bad != NULL) {
-        const tsr_list_stop *st = &bad->stop;
+        const list_stop *st = &bad->stop;
         for (int32_t d = 0; d + 1 < st->depth; d++)
             blank(e, bad->at + st->open[d] + 1, bad->at + st->open[d + 1]);
         size_t inner = bad->at + st->open[st->depth - 1];
@@ -265,60 +265,60 @@ static void refusal(const char *text, size_t len, size_t flags, const tsr_hoist 
     }
 }
 
-json_t *tsr_hoist_parse_limited(const char *text, size_t len, size_t flags, uint64_t max_values,
-                                tsr_hoist *h, json_error_t *jerr, tsr_hoist_status *status) {
+json_t *hoist_parse_limited(const char *text, size_t len, size_t flags, uint64_t max_values,
+                                hoist_doc *h, json_error_t *jerr, hoist_status *status) {
     memset(h, 0, sizeof *h);
     uint64_t list_values = 0;
     bad_list bad;
     int found = find(text, len, max_values, h, &list_values, &bad);
     if (found == FOUND_NOMEM) {
-        tsr_hoist_free(h);
+        hoist_free(h);
         out_of_memory(jerr);
-        *status = TSR_HOIST_NOMEM;
+        *status = HOIST_NOMEM;
         return NULL;
     }
     uint64_t values = h->values;
     if (found == FOUND && h->n > 0 && has_nul_escape(text, len, h)) {
         /* Nothing is cut: jansson reads the lists too. */
         values += list_values;
-        tsr_hoist_free(h);
+        hoist_free(h);
         h->values = values;
         if (max_values != 0 && values > max_values) found = FOUND_TOO_MANY;
     }
     if (found == FOUND_TOO_MANY) {
-        tsr_hoist_free(h);
+        hoist_free(h);
         h->values = values;
         memset(jerr, 0, sizeof *jerr);
         snprintf(jerr->text, sizeof jerr->text, "too many values");
-        *status = TSR_HOIST_TOO_MANY;
+        *status = HOIST_TOO_MANY;
         return NULL;
     }
     if (found == FOUND_BAD_LIST) {
         refusal(text, len, flags, h, &bad, jerr);
-        tsr_hoist_free(h);
-        *status = TSR_HOIST_MALFORMED;
+        hoist_free(h);
+        *status = HOIST_MALFORMED;
         return NULL;
     }
-    *status = TSR_HOIST_OK;
+    *status = HOIST_OK;
     if (h->n == 0) {
-        tsr_hoist_free(h);
+        hoist_free(h);
         h->values = values;
         json_t *root = json_loadb(text, len, flags, jerr);
-        if (root == NULL) *status = TSR_HOIST_MALFORMED;
+        if (root == NULL) *status = HOIST_MALFORMED;
         return root;
     }
     if (build_skeleton(text, len, h) != 0) {
-        tsr_hoist_free(h);
+        hoist_free(h);
         out_of_memory(jerr);
-        *status = TSR_HOIST_NOMEM;
+        *status = HOIST_NOMEM;
         return NULL;
     }
     json_t *root = json_loadb(h->skeleton, h->skeleton_len, flags | JSON_ALLOW_NUL, jerr);
     /* The skeleton's line and column are not the text's. */
     if (root == NULL) {
         refusal(text, len, flags, h, NULL, jerr);
-        tsr_hoist_free(h);
-        *status = TSR_HOIST_MALFORMED;
+        hoist_free(h);
+        *status = HOIST_MALFORMED;
         return NULL;
     }
     /* Only the placeholders are needed now. */
@@ -327,13 +327,13 @@ json_t *tsr_hoist_parse_limited(const char *text, size_t len, size_t flags, uint
     return root;
 }
 
-json_t *tsr_hoist_parse(const char *text, size_t len, size_t flags, tsr_hoist *h,
+json_t *hoist_parse(const char *text, size_t len, size_t flags, hoist_doc *h,
                         json_error_t *jerr) {
-    tsr_hoist_status status;
-    return tsr_hoist_parse_limited(text, len, flags, 0, h, jerr, &status);
+    hoist_status status;
+    return hoist_parse_limited(text, len, flags, 0, h, jerr, &status);
 }
 
-void tsr_hoist_free(tsr_hoist *h) {
+void hoist_free(hoist_doc *h) {
     free(h->skeleton);
     free(h->cuts);
     free(h->lists);
@@ -341,7 +341,7 @@ void tsr_hoist_free(tsr_hoist *h) {
 }
 
 /* The index k of placeholder s ("\0" + prefix + digits), or -1. */
-static long placeholder(const tsr_hoist *h, const json_t *s, bool list) {
+static long placeholder(const hoist_doc *h, const json_t *s, bool list) {
     if (h == NULL || h->n == 0 || !json_is_string(s)) return -1;
     const char *v = json_string_value(s);
     size_t n = json_string_length(s), i = list ? 2 : 1;
@@ -355,7 +355,7 @@ static long placeholder(const tsr_hoist *h, const json_t *s, bool list) {
     return (long)k;
 }
 
-void tsr_hoist_string(const tsr_hoist *h, const json_t *s, const char **text, size_t *len) {
+void hoist_string(const hoist_doc *h, const json_t *s, const char **text, size_t *len) {
     long k = placeholder(h, s, false);
     if (k >= 0) {
         *text = h->cuts[k].text;
@@ -366,12 +366,12 @@ void tsr_hoist_string(const tsr_hoist *h, const json_t *s, const char **text, si
     *len = json_string_length(s);
 }
 
-const tsr_hoisted_list *tsr_hoist_list(const tsr_hoist *h, const json_t *s) {
+const hoisted_list *hoist_list(const hoist_doc *h, const json_t *s) {
     long k = placeholder(h, s, true);
     return k >= 0 ? &h->lists[h->cuts[k].list] : NULL;
 }
 
-bool tsr_hoist_is_list(const json_t *s) {
+bool hoist_is_list(const json_t *s) {
     return json_is_string(s) && json_string_length(s) >= 2 && json_string_value(s)[0] == '\0' &&
            json_string_value(s)[1] == '[';
 }

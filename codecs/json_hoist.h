@@ -11,7 +11,7 @@
  * that already contains "\u0000" is parsed as it is.
  *
  * Numeric lists (list_text.h) that are an object member's value and hold
- * at least TSR_HOIST_MIN_LEAVES values are cut too, placeholder
+ * at least HOIST_MIN_LEAVES values are cut too, placeholder
  * "\u0000[<index>": jansson would spend some 50-100 bytes on each value.
  * The values left for jansson are counted first and refused past a limit.
  * A text jansson refuses is refused with jansson's own message and place:
@@ -31,39 +31,39 @@
 #include "list_text.h"
 
 /* Strings shorter than this stay in the text. */
-#define TSR_HOIST_MIN 1024
+#define HOIST_MIN 1024
 /* Numeric lists of fewer values stay (a "shape" always does). */
-#define TSR_HOIST_MIN_LEAVES 64
+#define HOIST_MIN_LEAVES 64
 
-typedef struct tsr_hoisted {
+typedef struct hoisted_text {
     const char *text; /* into the original text: a string's characters, or
                          a list from '[' to ']' */
     size_t len;
     int32_t list;     /* -1: a string; else its index in lists */
-} tsr_hoisted;
+} hoisted_text;
 
-typedef struct tsr_hoisted_list {
+typedef struct hoisted_list {
     const char *text; /* '[' ... ']' in the original text */
-    tsr_list_info info;
-} tsr_hoisted_list;
+    list_info info;
+} hoisted_list;
 
-typedef struct tsr_hoist {
+typedef struct hoist_doc {
     char *skeleton; /* NULL when nothing was cut */
     size_t skeleton_len;
-    tsr_hoisted *cuts; /* in the text's order; placeholders name their index */
+    hoisted_text *cuts; /* in the text's order; placeholders name their index */
     size_t n;
-    tsr_hoisted_list *lists;
+    hoisted_list *lists;
     size_t n_lists;
     uint64_t values; /* the JSON values left to jansson (keys included) */
-} tsr_hoist;
+} hoist_doc;
 
-typedef enum tsr_hoist_status {
-    TSR_HOIST_OK = 0,
-    TSR_HOIST_MALFORMED, /* jerr says where and why */
-    TSR_HOIST_NOMEM,
-    TSR_HOIST_TOO_MANY   /* more than max_values values; h->values: how many
+typedef enum hoist_status {
+    HOIST_OK = 0,
+    HOIST_MALFORMED, /* jerr says where and why */
+    HOIST_NOMEM,
+    HOIST_TOO_MANY   /* more than max_values values; h->values: how many
                             were counted when it stopped */
-} tsr_hoist_status;
+} hoist_status;
 
 /*
  * Parse text like json_loadb(text, len, flags, jerr), cutting long strings
@@ -72,24 +72,24 @@ typedef enum tsr_hoist_status {
  * original text. max_values (0: none) bounds the values jansson is given,
  * counted before it is called. Returns the root, or NULL with *status and
  * jerr filled (out of memory: jerr->text says so too) and h empty but for
- * h->values. Release h with tsr_hoist_free.
+ * h->values. Release h with hoist_free.
  */
-json_t *tsr_hoist_parse_limited(const char *text, size_t len, size_t flags, uint64_t max_values,
-                                tsr_hoist *h, json_error_t *jerr, tsr_hoist_status *status);
+json_t *hoist_parse_limited(const char *text, size_t len, size_t flags, uint64_t max_values,
+                                hoist_doc *h, json_error_t *jerr, hoist_status *status);
 /* The same without a limit on values. */
-json_t *tsr_hoist_parse(const char *text, size_t len, size_t flags, tsr_hoist *h,
+json_t *hoist_parse(const char *text, size_t len, size_t flags, hoist_doc *h,
                         json_error_t *jerr);
-void tsr_hoist_free(tsr_hoist *h);
+void hoist_free(hoist_doc *h);
 
 /* The numeric list that the string value s stands for, or NULL. h may be
  * NULL. */
-const tsr_hoisted_list *tsr_hoist_list(const tsr_hoist *h, const json_t *s);
+const hoisted_list *hoist_list(const hoist_doc *h, const json_t *s);
 
 /* Is s the placeholder of a numeric list (for messages: "a list")? */
-bool tsr_hoist_is_list(const json_t *s);
+bool hoist_is_list(const json_t *s);
 
 /* The characters of string value s: from the original text when it was
  * cut out, else its own. h may be NULL. */
-void tsr_hoist_string(const tsr_hoist *h, const json_t *s, const char **text, size_t *len);
+void hoist_string(const hoist_doc *h, const json_t *s, const char **text, size_t *len);
 
 #endif /* TESSERA_CODECS_JSON_HOIST_H */

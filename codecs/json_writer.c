@@ -10,27 +10,27 @@
 
 #include "array_buffer.h"
 
-void tsr_jw_init(tsr_jw *w) {
+void jw_init(json_writer *w) {
     memset(w, 0, sizeof *w);
 }
 
-void tsr_jw_discard(tsr_jw *w) {
+void jw_discard(json_writer *w) {
     free(w->buf);
-    tsr_jw_init(w);
+    jw_init(w);
 }
 
-char *tsr_jw_finish(tsr_jw *w) {
+char *jw_finish(json_writer *w) {
     char *text = NULL;
     if (!w->failed && w->depth == 0 && w->buf != NULL) {
         text = w->buf;
         w->buf = NULL;
     }
-    tsr_jw_discard(w);
+    jw_discard(w);
     return text;
 }
 
 /* Make room for n more bytes plus a NUL. */
-static bool reserve(tsr_jw *w, size_t n) {
+static bool reserve(json_writer *w, size_t n) {
     if (w->failed) return false;
     if (n > SIZE_MAX - w->len - 1) {
         w->failed = true;
@@ -48,11 +48,11 @@ static bool reserve(tsr_jw *w, size_t n) {
     w->buf = p;
     w->cap = cap;
     /* Large texts (base64 buffers) are written into fresh pages. */
-    if (cap >= TSR_HUGE_PAGE_MIN) tsr_advise_huge_pages(p, cap);
+    if (cap >= HUGE_PAGE_MIN) advise_huge_pages(p, cap);
     return true;
 }
 
-static void append(tsr_jw *w, const char *s, size_t n) {
+static void append(json_writer *w, const char *s, size_t n) {
     if (!reserve(w, n)) return;
     memcpy(w->buf + w->len, s, n);
     w->len += n;
@@ -60,7 +60,7 @@ static void append(tsr_jw *w, const char *s, size_t n) {
 }
 
 /* Separator before a value or a key in the current container. */
-static void begin_item(tsr_jw *w) {
+static void begin_item(json_writer *w) {
     if (w->after_key) {
         w->after_key = false;
         return;
@@ -71,9 +71,9 @@ static void begin_item(tsr_jw *w) {
     }
 }
 
-static void open_container(tsr_jw *w, char c) {
+static void open_container(json_writer *w, char c) {
     begin_item(w);
-    if (w->depth >= TSR_JW_MAX_DEPTH) {
+    if (w->depth >= JW_MAX_DEPTH) {
         w->failed = true;
         return;
     }
@@ -81,7 +81,7 @@ static void open_container(tsr_jw *w, char c) {
     w->needs_comma[w->depth++] = false;
 }
 
-static void close_container(tsr_jw *w, char c) {
+static void close_container(json_writer *w, char c) {
     if (w->depth == 0) {
         w->failed = true;
         return;
@@ -90,12 +90,12 @@ static void close_container(tsr_jw *w, char c) {
     append(w, &c, 1);
 }
 
-void tsr_jw_begin_object(tsr_jw *w) { open_container(w, '{'); }
-void tsr_jw_end_object(tsr_jw *w) { close_container(w, '}'); }
-void tsr_jw_begin_array(tsr_jw *w) { open_container(w, '['); }
-void tsr_jw_end_array(tsr_jw *w) { close_container(w, ']'); }
+void jw_begin_object(json_writer *w) { open_container(w, '{'); }
+void jw_end_object(json_writer *w) { close_container(w, '}'); }
+void jw_begin_array(json_writer *w) { open_container(w, '['); }
+void jw_end_array(json_writer *w) { close_container(w, ']'); }
 
-static void quoted(tsr_jw *w, const char *s, size_t n) {
+static void quoted(json_writer *w, const char *s, size_t n) {
     append(w, "\"", 1);
     size_t run = 0; /* bytes copied verbatim in one go */
     for (size_t i = 0; i < n; i++) {
@@ -120,57 +120,57 @@ static void quoted(tsr_jw *w, const char *s, size_t n) {
     append(w, "\"", 1);
 }
 
-void tsr_jw_key_n(tsr_jw *w, const char *key, size_t len) {
+void jw_key_n(json_writer *w, const char *key, size_t len) {
     begin_item(w);
     quoted(w, key, len);
     append(w, ":", 1);
     w->after_key = true;
 }
 
-void tsr_jw_key(tsr_jw *w, const char *key) { tsr_jw_key_n(w, key, strlen(key)); }
+void jw_key(json_writer *w, const char *key) { jw_key_n(w, key, strlen(key)); }
 
-void tsr_jw_string(tsr_jw *w, const char *s) {
+void jw_string(json_writer *w, const char *s) {
     begin_item(w);
     quoted(w, s, strlen(s));
 }
 
-void tsr_jw_raw_value(tsr_jw *w, const char *text, size_t len) {
+void jw_raw_value(json_writer *w, const char *text, size_t len) {
     begin_item(w);
     append(w, text, len);
 }
 
-char *tsr_jw_raw_begin(tsr_jw *w, size_t len) {
+char *jw_raw_begin(json_writer *w, size_t len) {
     begin_item(w);
     if (!reserve(w, len)) return NULL;
     return w->buf + w->len;
 }
 
-void tsr_jw_raw_end(tsr_jw *w, size_t len) {
+void jw_raw_end(json_writer *w, size_t len) {
     if (w->failed) return;
     w->len += len;
     w->buf[w->len] = '\0';
 }
 
-void tsr_jw_null(tsr_jw *w) { tsr_jw_raw_value(w, "null", 4); }
+void jw_null(json_writer *w) { jw_raw_value(w, "null", 4); }
 
-void tsr_jw_bool(tsr_jw *w, bool b) {
-    if (b) tsr_jw_raw_value(w, "true", 4);
-    else tsr_jw_raw_value(w, "false", 5);
+void jw_bool(json_writer *w, bool b) {
+    if (b) jw_raw_value(w, "true", 4);
+    else jw_raw_value(w, "false", 5);
 }
 
-void tsr_jw_int(tsr_jw *w, int64_t v) {
+void jw_int(json_writer *w, int64_t v) {
     char text[32];
     int n = snprintf(text, sizeof text, "%" PRId64, v);
-    tsr_jw_raw_value(w, text, (size_t)n);
+    jw_raw_value(w, text, (size_t)n);
 }
 
-void tsr_jw_uint(tsr_jw *w, uint64_t v) {
+void jw_uint(json_writer *w, uint64_t v) {
     char text[32];
     int n = snprintf(text, sizeof text, "%" PRIu64, v);
-    tsr_jw_raw_value(w, text, (size_t)n);
+    jw_raw_value(w, text, (size_t)n);
 }
 
-void tsr_jw_double(tsr_jw *w, double v) {
+void jw_double(json_writer *w, double v) {
     char text[40];
     int n = 0;
     /* Within 15 digits %g gives the shortest form when one exists (a
@@ -190,5 +190,5 @@ void tsr_jw_double(tsr_jw *w, double v) {
         memcpy(text + n, ".0", 3);
         n += 2;
     }
-    tsr_jw_raw_value(w, text, (size_t)n);
+    jw_raw_value(w, text, (size_t)n);
 }

@@ -103,20 +103,20 @@ static char decimal_point(void) {
 
 /* Is the leaf at p..q (a number) one jansson accepts: an integer within
  * int64, a real within a double? */
-static tsr_list_verdict leaf_fits(const char *p, size_t n, bool real, size_t digits, long exp,
+static list_verdict leaf_fits(const char *p, size_t n, bool real, size_t digits, long exp,
                                   char point) {
     if (!real) {
         int64_t v;
-        return digits < 19 || int_value(p, n, &v) ? TSR_LIST_NUMERIC : TSR_LIST_BAD;
+        return digits < 19 || int_value(p, n, &v) ? LIST_NUMERIC : LIST_BAD;
     }
-    if ((long)digits + exp <= 300) return TSR_LIST_NUMERIC; /* far from DBL_MAX */
+    if ((long)digits + exp <= 300) return LIST_NUMERIC; /* far from DBL_MAX */
     double v;
     int rc = real_value(p, n, point, &v);
-    return rc == 0 ? TSR_LIST_NUMERIC : rc == -1 ? TSR_LIST_BAD : TSR_LIST_OTHER;
+    return rc == 0 ? LIST_NUMERIC : rc == -1 ? LIST_BAD : LIST_OTHER;
 }
 
-tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *info,
-                               tsr_list_stop *stop) {
+list_verdict list_scan(const char *s, const char *end, list_info *info,
+                               list_stop *stop) {
     memset(info, 0, sizeof *info);
     int64_t count[TSR_MAX_RANK];
     bool dim_known[TSR_MAX_RANK] = {false};
@@ -157,7 +157,7 @@ tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *in
             p++;
             if (depth == 0) {
                 info->len = (size_t)(p - s);
-                return TSR_LIST_NUMERIC;
+                return LIST_NUMERIC;
             }
             count[depth - 1]++;
             last_start = open[d];
@@ -167,7 +167,7 @@ tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *in
             continue;
         }
         if (c == '[') {
-            if (depth == TSR_MAX_RANK) return TSR_LIST_OTHER; /* the decoder's to refuse */
+            if (depth == TSR_MAX_RANK) return LIST_OTHER; /* the decoder's to refuse */
             open[depth] = (size_t)(p - s);
             count[depth++] = 0;
             info->nodes++;
@@ -177,7 +177,7 @@ tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *in
             continue;
         }
         if (depth == 0) break; /* not a list at all */
-        if (c == '"' || c == '{' || c == 'n') return TSR_LIST_OTHER;
+        if (c == '"' || c == '{' || c == 'n') return LIST_OTHER;
         const char *q;
         bool real = false, boolean = false;
         if (c == 't' || c == 'f') {
@@ -193,9 +193,9 @@ tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *in
             if (n == 0) break;
             q = p + n;
             if (point == '\0') point = decimal_point();
-            tsr_list_verdict v = leaf_fits(p, n, real, digits, exp, point);
-            if (v != TSR_LIST_NUMERIC) {
-                if (v == TSR_LIST_OTHER) return v;
+            list_verdict v = leaf_fits(p, n, real, digits, exp, point);
+            if (v != LIST_NUMERIC) {
+                if (v == LIST_OTHER) return v;
                 break;
             }
         }
@@ -220,19 +220,19 @@ tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *in
     memcpy(stop->open, open, (size_t)depth * sizeof open[0]);
     stop->last_start = last_start;
     stop->last_end = last_end;
-    return depth == 0 ? TSR_LIST_OTHER : TSR_LIST_BAD;
+    return depth == 0 ? LIST_OTHER : LIST_BAD;
 }
 
-tsr_dtype tsr_list_natural_dtype(const tsr_list_info *info) {
+tsr_dtype list_natural_dtype(const list_info *info) {
     if (info->has_real || info->has_empty) return TSR_FLOAT64;
     return info->has_int ? TSR_INT64 : TSR_BOOL;
 }
 
 /* The (scanned) leaf at p as a number; *next after it. -2: out of memory. */
-static int read_leaf(const char *p, const char *end, char point, tsr_num *num,
+static int read_leaf(const char *p, const char *end, char point, num_value *num,
                      const char **next) {
     if (*p == 't' || *p == 'f') {
-        num->kind = TSR_NUM_BOOL;
+        num->kind = NUM_BOOL;
         num->v.b = *p == 't';
         *next = p + (*p == 't' ? 4 : 5);
         return 0;
@@ -243,11 +243,11 @@ static int read_leaf(const char *p, const char *end, char point, tsr_num *num,
     size_t n = number_len(p, end, &real, &digits, &exp);
     *next = p + n;
     if (!real) {
-        num->kind = TSR_NUM_INT;
+        num->kind = NUM_INT;
         int_value(p, n, &num->v.i); /* fits: scanned */
         return 0;
     }
-    num->kind = TSR_NUM_REAL;
+    num->kind = NUM_REAL;
     return real_value(p, n, point, &num->v.r) == -2 ? -2 : 0;
 }
 
@@ -305,79 +305,79 @@ static const char *leaf_kind(const char *p) {
 
 /* The checks of a parsed list's filling, in the same order: 1 when this
  * element breaks the shape (refused), else 0. */
-static int check_element(const char *p, int32_t depth, const tsr_list_info *info,
-                         const leaf_check *lc, const tsr_payload_ctx *ctx, const char *path,
+static int check_element(const char *p, int32_t depth, const list_info *info,
+                         const leaf_check *lc, const payload_ctx *ctx, const char *path,
                          int *rc) {
     if (depth == info->rank) {
         if (*p == '[') {
-            *rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+            *rc = payload_fail(ctx, TSR_E_PAYLOAD, path,
                                    "ragged nested list: a list where a number belongs");
             return 1;
         }
-        tsr_num num;
+        num_value num;
         const char *next;
         if (read_leaf(p, lc->end, lc->point, &num, &next) != 0) {
-            *rc = tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+            *rc = payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
             return 1;
         }
         union { double d[2]; int64_t i[2]; } scratch; /* room for any dtype's element */
         char why[160];
-        if (tsr_num_store(lc->dtype, &scratch, &num, why, sizeof why) == 0) return 0;
-        *rc = tsr_payload_fail(ctx, lc->misfit_code, path, "%s", why);
+        if (num_store(lc->dtype, &scratch, &num, why, sizeof why) == 0) return 0;
+        *rc = payload_fail(ctx, lc->misfit_code, path, "%s", why);
         return 1;
     }
     if (*p != '[') {
-        *rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+        *rc = payload_fail(ctx, TSR_E_PAYLOAD, path,
                                "ragged nested list: %s where a list of %" PRId64 " belongs",
                                leaf_kind(p), info->dims[depth]);
         return 1;
     }
     int64_t n = entries(p);
     if (n != info->dims[depth]) {
-        *rc = tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+        *rc = payload_fail(ctx, TSR_E_PAYLOAD, path,
                                "ragged nested list: %" PRId64 " entries where %" PRId64 " belong",
                                n, info->dims[depth]);
         return 1;
     }
     const char *e = n > 0 ? skip_ws(p + 1) : NULL;
     for (size_t k = 0; e != NULL; k++, e = next_element(skip_element(e))) {
-        char child[TSR_PATH_MAX];
-        tsr_path_index(child, path, k);
+        char child[PAYLOAD_PATH_MAX];
+        path_index(child, path, k);
         if (check_element(e, depth + 1, info, lc, ctx, child, rc)) return 1;
     }
     return 0;
 }
 
-int tsr_list_refuse(const char *s, const tsr_list_info *info, tsr_dtype dtype, int misfit_code,
-                    const tsr_payload_ctx *ctx, const char *path) {
+int list_refuse(const char *s, const list_info *info, tsr_dtype dtype, int misfit_code,
+                    const payload_ctx *ctx, const char *path) {
     leaf_check lc = {.dtype = dtype, .misfit_code = misfit_code, .point = decimal_point(),
                      .end = s + info->len};
     int rc = 0;
     if (check_element(s, 0, info, &lc, ctx, path, &rc)) return rc;
-    return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "ragged nested list");
+    return payload_fail(ctx, TSR_E_PAYLOAD, path, "ragged nested list");
 }
 
 /* ---- filling ---------------------------------------------------------------------- */
 
 /* path + "[i][j]..." of the element at flat index i (C order). */
-static void element_path(char dst[TSR_PATH_MAX], const char *path, const tsr_list_info *info,
+static void element_path(char dst[PAYLOAD_PATH_MAX], const char *path, const list_info *info,
                          int64_t i) {
     int64_t idx[TSR_MAX_RANK];
     for (int32_t d = info->rank - 1; d >= 0; d--) {
         idx[d] = info->dims[d] > 0 ? i % info->dims[d] : 0;
         i = info->dims[d] > 0 ? i / info->dims[d] : 0;
     }
-    char a[TSR_PATH_MAX], b[TSR_PATH_MAX];
+    char a[PAYLOAD_PATH_MAX], b[PAYLOAD_PATH_MAX];
     snprintf(a, sizeof a, "%s", path);
     for (int32_t d = 0; d < info->rank; d++) {
-        tsr_path_index(b, a, (size_t)idx[d]);
+        path_index(b, a, (size_t)idx[d]);
         memcpy(a, b, sizeof a);
     }
-    memcpy(dst, a, TSR_PATH_MAX);
+    memcpy(dst, a, PAYLOAD_PATH_MAX);
 }
 
-int tsr_list_fill(const char *s, const tsr_list_info *info, tsr_dtype dtype, void *dst,
-                  int misfit_code, const tsr_payload_ctx *ctx, const char *path) {
+int list_fill(const char *s, const list_info *info, tsr_dtype dtype, void *dst,
+                  int misfit_code, const payload_ctx *ctx, const char *path) {
     const char *p = s, *end = s + info->len;
     char *out = dst;
     size_t item = tsr_dtype_size(dtype);
@@ -389,15 +389,15 @@ int tsr_list_fill(const char *s, const tsr_list_info *info, tsr_dtype dtype, voi
             p++;
             continue;
         }
-        tsr_num num;
+        num_value num;
         if (read_leaf(p, end, point, &num, &p) != 0)
-            return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+            return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
         if (next == info->leaves) break; /* cannot happen: counted */
         char why[160];
-        if (tsr_num_store(dtype, out + (size_t)next * item, &num, why, sizeof why) != 0) {
-            char where[TSR_PATH_MAX];
+        if (num_store(dtype, out + (size_t)next * item, &num, why, sizeof why) != 0) {
+            char where[PAYLOAD_PATH_MAX];
             element_path(where, path, info, next);
-            return tsr_payload_fail(ctx, misfit_code, where, "%s", why);
+            return payload_fail(ctx, misfit_code, where, "%s", why);
         }
         next++;
     }

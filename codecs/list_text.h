@@ -23,50 +23,50 @@
 #include "array_decode.h"
 #include "payload_error.h"
 
-typedef enum tsr_list_verdict {
-    TSR_LIST_NUMERIC, /* a valid numeric list */
-    TSR_LIST_OTHER,   /* valid or not, it holds a string, an object, null or
+typedef enum list_verdict {
+    LIST_NUMERIC, /* a valid numeric list */
+    LIST_OTHER,   /* valid or not, it holds a string, an object, null or
                          lists nested past TSR_MAX_RANK: jansson's to read */
-    TSR_LIST_BAD      /* not JSON: see tsr_list_stop */
-} tsr_list_verdict;
+    LIST_BAD      /* not JSON: see list_stop */
+} list_verdict;
 
-typedef struct tsr_list_info {
+typedef struct list_info {
     size_t len;                   /* '[' to ']' included */
     int64_t leaves;
     int64_t nodes;                /* lists and leaves: what jansson would hold */
     int32_t rank;                 /* along the first elements, as for a parsed list */
     int64_t dims[TSR_MAX_RANK];
     bool has_real, has_int, has_empty;
-    bool ragged;                  /* not rectangular: tsr_list_refuse says where */
-} tsr_list_info;
+    bool ragged;                  /* not rectangular: list_refuse says where */
+} list_info;
 
 /* Where a BAD list stops being JSON: the lists open there and, in the
  * innermost, its last complete element. What lies before these can be
  * blanked out without changing what jansson says of the text. */
-typedef struct tsr_list_stop {
+typedef struct list_stop {
     int32_t depth;                /* lists open (1 or more) */
     size_t open[TSR_MAX_RANK];    /* offset of each open '[' from the list's start */
     size_t last_start, last_end;  /* the innermost's last element; last_end 0: none */
-} tsr_list_stop;
+} list_stop;
 
 /* Read the list starting at s ('['), which ends by end at the latest. */
-tsr_list_verdict tsr_list_scan(const char *s, const char *end, tsr_list_info *info,
-                               tsr_list_stop *stop);
+list_verdict list_scan(const char *s, const char *end, list_info *info,
+                               list_stop *stop);
 
 /* The dtype plain values take: numpy's (any real or an empty list: float64,
  * else any integer: int64, else bool). */
-tsr_dtype tsr_list_natural_dtype(const tsr_list_info *info);
+tsr_dtype list_natural_dtype(const list_info *info);
 
 /* A ragged list's refusal, in the order a parsed list is filled: the first
  * element that breaks the shape read along the first elements, or before
  * it a value dtype cannot hold (misfit_code), named by its path. */
-int tsr_list_refuse(const char *s, const tsr_list_info *info, tsr_dtype dtype, int misfit_code,
-                    const tsr_payload_ctx *ctx, const char *path);
+int list_refuse(const char *s, const list_info *info, tsr_dtype dtype, int misfit_code,
+                    const payload_ctx *ctx, const char *path);
 
 /* Store the leaves of the (valid, rectangular) list s in C order into dst
  * as dtype; a value the dtype cannot hold fails with misfit_code at its
  * element's path. */
-int tsr_list_fill(const char *s, const tsr_list_info *info, tsr_dtype dtype, void *dst,
-                  int misfit_code, const tsr_payload_ctx *ctx, const char *path);
+int list_fill(const char *s, const list_info *info, tsr_dtype dtype, void *dst,
+                  int misfit_code, const payload_ctx *ctx, const char *path);
 
 #endif /* TESSERA_CODECS_LIST_TEXT_H */

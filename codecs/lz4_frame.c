@@ -10,7 +10,7 @@
 
 #include <tessera/tessera.h>
 
-int tsr_lz4_compress(const void *src, size_t n, void **out, size_t *out_len, char *why,
+int lz4_frame_compress(const void *src, size_t n, void **out, size_t *out_len, char *why,
                      size_t why_size) {
     *out = NULL;
     *out_len = 0;
@@ -81,7 +81,7 @@ static int run(LZ4F_dctx *dctx, const unsigned char *src, size_t pos, size_t n, 
     return 0;
 }
 
-int tsr_lz4_decompress(const void *src, size_t n, void *dst, size_t expected, char *why,
+int lz4_frame_decompress(const void *src, size_t n, void *dst, size_t expected, char *why,
                        size_t why_size) {
     LZ4F_dctx *dctx = NULL;
     if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {

@@ -43,79 +43,79 @@ static uint16_t half_from_double(double d) {
     return (uint16_t)(sign | h);
 }
 
-void tsr_num_load(tsr_dtype dtype, const void *src, tsr_num *out) {
+void num_load(tsr_dtype dtype, const void *src, num_value *out) {
     switch (dtype) {
-    case TSR_BOOL: out->kind = TSR_NUM_BOOL; out->v.b = *(const uint8_t *)src != 0; return;
-    case TSR_INT8: out->kind = TSR_NUM_INT; out->v.i = *(const int8_t *)src; return;
-    case TSR_INT16: out->kind = TSR_NUM_INT; out->v.i = *(const int16_t *)src; return;
-    case TSR_INT32: out->kind = TSR_NUM_INT; out->v.i = *(const int32_t *)src; return;
-    case TSR_INT64: out->kind = TSR_NUM_INT; out->v.i = *(const int64_t *)src; return;
-    case TSR_UINT8: out->kind = TSR_NUM_UINT; out->v.u = *(const uint8_t *)src; return;
-    case TSR_UINT16: out->kind = TSR_NUM_UINT; out->v.u = *(const uint16_t *)src; return;
-    case TSR_UINT32: out->kind = TSR_NUM_UINT; out->v.u = *(const uint32_t *)src; return;
-    case TSR_UINT64: out->kind = TSR_NUM_UINT; out->v.u = *(const uint64_t *)src; return;
-    case TSR_FLOAT16: out->kind = TSR_NUM_REAL; out->v.r = half_to_double(*(const uint16_t *)src); return;
-    case TSR_FLOAT32: out->kind = TSR_NUM_REAL; out->v.r = (double)*(const float *)src; return;
-    case TSR_FLOAT64: out->kind = TSR_NUM_REAL; out->v.r = *(const double *)src; return;
+    case TSR_BOOL: out->kind = NUM_BOOL; out->v.b = *(const uint8_t *)src != 0; return;
+    case TSR_INT8: out->kind = NUM_INT; out->v.i = *(const int8_t *)src; return;
+    case TSR_INT16: out->kind = NUM_INT; out->v.i = *(const int16_t *)src; return;
+    case TSR_INT32: out->kind = NUM_INT; out->v.i = *(const int32_t *)src; return;
+    case TSR_INT64: out->kind = NUM_INT; out->v.i = *(const int64_t *)src; return;
+    case TSR_UINT8: out->kind = NUM_UINT; out->v.u = *(const uint8_t *)src; return;
+    case TSR_UINT16: out->kind = NUM_UINT; out->v.u = *(const uint16_t *)src; return;
+    case TSR_UINT32: out->kind = NUM_UINT; out->v.u = *(const uint32_t *)src; return;
+    case TSR_UINT64: out->kind = NUM_UINT; out->v.u = *(const uint64_t *)src; return;
+    case TSR_FLOAT16: out->kind = NUM_REAL; out->v.r = half_to_double(*(const uint16_t *)src); return;
+    case TSR_FLOAT32: out->kind = NUM_REAL; out->v.r = (double)*(const float *)src; return;
+    case TSR_FLOAT64: out->kind = NUM_REAL; out->v.r = *(const double *)src; return;
     case TSR_COMPLEX64: {
         const float *p = src;
-        out->kind = TSR_NUM_COMPLEX;
+        out->kind = NUM_COMPLEX;
         out->v.c[0] = p[0];
         out->v.c[1] = p[1];
         return;
     }
     case TSR_COMPLEX128: {
         const double *p = src;
-        out->kind = TSR_NUM_COMPLEX;
+        out->kind = NUM_COMPLEX;
         out->v.c[0] = p[0];
         out->v.c[1] = p[1];
         return;
     }
     default:
         /* Callers pass validated dtypes; a zero keeps the output defined. */
-        out->kind = TSR_NUM_INT;
+        out->kind = NUM_INT;
         out->v.i = 0;
         return;
     }
 }
 
-void tsr_num_describe(const tsr_num *v, char *buf, size_t size) {
+void num_describe(const num_value *v, char *buf, size_t size) {
     switch (v->kind) {
-    case TSR_NUM_BOOL: snprintf(buf, size, "%s", v->v.b ? "true" : "false"); break;
-    case TSR_NUM_INT: snprintf(buf, size, "%" PRId64, v->v.i); break;
-    case TSR_NUM_UINT: snprintf(buf, size, "%" PRIu64, v->v.u); break;
-    case TSR_NUM_REAL: snprintf(buf, size, "%.17g", v->v.r); break;
-    case TSR_NUM_COMPLEX: snprintf(buf, size, "(%.17g%+.17gj)", v->v.c[0], v->v.c[1]); break;
+    case NUM_BOOL: snprintf(buf, size, "%s", v->v.b ? "true" : "false"); break;
+    case NUM_INT: snprintf(buf, size, "%" PRId64, v->v.i); break;
+    case NUM_UINT: snprintf(buf, size, "%" PRIu64, v->v.u); break;
+    case NUM_REAL: snprintf(buf, size, "%.17g", v->v.r); break;
+    case NUM_COMPLEX: snprintf(buf, size, "(%.17g%+.17gj)", v->v.c[0], v->v.c[1]); break;
     }
 }
 
-static int refuse(const tsr_num *v, tsr_dtype dtype, const char *cause, char *why, size_t why_size) {
+static int refuse(const num_value *v, tsr_dtype dtype, const char *cause, char *why, size_t why_size) {
     char text[80];
-    tsr_num_describe(v, text, sizeof text);
+    num_describe(v, text, sizeof text);
     snprintf(why, why_size, "%s %s %s", text, cause, tsr_dtype_name(dtype));
     return -1;
 }
 
 /* An integral value as sign and magnitude, so that every integer target
  * checks its range the same way. */
-static int integral_parts(const tsr_num *v, tsr_dtype dtype, bool *negative, uint64_t *magnitude,
+static int integral_parts(const num_value *v, tsr_dtype dtype, bool *negative, uint64_t *magnitude,
                           char *why, size_t why_size) {
     *negative = false; /* the outputs are set on every path, refusals included */
     *magnitude = 0;
     switch (v->kind) {
-    case TSR_NUM_BOOL:
+    case NUM_BOOL:
         *negative = false;
         *magnitude = v->v.b;
         return 0;
-    case TSR_NUM_INT:
+    case NUM_INT:
         *negative = v->v.i < 0;
         *magnitude = *negative ? (uint64_t)0 - (uint64_t)v->v.i : (uint64_t)v->v.i;
         return 0;
-    case TSR_NUM_UINT:
+    case NUM_UINT:
         *negative = false;
         *magnitude = v->v.u;
         return 0;
-    case TSR_NUM_REAL: {
+    case NUM_REAL: {
         double r = v->v.r;
         if (!isfinite(r)) return refuse(v, dtype, "cannot be stored as", why, why_size);
         if (floor(r) != r) return refuse(v, dtype, "is not an integer, as needed for", why, why_size);
@@ -126,13 +126,13 @@ static int integral_parts(const tsr_num *v, tsr_dtype dtype, bool *negative, uin
         *magnitude = (uint64_t)fabs(r);
         return 0;
     }
-    case TSR_NUM_COMPLEX:
+    case NUM_COMPLEX:
         break;
     }
     return refuse(v, dtype, "is complex and cannot be stored as", why, why_size);
 }
 
-static int store_integer(tsr_dtype dtype, void *dst, const tsr_num *v, char *why, size_t why_size) {
+static int store_integer(tsr_dtype dtype, void *dst, const num_value *v, char *why, size_t why_size) {
     bool negative;
     uint64_t magnitude;
     if (integral_parts(v, dtype, &negative, &magnitude, why, why_size) != 0) return -1;
@@ -155,14 +155,14 @@ static int store_integer(tsr_dtype dtype, void *dst, const tsr_num *v, char *why
     return 0;
 }
 
-static int real_value(const tsr_num *v, tsr_dtype dtype, double *out, char *why, size_t why_size) {
+static int real_value(const num_value *v, tsr_dtype dtype, double *out, char *why, size_t why_size) {
     *out = 0.0; /* set on every path, the refusal included */
     switch (v->kind) {
-    case TSR_NUM_BOOL: *out = v->v.b ? 1.0 : 0.0; return 0;
-    case TSR_NUM_INT: *out = (double)v->v.i; return 0;
-    case TSR_NUM_UINT: *out = (double)v->v.u; return 0;
-    case TSR_NUM_REAL: *out = v->v.r; return 0;
-    case TSR_NUM_COMPLEX: break;
+    case NUM_BOOL: *out = v->v.b ? 1.0 : 0.0; return 0;
+    case NUM_INT: *out = (double)v->v.i; return 0;
+    case NUM_UINT: *out = (double)v->v.u; return 0;
+    case NUM_REAL: *out = v->v.r; return 0;
+    case NUM_COMPLEX: break;
     }
     return refuse(v, dtype, "is complex and cannot be stored as", why, why_size);
 }
@@ -170,7 +170,7 @@ static int real_value(const tsr_num *v, tsr_dtype dtype, double *out, char *why,
 /* Narrow a double to float16/32/64; a finite value that becomes infinite
  * is out of range (Tesseract refuses such casts too). */
 static int store_real_part(tsr_dtype real_dtype, tsr_dtype reported, void *dst, double d,
-                           const tsr_num *v, char *why, size_t why_size) {
+                           const num_value *v, char *why, size_t why_size) {
     switch (real_dtype) {
     case TSR_FLOAT16: {
         uint16_t h = half_from_double(d);
@@ -190,19 +190,19 @@ static int store_real_part(tsr_dtype real_dtype, tsr_dtype reported, void *dst, 
     }
 }
 
-static int store_bool(void *dst, const tsr_num *v, char *why, size_t why_size) {
+static int store_bool(void *dst, const num_value *v, char *why, size_t why_size) {
     bool value;
     switch (v->kind) {
-    case TSR_NUM_BOOL: value = v->v.b; break;
-    case TSR_NUM_INT:
+    case NUM_BOOL: value = v->v.b; break;
+    case NUM_INT:
         if (v->v.i != 0 && v->v.i != 1) return refuse(v, TSR_BOOL, "is neither 0 nor 1, as needed for", why, why_size);
         value = v->v.i == 1;
         break;
-    case TSR_NUM_UINT:
+    case NUM_UINT:
         if (v->v.u > 1) return refuse(v, TSR_BOOL, "is neither 0 nor 1, as needed for", why, why_size);
         value = v->v.u == 1;
         break;
-    case TSR_NUM_REAL:
+    case NUM_REAL:
         if (v->v.r != 0.0 && v->v.r != 1.0) return refuse(v, TSR_BOOL, "is neither 0 nor 1, as needed for", why, why_size);
         value = v->v.r == 1.0;
         break;
@@ -214,7 +214,7 @@ static int store_bool(void *dst, const tsr_num *v, char *why, size_t why_size) {
     return 0;
 }
 
-int tsr_num_store(tsr_dtype dtype, void *dst, const tsr_num *v, char *why, size_t why_size) {
+int num_store(tsr_dtype dtype, void *dst, const num_value *v, char *why, size_t why_size) {
     switch (dtype) {
     case TSR_BOOL:
         return store_bool(dst, v, why, why_size);
@@ -228,7 +228,7 @@ int tsr_num_store(tsr_dtype dtype, void *dst, const tsr_num *v, char *why, size_
     }
     case TSR_COMPLEX64: case TSR_COMPLEX128: {
         double re, im = 0.0;
-        if (v->kind == TSR_NUM_COMPLEX) {
+        if (v->kind == NUM_COMPLEX) {
             re = v->v.c[0];
             im = v->v.c[1];
         } else if (real_value(v, dtype, &re, why, why_size) != 0) {
@@ -252,23 +252,23 @@ static int kind_rank(tsr_dtype dtype) {
     return 3;
 }
 
-bool tsr_dtype_casts_same_kind(tsr_dtype from, tsr_dtype to) {
+bool dtype_casts_same_kind(tsr_dtype from, tsr_dtype to) {
     return kind_rank(from) <= kind_rank(to);
 }
 
-bool tsr_dtype_is_complex(tsr_dtype dtype) {
+bool dtype_is_complex(tsr_dtype dtype) {
     return dtype == TSR_COMPLEX64 || dtype == TSR_COMPLEX128;
 }
 
-int tsr_num_convert(const void *src, tsr_dtype from, void *dst, tsr_dtype to, int64_t count,
+int num_convert(const void *src, tsr_dtype from, void *dst, tsr_dtype to, int64_t count,
                     int64_t *bad, char *why, size_t why_size) {
     size_t from_size = tsr_dtype_size(from), to_size = tsr_dtype_size(to);
     *bad = -1;
     for (int64_t k = 0; k < count; k++) {
-        tsr_num num;
+        num_value num;
         char cause[160];
-        tsr_num_load(from, (const char *)src + (size_t)k * from_size, &num);
-        if (tsr_num_store(to, (char *)dst + (size_t)k * to_size, &num, cause, sizeof cause) != 0) {
+        num_load(from, (const char *)src + (size_t)k * from_size, &num);
+        if (num_store(to, (char *)dst + (size_t)k * to_size, &num, cause, sizeof cause) != 0) {
             *bad = k;
             snprintf(why, why_size, "element %" PRId64 ": %s", k, cause);
             return -1;

@@ -13,16 +13,16 @@
 
 #include <tessera/plugin.h>
 
-typedef enum tsr_num_kind {
-    TSR_NUM_BOOL,
-    TSR_NUM_INT,
-    TSR_NUM_UINT,
-    TSR_NUM_REAL,
-    TSR_NUM_COMPLEX
-} tsr_num_kind;
+typedef enum num_kind {
+    NUM_BOOL,
+    NUM_INT,
+    NUM_UINT,
+    NUM_REAL,
+    NUM_COMPLEX
+} num_kind;
 
-typedef struct tsr_num {
-    tsr_num_kind kind;
+typedef struct num_value {
+    num_kind kind;
     union {
         bool b;
         int64_t i;
@@ -30,32 +30,32 @@ typedef struct tsr_num {
         double r;
         double c[2]; /* real, imaginary */
     } v;
-} tsr_num;
+} num_value;
 
 /* Read the element at src, stored as dtype (native byte order). */
-void tsr_num_load(tsr_dtype dtype, const void *src, tsr_num *out);
+void num_load(tsr_dtype dtype, const void *src, num_value *out);
 
 /* Store v at dst as dtype. Returns 0, or -1 with the cause in why when the
  * value does not fit (out of range, not an integer, complex into a real
  * type, ...). Mirrors Tesseract's checked casts: nothing wraps or saturates. */
-int tsr_num_store(tsr_dtype dtype, void *dst, const tsr_num *v, char *why, size_t why_size);
+int num_store(tsr_dtype dtype, void *dst, const num_value *v, char *why, size_t why_size);
 
 /* The value as text for messages. */
-void tsr_num_describe(const tsr_num *v, char *buf, size_t size);
+void num_describe(const num_value *v, char *buf, size_t size);
 
 /* numpy's "same_kind" casting between our dtypes: bool < integers (signed
  * and unsigned alike) < floats < complex. */
-bool tsr_dtype_casts_same_kind(tsr_dtype from, tsr_dtype to);
+bool dtype_casts_same_kind(tsr_dtype from, tsr_dtype to);
 
 /* Convert count elements from src (dtype from) to dst (dtype to), the
  * one implementation of Tesseract's casting rule for payloads and calls:
  * the dtypes must cast same_kind (not checked here), and each value must
- * fit (tsr_num_store). Returns 0 (*bad = -1), or -1 with *bad the index
+ * fit (num_store). Returns 0 (*bad = -1), or -1 with *bad the index
  * of the first element that does not fit and why "element <index>:
  * <value> is out of range for <dtype>" (or another cause). */
-int tsr_num_convert(const void *src, tsr_dtype from, void *dst, tsr_dtype to, int64_t count,
+int num_convert(const void *src, tsr_dtype from, void *dst, tsr_dtype to, int64_t count,
                     int64_t *bad, char *why, size_t why_size);
 
-bool tsr_dtype_is_complex(tsr_dtype dtype);
+bool dtype_is_complex(tsr_dtype dtype);
 
 #endif /* TESSERA_CODECS_NUMERIC_H */

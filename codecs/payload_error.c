@@ -22,7 +22,7 @@ static void loc_of_path(const char *path, char *loc, size_t size) {
     }
 }
 
-int tsr_payload_fail(const tsr_payload_ctx *ctx, int code, const char *path, const char *fmt, ...) {
+int payload_fail(const payload_ctx *ctx, int code, const char *path, const char *fmt, ...) {
     if (ctx->err == NULL) return code;
     loc_of_path(path, ctx->err->loc, sizeof ctx->err->loc);
     char cause[TSR_ERRMSG_MAX];
@@ -58,7 +58,7 @@ int tsr_payload_fail(const tsr_payload_ctx *ctx, int code, const char *path, con
     return code;
 }
 
-void tsr_payload_ok(const tsr_payload_ctx *ctx) {
+void payload_ok(const payload_ctx *ctx) {
     if (ctx->err == NULL) return;
     ctx->err->code = TSR_OK;
     ctx->err->message[0] = '\0';
@@ -66,17 +66,17 @@ void tsr_payload_ok(const tsr_payload_ctx *ctx) {
 }
 
 /* Copy src into dst, ending in "..." when it had to be cut. */
-static void fit(char dst[TSR_PATH_MAX], const char *src, int needed) {
-    if (needed < TSR_PATH_MAX) {
+static void fit(char dst[PAYLOAD_PATH_MAX], const char *src, int needed) {
+    if (needed < PAYLOAD_PATH_MAX) {
         memcpy(dst, src, (size_t)needed + 1);
         return;
     }
-    memcpy(dst, src, TSR_PATH_MAX - 4);
-    memcpy(dst + TSR_PATH_MAX - 4, "...", 4);
+    memcpy(dst, src, PAYLOAD_PATH_MAX - 4);
+    memcpy(dst + PAYLOAD_PATH_MAX - 4, "...", 4);
 }
 
-void tsr_path_join(char dst[TSR_PATH_MAX], const char *parent, const char *child) {
-    char tmp[2 * TSR_PATH_MAX];
+void path_join(char dst[PAYLOAD_PATH_MAX], const char *parent, const char *child) {
+    char tmp[2 * PAYLOAD_PATH_MAX];
     int n = parent[0] ? snprintf(tmp, sizeof tmp, "%s.%s", parent, child)
                       : snprintf(tmp, sizeof tmp, "%s", child);
     if (n < 0) n = 0;
@@ -84,8 +84,8 @@ void tsr_path_join(char dst[TSR_PATH_MAX], const char *parent, const char *child
     fit(dst, tmp, n);
 }
 
-void tsr_path_index(char dst[TSR_PATH_MAX], const char *parent, size_t index) {
-    char tmp[2 * TSR_PATH_MAX];
+void path_index(char dst[PAYLOAD_PATH_MAX], const char *parent, size_t index) {
+    char tmp[2 * PAYLOAD_PATH_MAX];
     int n = snprintf(tmp, sizeof tmp, "%s[%zu]", parent, index);
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;

@@ -14,29 +14,29 @@
 #include <tessera/tessera.h>
 
 /* Longest path kept for messages; longer ones are cut with "...". */
-#define TSR_PATH_MAX 256
+#define PAYLOAD_PATH_MAX 256
 
-struct tsr_hoist;
-struct tsr_binref_batch;
+struct hoist_doc;
+struct binref_batch;
 
 /* The component's limits on the arrays a payload decodes (0: none), and
  * the bytes decoded so far; checked before each buffer is allocated. */
-typedef struct tsr_payload_limits {
+typedef struct payload_limits {
     uint64_t max_array_bytes;
     uint64_t max_call_bytes;
     uint64_t used;
-} tsr_payload_limits;
+} payload_limits;
 
-typedef struct tsr_payload_ctx {
+typedef struct payload_ctx {
     const char *component; /* NULL when decoding a lone array */
     const char *endpoint;  /* NULL likewise */
     tsr_error *err;        /* may be NULL */
     /* Decoding only; both may be NULL. */
-    const struct tsr_hoist *hoist;      /* long strings cut out of the text */
-    struct tsr_binref_batch *binrefs;   /* where binref arrays wait to be read;
+    const struct hoist_doc *hoist;      /* long strings cut out of the text */
+    struct binref_batch *binrefs;   /* where binref arrays wait to be read;
                                            NULL: binref buffers are refused */
-    tsr_payload_limits *limits;         /* NULL: none */
-} tsr_payload_ctx;
+    payload_limits *limits;         /* NULL: none */
+} payload_ctx;
 
 /* Record code, message and loc in ctx->err; returns code. path may be
  * NULL. The loc is the path without what lies inside an array
@@ -45,14 +45,14 @@ typedef struct tsr_payload_ctx {
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-int tsr_payload_fail(const tsr_payload_ctx *ctx, int code, const char *path, const char *fmt, ...);
+int payload_fail(const payload_ctx *ctx, int code, const char *path, const char *fmt, ...);
 
 /* Clear ctx->err to "no error". */
-void tsr_payload_ok(const tsr_payload_ctx *ctx);
+void payload_ok(const payload_ctx *ctx);
 
 /* dst = "parent.child" (or "child" when parent is empty), cut to fit. */
-void tsr_path_join(char dst[TSR_PATH_MAX], const char *parent, const char *child);
+void path_join(char dst[PAYLOAD_PATH_MAX], const char *parent, const char *child);
 /* dst = "parent[index]", cut to fit. */
-void tsr_path_index(char dst[TSR_PATH_MAX], const char *parent, size_t index);
+void path_index(char dst[PAYLOAD_PATH_MAX], const char *parent, size_t index);
 
 #endif /* TESSERA_CODECS_ERROR_H */

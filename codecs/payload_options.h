@@ -14,16 +14,16 @@
 #include "payload_error.h"
 
 /* Tesseract's MAX_BINREF_BUFFER_SIZE. */
-#define TSR_BINREF_DEFAULT_MAX_FILE ((uint64_t)100 * 1024 * 1024)
+#define BINREF_DEFAULT_MAX_FILE ((uint64_t)100 * 1024 * 1024)
 
 /* given may be NULL. Fills out (array settings) and sink (binref files). */
-int tsr_output_settings(const tsr_output_options *given, tsr_array_out *out,
-                        tsr_binref_sink *sink, const tsr_payload_ctx *ctx);
+int output_settings(const tsr_output_options *given, array_out *out,
+                        binref_sink *sink, const payload_ctx *ctx);
 
 /* given may be NULL. */
-int tsr_input_settings(const tsr_input_options *given, tsr_input_options *out,
-                       const tsr_payload_ctx *ctx);
+int input_settings(const tsr_input_options *given, tsr_input_options *out,
+                       const payload_ctx *ctx);
 
-binref_io tsr_binref_io_of(tsr_file_io io);
+binref_io binref_io_of(tsr_file_io io);
 
 #endif /* TESSERA_CODECS_OPTIONS_H */

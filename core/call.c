@@ -244,7 +244,7 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
 
 static int check_array(tsr_call *call, const char *what, const field_info *f,
                        const tsr_array *a, int need_data) {
-    char why[400], label[TSR_MAX_NAME + 32];
+    char why[400], label[SCHEMA_MAX_NAME + 32];
     const char *name = f->field.name, *section = array_section(what);
     if (a->dtype != f->field.dtype && !cast_accepts(call, a->dtype, f->field.dtype)) {
         const char *given = tsr_dtype_name(a->dtype), *want = tsr_dtype_name(f->field.dtype);
@@ -253,7 +253,7 @@ static int check_array(tsr_call *call, const char *what, const field_info *f,
             return call_fail_at(call, TSR_E_DTYPE, section, name,
                                 "%s: invalid dtype code %d given, %s expected", label,
                                 (int)a->dtype, want);
-        if (call->comp->opts.casting == TSR_CASTING_SAME_KIND)
+        if (call->comp->opts.casting == CASTING_SAME_KIND)
             return call_fail_at(call, TSR_E_DTYPE, section, name,
                                 "%s: dtype %s given, %s expected, and casting=same_kind does "
                                 "not convert %s to %s (bool < integers < floats < complex)",
@@ -313,7 +313,7 @@ static int check_seeds(tsr_call *call) {
     int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
     for (int32_t k = 0; k < n; k++) {
         const field_info *f = jvp ? &c->in[call->wrt_in[k]] : &c->out[call->wrt_out[k]];
-        char label[TSR_MAX_NAME + 32];
+        char label[SCHEMA_MAX_NAME + 32];
         if (!call->seed_set[k])
             return call_fail_at(call, TSR_E_MISSING, what, f->field.name, "%s is missing",
                              array_label(what, f->field.name, label, sizeof label));
@@ -451,7 +451,7 @@ int call_run_begin(tsr_call *call, call_run_state *s) {
     s->cacheable = call->ep != TSR_EP_ABSTRACT_EVAL && results_all_host_sized(call);
     /* casting=same_kind: copies of another dtype stand in for the
      * caller's arrays during this run only. */
-    s->casting = c->opts.casting != TSR_CASTING_EXACT;
+    s->casting = c->opts.casting != CASTING_EXACT;
     int rc = s->casting ? cast_begin(call) : 0;
     if (rc) {
         if (s->casting) cast_end(call);
@@ -469,7 +469,7 @@ int call_run_begin(tsr_call *call, call_run_state *s) {
 int call_run_end(tsr_call *call, const call_run_state *s, int rc) {
     if (!s->skipped) {
         if (!rc) rc = results_check(call);
-        if (!rc && s->here && call->comp->opts.unwritten == TSR_UNWRITTEN_CHECK)
+        if (!rc && s->here && call->comp->opts.unwritten == UNWRITTEN_CHECK)
             rc = results_unwritten_fail(call);
         if (s->casting) cast_end(call);
         if (rc) {

@@ -13,8 +13,8 @@
 #include "codecs/numeric.h"
 
 int cast_accepts(const tsr_call *call, tsr_dtype given, tsr_dtype field) {
-    return call->comp->opts.casting == TSR_CASTING_SAME_KIND && tsr_dtype_name(given) &&
-           tsr_dtype_casts_same_kind(given, field);
+    return call->comp->opts.casting == CASTING_SAME_KIND && tsr_dtype_name(given) &&
+           dtype_casts_same_kind(given, field);
 }
 
 /* The slots of one kind, made at the first conversion. */
@@ -41,7 +41,7 @@ static int cast_one(tsr_call *call, cast_slot *s, tsr_array *a, tsr_dtype to, co
     int64_t count = shape_count(a->shape, a->rank);
     size_t bytes = (size_t)(count > 0 ? count : 0) * tsr_dtype_size(to);
     const char *section = array_section(what);
-    char label[TSR_MAX_NAME + 32];
+    char label[SCHEMA_MAX_NAME + 32];
     tsr_array copy = *a;
     copy.dtype = to;
     /* abstract_eval: dtype and shape only */
@@ -53,7 +53,7 @@ static int cast_one(tsr_call *call, cast_slot *s, tsr_array *a, tsr_dtype to, co
                                 tsr_dtype_name(to));
         int64_t bad;
         char why[200];
-        if (tsr_num_convert(a->data, a->dtype, s->buf, to, count, &bad, why, sizeof why) != 0)
+        if (num_convert(a->data, a->dtype, s->buf, to, count, &bad, why, sizeof why) != 0)
             return call_fail_at(call, TSR_E_DTYPE, section, name,
                                 "%s: %s (converting %s to %s, casting=same_kind)",
                                 array_label(what, name, label, sizeof label), why, tsr_dtype_name(a->dtype), tsr_dtype_name(to));

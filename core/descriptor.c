@@ -26,8 +26,8 @@ static int is_float_dtype(tsr_dtype d) {
 
 /* Field names are dotted paths of identifiers: "mesh.nodes". */
 static int valid_name(const char *s) {
-    size_t len = strnlen(s, TSR_MAX_NAME + 1);
-    if (len == 0 || len > TSR_MAX_NAME) return 0;
+    size_t len = strnlen(s, SCHEMA_MAX_NAME + 1);
+    if (len == 0 || len > SCHEMA_MAX_NAME) return 0;
     int at_start = 1;
     for (size_t i = 0; i < len; i++) {
         char ch = s[i];
@@ -45,12 +45,12 @@ static int valid_name(const char *s) {
 }
 
 /* Id of a symbol, added if new; -1 when out of memory, -2 past
- * TSR_MAX_SYMBOLS (a worker's schema could ask for more than field_info's
+ * SCHEMA_MAX_SYMBOLS (a worker's schema could ask for more than field_info's
  * int16 ids hold). */
 static int symbol_id(tsr_component *c, const char *name) {
     for (int32_t i = 0; i < c->n_sym; i++)
         if (strcmp(c->sym_names[i], name) == 0) return i;
-    if (c->n_sym >= TSR_MAX_SYMBOLS) return -2;
+    if (c->n_sym >= SCHEMA_MAX_SYMBOLS) return -2;
     const char **grown = realloc(c->sym_names, (size_t)(c->n_sym + 1) * sizeof *grown);
     if (!grown) return -1;
     c->sym_names = grown;
@@ -80,7 +80,7 @@ static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, cons
         error_set(err, TSR_E_DESCRIPTOR,
                   "component '%s': %s %d has an invalid name '%.*s' (expected identifiers "
                   "separated by dots, at most %d characters)",
-                  label, what, (int)index, TSR_MAX_NAME, f->name, TSR_MAX_NAME);
+                  label, what, (int)index, SCHEMA_MAX_NAME, f->name, SCHEMA_MAX_NAME);
         return TSR_E_DESCRIPTOR;
     }
     if (!tsr_dtype_name(f->dtype)) {
@@ -124,7 +124,7 @@ static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, cons
             if (id == -2) {
                 error_set(err, TSR_E_DESCRIPTOR,
                           "component '%s': more than %d distinct symbolic dims", label,
-                          TSR_MAX_SYMBOLS);
+                          SCHEMA_MAX_SYMBOLS);
                 return TSR_E_DESCRIPTOR;
             }
             if (id < 0) {
@@ -174,7 +174,7 @@ static int check_names(tsr_component *c, const field_info *fs, int32_t n, const 
 
 static int fields_load(tsr_component *c, const tsr_field *src, int32_t n, size_t stride,
                        const char *what, field_info **out, int32_t *count, tsr_error *err) {
-    if (n < 0 || n > TSR_MAX_FIELDS || (n > 0 && !src)) {
+    if (n < 0 || n > SCHEMA_MAX_FIELDS || (n > 0 && !src)) {
         error_set(err, TSR_E_DESCRIPTOR, "component '%s': invalid %s list (count %d%s)",
                   c->desc->name, what, (int)n, (n > 0 && !src) ? ", NULL array" : "");
         return TSR_E_DESCRIPTOR;

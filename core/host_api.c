@@ -61,7 +61,7 @@ static int api_cancelled(tsr_ctx *ctx) {
     return hc->served_cancel && atomic_load_explicit(hc->served_cancel, memory_order_relaxed);
 }
 
-const tsr_host_api tsr_host_api_v1 = {
+const tsr_host_api host_api_v1 = {
     .struct_size = sizeof(tsr_host_api),
     .set_error = api_set_error,
     .alloc_result = api_alloc_result,
@@ -77,7 +77,7 @@ void host_ctx_init(host_ctx *hc, tsr_component *c, tsr_call *call) {
     memset(hc, 0, offsetof(host_ctx, plugin_msg));
     hc->plugin_msg[0] = hc->alloc_msg[0] = '\0';
     hc->pub.struct_size = sizeof hc->pub;
-    hc->pub.host = &tsr_host_api_v1;
+    hc->pub.host = &host_api_v1;
     hc->pub.state = c->endpoint_state;
     hc->comp = c;
     hc->call = call;
@@ -95,7 +95,7 @@ int backend_run_init(tsr_component *c, tsr_init_fn init, void **state, tsr_error
 
 int ctx_scratch(tsr_ctx *ctx, size_t bytes, void **out, char *why, size_t n) {
     host_ctx *hc = host_of(ctx);
-    if (ctx->host != &tsr_host_api_v1 || !hc->call) return -1;
+    if (ctx->host != &host_api_v1 || !hc->call) return -1;
     *out = result_reserve(hc->comp, &hc->call->scratch, bytes, why, n);
     return 0;
 }
@@ -107,7 +107,7 @@ int ctx_scratch(tsr_ctx *ctx, size_t bytes, void **out, char *why, size_t n) {
  * rather than the endpoint's own. */
 int ctx_limit_take(tsr_ctx *ctx, uint64_t bytes, const char *what, char *why, size_t n) {
     host_ctx *hc = host_of(ctx);
-    if (ctx->host != &tsr_host_api_v1) return 0;
+    if (ctx->host != &host_api_v1) return 0;
     int rc = hc->call ? limit_check(hc->call, bytes, what, NULL, why, n)
                       : limit_check_total(hc->comp, &hc->limit_used, bytes, what, why, n);
     if (rc) {
@@ -119,7 +119,7 @@ int ctx_limit_take(tsr_ctx *ctx, uint64_t bytes, const char *what, char *why, si
 
 void ctx_limit_give(tsr_ctx *ctx, uint64_t bytes) {
     host_ctx *hc = host_of(ctx);
-    if (ctx->host != &tsr_host_api_v1) return;
+    if (ctx->host != &host_api_v1) return;
     uint64_t *used = hc->call ? &hc->call->limit_used : &hc->limit_used;
     *used = bytes < *used ? *used - bytes : 0;
 }

@@ -52,7 +52,7 @@ typedef struct host_ctx {
     /* A served call: the host's cancel request in the channel (NULL: none). */
     const _Atomic uint32_t *served_cancel;
     /* A served call: its arguments, whose results tsr_ctx_alloc fills as
-     * served_unwritten (TSR_UNWRITTEN_*) says. */
+     * served_unwritten (UNWRITTEN_*) says. */
     const tsr_args *served_args;
     int served_unwritten;
     int plugin_msg_set;
@@ -175,7 +175,7 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err);
 void descriptor_free(tsr_component *c);
 
 /* host_api.c: services offered to plugins through tsr_ctx. */
-extern const tsr_host_api tsr_host_api_v1;
+extern const tsr_host_api host_api_v1;
 void host_ctx_init(host_ctx *hc, tsr_component *c, struct tsr_call *call);
 
 /* component.c */
@@ -234,9 +234,9 @@ int limit_check_total(const tsr_component *c, uint64_t *used, uint64_t bytes, co
                       char *why, size_t n);
 /* max_payload_bytes, max_payload_values, max_array_bytes and
  * max_call_bytes, for transport/payload_parse.c (0: none). */
-uint64_t tsr_component_payload_limit(const tsr_component *c);
-uint64_t tsr_component_payload_values(const tsr_component *c);
-void tsr_component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call);
+uint64_t component_payload_limit(const tsr_component *c);
+uint64_t component_payload_values(const tsr_component *c);
+void component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call);
 
 /* result_target.c. result_place: the memory for result k of `bytes`
  * bytes: the caller's buffer when one is set and the plugin can write
@@ -250,7 +250,7 @@ void results_aim(struct tsr_call *call);
 void results_deliver(struct tsr_call *call);
 
 /* result_fill.c. What a result holds before its endpoint runs, by mode
- * (option unwritten, TSR_UNWRITTEN_*): zeros, or a marker (a signalling
+ * (option unwritten, UNWRITTEN_*): zeros, or a marker (a signalling
  * NaN for floats, 0xA5 bytes otherwise) that results_unwritten looks for
  * afterwards: it returns 1 with the first result still holding it
  * (*which), how many of its *count elements do (*left), else 0 (always 0

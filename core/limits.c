@@ -24,7 +24,7 @@ static void label_of(const char *what, const char *name, char *buf, size_t n) {
  * scratch in a worker, which has no call object). */
 static int check_against(const struct tsr_options *o, uint64_t *used, uint64_t bytes,
                          const char *what, const char *name, char *why, size_t n) {
-    char label[TSR_MAX_NAME * 2 + 48];
+    char label[SCHEMA_MAX_NAME * 2 + 48];
     if (o->max_array_bytes && bytes > o->max_array_bytes) {
         label_of(what, name, label, sizeof label);
         if (bytes == UINT64_MAX)
@@ -72,15 +72,15 @@ int limit_take(tsr_call *call, uint64_t bytes, const char *what, const char *nam
     return rc;
 }
 
-uint64_t tsr_component_payload_limit(const tsr_component *c) {
+uint64_t component_payload_limit(const tsr_component *c) {
     return c ? c->opts.max_payload_bytes : 0;
 }
 
-uint64_t tsr_component_payload_values(const tsr_component *c) {
+uint64_t component_payload_values(const tsr_component *c) {
     return c ? c->opts.max_payload_values : 0;
 }
 
-void tsr_component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call) {
+void component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call) {
     *array = c ? c->opts.max_array_bytes : 0;
     *call = c ? c->opts.max_call_bytes : 0;
 }

@@ -15,11 +15,11 @@ void options_defaults(struct tsr_options *o) {
     o->workers = 1;
     o->start_timeout_ms = 30000;
     o->spin_ns = -1;
-    o->max_array_bytes = TSR_DEFAULT_MAX_ARRAY_BYTES;
-    o->max_call_bytes = TSR_DEFAULT_MAX_CALL_BYTES;
-    o->max_arena_bytes = TSR_DEFAULT_MAX_ARENA_BYTES;
-    o->max_payload_bytes = TSR_DEFAULT_MAX_PAYLOAD_BYTES;
-    o->max_payload_values = TSR_DEFAULT_MAX_PAYLOAD_VALUES;
+    o->max_array_bytes = DEFAULT_MAX_ARRAY_BYTES;
+    o->max_call_bytes = DEFAULT_MAX_CALL_BYTES;
+    o->max_arena_bytes = DEFAULT_MAX_ARENA_BYTES;
+    o->max_payload_bytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    o->max_payload_values = DEFAULT_MAX_PAYLOAD_VALUES;
 }
 
 TSR_API tsr_options *tsr_options_new(void) {
@@ -260,7 +260,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
     if (strcmp(key, "casting") == 0) {
         if (strcmp(value, "exact") && strcmp(value, "same_kind"))
             return bad_value(err, key, value, "exact or same_kind");
-        opts->casting = strcmp(value, "same_kind") == 0 ? TSR_CASTING_SAME_KIND : TSR_CASTING_EXACT;
+        opts->casting = strcmp(value, "same_kind") == 0 ? CASTING_SAME_KIND : CASTING_EXACT;
         return 0;
     }
     if (strcmp(key, "unwritten") == 0) {

@@ -46,12 +46,12 @@ struct tsr_options {
     /* the worker's resource limits; 0 = inherited */
     uint64_t rlimit_as, rlimit_cpu, rlimit_nofile;
     /* how worker calls move arrays */
-    int transport;                   /* TSR_TRANSPORT_* */
+    int transport;                   /* TRANSPORT_* */
     char *spool_dir;                 /* files: the spool's parent; NULL: $TMPDIR or /tmp */
     int file_io;                     /* files: a tsr_file_io */
     /* calls: convert inputs and seeds of another dtype (casting.c) */
-    int casting;                     /* TSR_CASTING_* */
-    int unwritten;                   /* TSR_UNWRITTEN_* (result_fill.c) */
+    int casting;                     /* CASTING_* */
+    int unwritten;                   /* UNWRITTEN_* (result_fill.c) */
     /* Python components (backends/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */
@@ -59,33 +59,33 @@ struct tsr_options {
 
 /* Option "transport": shared memory, falling back to files where it
  * cannot be used (auto); shared memory only; files only. */
-enum { TSR_TRANSPORT_AUTO = 0, TSR_TRANSPORT_SHM = 1, TSR_TRANSPORT_FILES = 2 };
+enum { TRANSPORT_AUTO = 0, TRANSPORT_SHM = 1, TRANSPORT_FILES = 2 };
 
 /* Option "casting": a dtype other than the field's is refused (exact)
  * or converted by numpy's same_kind rule (same_kind). */
-enum { TSR_CASTING_EXACT = 0, TSR_CASTING_SAME_KIND = 1 };
+enum { CASTING_EXACT = 0, CASTING_SAME_KIND = 1 };
 
 /* Option "unwritten": results are cleared before each run (zero), filled
  * with a marker that a run must overwrite (check), or left as they are
  * (keep: the host trusts its plugin to write every result). */
-enum { TSR_UNWRITTEN_ZERO = 0, TSR_UNWRITTEN_CHECK = 1, TSR_UNWRITTEN_KEEP = 2 };
+enum { UNWRITTEN_ZERO = 0, UNWRITTEN_CHECK = 1, UNWRITTEN_KEEP = 2 };
 
 /* Defaults of the limits: far above what a call on one machine needs, far
  * below what a hostile shape claims (2^62 elements). */
-#define TSR_DEFAULT_MAX_ARRAY_BYTES ((uint64_t)64 << 30)
-#define TSR_DEFAULT_MAX_CALL_BYTES ((uint64_t)64 << 30)
-#define TSR_DEFAULT_MAX_ARENA_BYTES ((uint64_t)64 << 30)
-#define TSR_DEFAULT_MAX_PAYLOAD_BYTES ((uint64_t)1 << 30)
+#define DEFAULT_MAX_ARRAY_BYTES ((uint64_t)64 << 30)
+#define DEFAULT_MAX_CALL_BYTES ((uint64_t)64 << 30)
+#define DEFAULT_MAX_ARENA_BYTES ((uint64_t)64 << 30)
+#define DEFAULT_MAX_PAYLOAD_BYTES ((uint64_t)1 << 30)
 /* jansson spends some 50-150 bytes on a value: ~100 MiB at most. Numeric
  * lists of 64 values or more count as one (codecs/json_hoist.h). */
-#define TSR_DEFAULT_MAX_PAYLOAD_VALUES ((uint64_t)1 << 20)
+#define DEFAULT_MAX_PAYLOAD_VALUES ((uint64_t)1 << 20)
 
 /* Default spin before sleeping, from bench_worker's sweep on a 2-core VM:
  * 200 us kept back-to-back calls at 0.4-0.7 us in every run, and covers
  * host work of up to ~100 us between calls; shorter spins (10-50 us) fell
  * into a mode where host and worker share a CPU and each spin delays the
  * other. The price is up to 200 us of CPU after each call. */
-#define TSR_DEFAULT_SPIN_NS 200000
+#define DEFAULT_SPIN_NS 200000
 
 /* options.c */
 int options_copy(struct tsr_options *dst, const struct tsr_options *src);

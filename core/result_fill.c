@@ -34,8 +34,8 @@ static size_t marker_of(tsr_dtype dtype, unsigned char out[16]) {
 
 /* Fill `bytes` bytes of dtype-typed data as mode says. */
 static void fill(int mode, void *data, tsr_dtype dtype, size_t bytes) {
-    if (mode == TSR_UNWRITTEN_KEEP || !data || bytes == 0) return;
-    if (mode != TSR_UNWRITTEN_CHECK) {
+    if (mode == UNWRITTEN_KEEP || !data || bytes == 0) return;
+    if (mode != UNWRITTEN_CHECK) {
         memset(data, 0, bytes);
         return;
     }
@@ -54,7 +54,7 @@ static void fill(int mode, void *data, tsr_dtype dtype, size_t bytes) {
 
 void result_fill(int mode, const tsr_array *r) {
     size_t bytes;
-    if (mode != TSR_UNWRITTEN_KEEP && r->data && shape_bytes(r, &bytes) == 0)
+    if (mode != UNWRITTEN_KEEP && r->data && shape_bytes(r, &bytes) == 0)
         fill(mode, r->data, r->dtype, bytes);
 }
 
@@ -64,14 +64,14 @@ void results_fill(int mode, const tsr_array *results, int32_t n) {
 
 void call_results_fill(tsr_call *call) {
     int mode = call->comp->opts.unwritten;
-    if (mode == TSR_UNWRITTEN_KEEP) return;
+    if (mode == UNWRITTEN_KEEP) return;
     for (int32_t k = 0; k < call->n_results; k++)
         fill(mode, call->results[k].data, call->results[k].dtype, call->result_bytes[k]);
 }
 
 int64_t result_unwritten(int mode, const tsr_array *r) {
     size_t bytes;
-    if (mode != TSR_UNWRITTEN_CHECK || !r->data || shape_bytes(r, &bytes) != 0) return 0;
+    if (mode != UNWRITTEN_CHECK || !r->data || shape_bytes(r, &bytes) != 0) return 0;
     unsigned char m[16];
     size_t size = marker_of(r->dtype, m);
     if (size == 0) return 0;
@@ -83,7 +83,7 @@ int64_t result_unwritten(int mode, const tsr_array *r) {
 
 int results_unwritten(int mode, const tsr_array *results, int32_t n, int32_t *which,
                       int64_t *left, int64_t *count) {
-    if (mode != TSR_UNWRITTEN_CHECK) return 0;
+    if (mode != UNWRITTEN_CHECK) return 0;
     for (int32_t k = 0; k < n; k++) {
         int64_t u = result_unwritten(mode, &results[k]);
         if (u == 0) continue;

@@ -12,9 +12,9 @@
 #include "tessera/tessera.h"
 
 /* Sanity bounds on a descriptor, to refuse garbage rather than walk it. */
-#define TSR_MAX_FIELDS 4096
-#define TSR_MAX_NAME 256
-#define TSR_MAX_SYMBOLS 1024   /* distinct symbolic dims (ids are int16) */
+#define SCHEMA_MAX_FIELDS 4096
+#define SCHEMA_MAX_NAME 256
+#define SCHEMA_MAX_SYMBOLS 1024   /* distinct symbolic dims (ids are int16) */
 
 /* Kind of one declared dimension, resolved once at load. */
 enum dim_kind { DIM_FIXED, DIM_ANY, DIM_SYMBOL };
@@ -45,7 +45,7 @@ typedef struct component_schema {
 } component_schema;
 
 /* shape.c: checks shared by validation of inputs, seeds and results.
- * shape_count and shape_bytes are tsr_shape_count and tsr_shape_bytes
+ * shape_count and shape_bytes are array_shape_count and array_shape_bytes
  * (codecs/array_buffer.h) for an array. */
 int64_t shape_count(const int64_t *shape, int32_t rank);   /* -1 on overflow */
 int shape_bytes(const tsr_array *a, size_t *bytes);          /* -1 on overflow */

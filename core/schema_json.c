@@ -11,22 +11,22 @@
 
 #include <tessera/payload.h>
 
-static void write_optional_string(tsr_jw *w, const char *s) {
-    if (s != NULL) tsr_jw_string(w, s);
-    else tsr_jw_null(w);
+static void write_optional_string(json_writer *w, const char *s) {
+    if (s != NULL) jw_string(w, s);
+    else jw_null(w);
 }
 
 /* Fixed dims as ints, symbolic dims by their symbol, wildcards as null
  * (Tesseract's None). */
-static void write_dims(tsr_jw *w, const tsr_field *f) {
-    tsr_jw_begin_array(w);
+static void write_dims(json_writer *w, const tsr_field *f) {
+    jw_begin_array(w);
     for (int32_t d = 0; d < f->rank; d++) {
         const tsr_dim *dim = &f->dims[d];
-        if (dim->symbol != NULL) tsr_jw_string(w, dim->symbol);
-        else if (dim->size == TSR_DIM_ANY) tsr_jw_null(w);
-        else tsr_jw_int(w, dim->size);
+        if (dim->symbol != NULL) jw_string(w, dim->symbol);
+        else if (dim->size == TSR_DIM_ANY) jw_null(w);
+        else jw_int(w, dim->size);
     }
-    tsr_jw_end_array(w);
+    jw_end_array(w);
 }
 
 /* Whether every value has a plain JSON form (no complex, NaN or inf). */
@@ -35,9 +35,9 @@ static bool plain_json_fits(const tsr_array *a) {
     for (int32_t d = 0; d < a->rank; d++) count *= a->shape[d];
     size_t size = tsr_dtype_size(a->dtype);
     for (int64_t k = 0; k < count; k++) {
-        tsr_num v;
-        tsr_num_load(a->dtype, (const char *)a->data + (size_t)k * size, &v);
-        if (v.kind == TSR_NUM_COMPLEX || (v.kind == TSR_NUM_REAL && !isfinite(v.v.r)))
+        num_value v;
+        num_load(a->dtype, (const char *)a->data + (size_t)k * size, &v);
+        if (v.kind == NUM_COMPLEX || (v.kind == NUM_REAL && !isfinite(v.v.r)))
             return false;
     }
     return true;
@@ -45,86 +45,86 @@ static bool plain_json_fits(const tsr_array *a) {
 
 /* A default as a plain value (number, bool, nested list) where it has
  * one, else as a base64 encoded array; tsr_array_from_json reads both. */
-static int write_default(tsr_jw *w, const tsr_array *d) {
-    tsr_payload_ctx ctx = {0};
-    if (plain_json_fits(d)) return tsr_write_plain_values(w, d, &ctx, "default");
-    tsr_array_out o = {.enc = TSR_ENCODING_BASE64};
-    return tsr_write_encoded_array(w, d, &o, &ctx, "default");
+static int write_default(json_writer *w, const tsr_array *d) {
+    payload_ctx ctx = {0};
+    if (plain_json_fits(d)) return write_plain_values(w, d, &ctx, "default");
+    array_out o = {.enc = TSR_ENCODING_BASE64};
+    return write_encoded_array(w, d, &o, &ctx, "default");
 }
 
-static void write_fields(tsr_jw *w, const tsr_component *c, bool inputs) {
+static void write_fields(json_writer *w, const tsr_component *c, bool inputs) {
     int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
-    tsr_jw_begin_array(w);
+    jw_begin_array(w);
     for (int32_t i = 0; i < n; i++) {
         const tsr_field *f = inputs ? tsr_component_input(c, i) : tsr_component_output(c, i);
-        tsr_jw_begin_object(w);
-        tsr_jw_key(w, "name");
-        tsr_jw_string(w, f->name);
-        tsr_jw_key(w, "dtype");
+        jw_begin_object(w);
+        jw_key(w, "name");
+        jw_string(w, f->name);
+        jw_key(w, "dtype");
         write_optional_string(w, tsr_dtype_name(f->dtype));
-        tsr_jw_key(w, "shape");
+        jw_key(w, "shape");
         write_dims(w, f);
-        tsr_jw_key(w, "differentiable");
-        tsr_jw_bool(w, (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0);
-        tsr_jw_key(w, "doc");
+        jw_key(w, "differentiable");
+        jw_bool(w, (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0);
+        jw_key(w, "doc");
         write_optional_string(w, f->doc);
         if (inputs) {
-            tsr_jw_key(w, "required");
-            tsr_jw_bool(w, tsr_field_required(f));
+            jw_key(w, "required");
+            jw_bool(w, tsr_field_required(f));
             if (f->default_value) {
-                tsr_jw_key(w, "default");
+                jw_key(w, "default");
                 (void)write_default(w, f->default_value);   /* fails only out of memory */
             }
         }
-        tsr_jw_end_object(w);
+        jw_end_object(w);
     }
-    tsr_jw_end_array(w);
+    jw_end_array(w);
 }
 
-static void write_endpoint_list(tsr_jw *w, unsigned mask) {
-    tsr_jw_begin_array(w);
+static void write_endpoint_list(json_writer *w, unsigned mask) {
+    jw_begin_array(w);
     for (int ep = 0; ep < TSR_EP_COUNT; ep++)
-        if (mask & (1u << ep)) tsr_jw_string(w, tsr_endpoint_name((tsr_endpoint)ep));
-    tsr_jw_end_array(w);
+        if (mask & (1u << ep)) jw_string(w, tsr_endpoint_name((tsr_endpoint)ep));
+    jw_end_array(w);
 }
 
 /* The schema; with extra != NULL also what a worker tells its host. */
 static char *write_schema(const tsr_component *c, const schema_worker_extra *extra) {
-    tsr_jw w;
-    tsr_jw_init(&w);
-    tsr_jw_begin_object(&w);
-    tsr_jw_key(&w, "name");
+    json_writer w;
+    jw_init(&w);
+    jw_begin_object(&w);
+    jw_key(&w, "name");
     write_optional_string(&w, tsr_component_name(c));
-    tsr_jw_key(&w, "version");
+    jw_key(&w, "version");
     write_optional_string(&w, tsr_component_version(c));
-    tsr_jw_key(&w, "description");
+    jw_key(&w, "description");
     write_optional_string(&w, tsr_component_description(c));
-    tsr_jw_key(&w, "inputs");
+    jw_key(&w, "inputs");
     write_fields(&w, c, true);
-    tsr_jw_key(&w, "outputs");
+    jw_key(&w, "outputs");
     write_fields(&w, c, false);
     unsigned available = 0;
     for (int ep = 0; ep < TSR_EP_COUNT; ep++)
         if (tsr_component_has_endpoint(c, (tsr_endpoint)ep)) available |= 1u << ep;
-    tsr_jw_key(&w, "endpoints");
+    jw_key(&w, "endpoints");
     write_endpoint_list(&w, available);
     if (extra != NULL) {
-        tsr_jw_key(&w, "implemented");
+        jw_key(&w, "implemented");
         write_endpoint_list(&w, extra->implemented);
-        tsr_jw_key(&w, "thread_safe");
-        tsr_jw_bool(&w, extra->thread_safe);
-        tsr_jw_key(&w, "fd");
-        tsr_jw_begin_object(&w);
-        tsr_jw_key(&w, "method");
-        tsr_jw_int(&w, extra->fd_method);
-        tsr_jw_key(&w, "samples");
-        tsr_jw_int(&w, extra->fd_samples);
-        tsr_jw_key(&w, "step");
-        tsr_jw_double(&w, extra->fd_step);
-        tsr_jw_end_object(&w);
+        jw_key(&w, "thread_safe");
+        jw_bool(&w, extra->thread_safe);
+        jw_key(&w, "fd");
+        jw_begin_object(&w);
+        jw_key(&w, "method");
+        jw_int(&w, extra->fd_method);
+        jw_key(&w, "samples");
+        jw_int(&w, extra->fd_samples);
+        jw_key(&w, "step");
+        jw_double(&w, extra->fd_step);
+        jw_end_object(&w);
     }
-    tsr_jw_end_object(&w);
-    return tsr_jw_finish(&w);
+    jw_end_object(&w);
+    return jw_finish(&w);
 }
 
 char *schema_json_for_worker(const tsr_component *c, const schema_worker_extra *extra) {
@@ -132,13 +132,13 @@ char *schema_json_for_worker(const tsr_component *c, const schema_worker_extra *
 }
 
 TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err) {
-    tsr_payload_ctx ctx = {.err = err};
+    payload_ctx ctx = {.err = err};
     if (out != NULL) *out = NULL;
     if (c == NULL || out == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_schema_to_json: component and out are required");
+        return payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_schema_to_json: component and out are required");
     *out = write_schema(c, NULL);
-    if (*out == NULL) return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing the schema");
-    tsr_payload_ok(&ctx);
+    if (*out == NULL) return payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory writing the schema");
+    payload_ok(&ctx);
     return 0;
 }
 

@@ -59,7 +59,7 @@ static const char *label_of(const char *section, const char *field, int32_t k, c
  * and k name it (label_of). */
 static int match(served *s, const field_info *f, const tsr_array *a, const char *section,
                  int32_t k, char *why, size_t n) {
-    char cause[300], label[TSR_MAX_NAME + 32];
+    char cause[300], label[SCHEMA_MAX_NAME + 32];
     if (shape_match(f, a->shape, f->field.rank, s->symval, s->sym_from, s->c->sym_names, cause,
                     sizeof cause) != 0) {
         snprintf(why, n, "%s: %s", label_of(section, f->field.name, k, label, sizeof label),
@@ -83,7 +83,7 @@ static int check_seeds(served *s, const tsr_args *args, char *why, size_t n) {
         int rc = match(s, f, seed, section, k, why, n);
         if (rc) return rc;
         if (jvp && !same_shape(seed, args->inputs[args->wrt_in[k]].shape, f->field.rank)) {
-            char label[TSR_MAX_NAME + 32];
+            char label[SCHEMA_MAX_NAME + 32];
             snprintf(why, n, "%s: not shaped like its input",
                      label_of(section, f->field.name, k, label, sizeof label));
             return TSR_E_PAYLOAD;

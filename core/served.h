@@ -63,7 +63,7 @@ void served_traits_of(const served *s, served_traits *out);
 int served_check(served *s, const tsr_args *args, char *why, size_t n);
 
 /* Run args->endpoint's function of the plugin, its results prepared first
- * as `unwritten` (TSR_UNWRITTEN_*, core/options.h) says: cleared, or
+ * as `unwritten` (UNWRITTEN_*, core/options.h) says: cleared, or
  * marked and checked after a successful run (TSR_E_PLUGIN_RESULT naming a
  * result the plugin left unwritten). tsr_ctx_alloc for result k
  * calls alloc(user, k, ...), which sets the buffer or refuses with a code

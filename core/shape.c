@@ -7,11 +7,11 @@
 #include "internal.h"
 #include "codecs/array_buffer.h"
 
-int64_t shape_count(const int64_t *shape, int32_t rank) { return tsr_shape_count(shape, rank); }
+int64_t shape_count(const int64_t *shape, int32_t rank) { return array_shape_count(shape, rank); }
 
 int shape_bytes(const tsr_array *a, size_t *bytes) {
     int64_t count;
-    return tsr_shape_bytes(a->shape, a->rank, a->dtype, &count, bytes);
+    return array_shape_bytes(a->shape, a->rank, a->dtype, &count, bytes);
 }
 
 const char *shape_str(const int64_t *shape, int32_t rank, char *buf, size_t n) {

@@ -4,3 +4,5 @@
 #include "internal.h"
 
 TSR_API const char *tsr_version(void) { return TSR_VERSION_STRING; }
+
+TSR_API int tsr_version_number(void) { return TSR_VERSION_NUMBER; }

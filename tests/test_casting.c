@@ -69,7 +69,7 @@ static void converts(const char *field, tsr_array src, const void *want, size_t 
     }
     tsr_component *c = open_casting(TSR_MODE_INPROC, NULL);
     void *buffer;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(decode_as(&src, field_dtype(c, field), &buffer, &err), 0, "%s", err.message);
     cr_assert(memcmp(buffer, want, bytes) == 0, "%s: the payload decoder converts otherwise", field);
     tsr_array_buffer_free(buffer);
@@ -94,7 +94,7 @@ static void refused(const char *field, tsr_array src, const char *cause) {
     }
     tsr_component *c = open_casting(TSR_MODE_INPROC, NULL);
     void *buffer;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     assert_code(decode_as(&src, field_dtype(c, field), &buffer, &err), TSR_E_DTYPE, err.message);
     assert_contains(err.message, cause);
     tsr_close(c);
@@ -227,7 +227,7 @@ Test(casting, exact_is_the_default_and_refuses_another_dtype) {
 
 Test(casting, an_unknown_value_is_refused_naming_the_option) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     assert_code(tsr_options_set(o, "casting", "safe", &err), TSR_E_ARGUMENT, err.message);
     assert_contains(err.message, "option 'casting': invalid value 'safe' (expected exact or same_kind)");
     tsr_options_free(o);

@@ -39,7 +39,7 @@ static double *result_values(const char *stdout_text, const char *key1, const ch
     char *text = json_dumps(v, JSON_ENCODE_ANY);
     json_decref(root);
     void *buffer = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = tsr_array_from_json(text, strlen(text), TSR_FLOAT64, a, &buffer, &err);
     cr_assert_eq(rc, 0, "cannot decode %s: %s", text, err.message);
     free(text);

@@ -370,7 +370,7 @@ Test(cli_docs, output_through_a_symlink_replaces_the_file_it_names) {
 Test(cli_docs, missing_plugin_gives_the_loaders_message) {
     const char *missing = "/nonexistent/missing_plugin.so";
     tsr_component *c = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_neq(tsr_open(missing, NULL, &c, &err), 0);
     char out[512];
     snprintf(out, sizeof out, "%s/page.html", dir);

@@ -301,7 +301,7 @@ Test(defaults, a_plugin_with_the_v1_field_layout_runs_unchanged) {
 
 static json_t *schema_json(tsr_component *c) {
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_schema_to_json(c, &text, &err), 0, "%s", err.message);
     json_t *root = json_loads(text, 0, NULL);
     cr_assert_not_null(root, "not JSON: %s", text);

@@ -62,7 +62,7 @@ Test(errloc_call, validation_names_the_input_and_success_clears_it) {
 
 Test(errloc_call, a_limit_names_the_array) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_options_set(o, "max_array_bytes", "8", &err), 0);
     tsr_component *c = open_ok(VECTORADD, o);
     tsr_options_free(o);
@@ -132,7 +132,7 @@ static void parse_loc(const char *plugin, tsr_endpoint ep, const char *text, int
                       const char *loc) {
     tsr_component *c = open_ok(plugin, NULL);
     tsr_payload *p = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     memset(&err, 0x55, sizeof err);   /* every byte of loc must be written */
     int rc = tsr_payload_parse(c, ep, text, strlen(text), &p, &err);
     assert_code(rc, code, err.message);
@@ -211,7 +211,7 @@ Test(errloc_payload, bind_and_run_keep_the_calls_loc) {
     tsr_component *c = open_ok(VECTORADD, NULL);
     const char *text = "{\"inputs\": {\"a\": [1, 2], \"b\": [1, 2, 3], \"s\": 1}}";
     tsr_payload *p = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_payload_parse(c, TSR_EP_APPLY, text, strlen(text), &p, &err), 0);
     cr_assert_str_eq(err.loc, "");
     tsr_call *call = new_call(c, TSR_EP_APPLY);

@@ -30,7 +30,7 @@ static const char *plugin_path(const char *name) {
 
 static tsr_component *open_mode(const char *name, const char *mode) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_options_set(o, "mode", mode, &err), 0, "%s", err.message);
     tsr_component *c = open_ok(plugin_path(name), o);
     tsr_options_free(o);

@@ -524,7 +524,7 @@ Test(gradcheck_report, json_carries_the_summaries_and_failures) {
     wrong_point(&p, N);
     tsr_gradcheck_report *r = check_ok(c, p.in, NULL);
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_gradcheck_report_json(r, &text, &err), 0, "%s", err.message);
     json_t *root = json_loads(text, 0, NULL);
     cr_assert_not_null(root, "not JSON: %s", text);
@@ -632,7 +632,7 @@ Test(gradcheck_errors, inputs_apply_refuses_and_null_arguments) {
     const char *msg = check_fails(c, p.in, NULL, TSR_E_SHAPE);
     assert_contains(msg, "gradient check, apply at the given inputs: component 'vectoradd'");
     tsr_gradcheck_report *r = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_gradcheck_run(NULL, p.in, NULL, &r, &err), TSR_E_ARGUMENT);
     cr_assert_eq(tsr_gradcheck_run(c, NULL, NULL, &r, &err), TSR_E_ARGUMENT);
     assert_contains(err.message, "inputs is NULL");

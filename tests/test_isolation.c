@@ -237,7 +237,7 @@ static void close_all(tsr_component **cs, int n) {
 
 static void limit_fails_cleanly(const char *path) {
     tsr_component *cs[MAX_TRY];
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int n = open_until_failure(path, cs, &err);
     cr_assert_lt(n, MAX_TRY, "opened %d isolated components; expected glibc to refuse", n);
     cr_assert_geq(n, 3, "only %d isolated components opened: %s", n, err.message);
@@ -267,7 +267,7 @@ Test(isolation, isolated_mode_beyond_the_namespace_limit_fails_cleanly_without_l
 
 Test(isolation, inproc_components_do_not_count_against_the_namespace_limit) {
     tsr_component *cs[MAX_TRY];
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int n = open_until_failure(BUNDLED_PLUGIN("noop"), cs, &err);
     /* Isolated mode is used up; inproc still loads into the main namespace. */
     tsr_component *c = open_mode(BUNDLED_PLUGIN("vectoradd"), "inproc");

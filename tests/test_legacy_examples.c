@@ -30,7 +30,7 @@ static void gradients_agree(tsr_component *c, const tsr_array *inputs, unsigned 
                             const char *mode) {
     tsr_gradcheck_options o = {.struct_size = sizeof o, .endpoints = endpoints, .seed = 3};
     tsr_gradcheck_report *r = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = tsr_gradcheck_run(c, inputs, &o, &r, &err);
     cr_assert_eq(rc, 0, "%s: %s", mode, err.message);
     for (int ep = TSR_EP_JVP; ep <= TSR_EP_JACOBIAN; ep++) {

@@ -37,7 +37,7 @@ static tsr_call *vectoradd_call(tsr_component *c, double *a, double *b, int64_t 
 
 Test(limits, sizes_take_suffixes_and_bad_values_are_refused) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     const char *good[] = {"0", "1", "512K", "64M", "3G", "1T", "1k", "18446744073709551615"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         cr_expect_eq(tsr_options_set(o, "max_array_bytes", good[i], &err), 0, "%s: %s", good[i],
@@ -122,7 +122,7 @@ Test(limits, a_payload_claiming_2_to_the_62_elements_is_refused_while_decoding) 
     };
     for (size_t i = 0; i < 2; i++) {
         tsr_payload *p = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         int rc = tsr_payload_parse(c, TSR_EP_APPLY, texts[i], strlen(texts[i]), &p, &err);
         cr_log_info("%s", err.message);
         cr_expect(rc == TSR_E_PAYLOAD || rc == TSR_E_DTYPE, "payload %zu: code %d", i, rc);
@@ -133,7 +133,7 @@ Test(limits, a_payload_claiming_2_to_the_62_elements_is_refused_while_decoding) 
                          "\"float64\"}, \"b\": {\"shape\": [4611686018427387904], \"dtype\": "
                          "\"float64\"}, \"s\": {\"shape\": [], \"dtype\": \"float64\"}}}";
     tsr_payload *p = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_payload_parse(c, TSR_EP_ABSTRACT_EVAL, shapes, strlen(shapes), &p, &err), 0,
                  "%s", err.message);
     tsr_call *call = new_call(c, TSR_EP_ABSTRACT_EVAL);
@@ -227,7 +227,7 @@ Test(limits, a_payload_over_max_payload_bytes_is_refused_before_parsing) {
     tsr_options_free(o);
     const char *text = "{\"inputs\": {\"a\": [1, 2], \"b\": [3, 4], \"s\": 2}}";
     tsr_payload *p = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = tsr_payload_parse(c, TSR_EP_APPLY, text, strlen(text), &p, &err);
     assert_code(rc, TSR_E_LIMIT, err.message);
     assert_contains(err.message, "the payload is 46 bytes, more than max_payload_bytes (40)");

@@ -323,7 +323,7 @@ Test(manifest_args, every_derivative_endpoint_agrees_with_finite_differences) {
         tsr_array inputs[2] = {f64_vec(p.x, N), f64_vec(p.w, N)};
         tsr_gradcheck_options o = {.struct_size = sizeof o, .endpoints = TSR_CHECK_ALL, .seed = 5};
         tsr_gradcheck_report *r = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         int rc = tsr_gradcheck_run(c, inputs, &o, &r, &err);
         cr_assert_eq(rc, 0, "%s: %s", mode_names[mode], err.message);
         cr_expect(tsr_gradcheck_passed(r), "%s: gradient check failed", mode_names[mode]);

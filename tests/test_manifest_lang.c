@@ -127,7 +127,7 @@ Test(manifest_lang, check_gradients_of_an_output_sized_by_an_expression) {
         tsr_array in = f64_vec(x, 4);
         tsr_gradcheck_options o = {.struct_size = sizeof o, .seed = 3};
         tsr_gradcheck_report *r = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         int rc = tsr_gradcheck_run(c, &in, &o, &r, &err);
         cr_assert_eq(rc, 0, "%s: %s", mode_names[mode], err.message);
         cr_expect(tsr_gradcheck_passed(r), "%s: check-gradients failed", mode_names[mode]);

@@ -301,7 +301,7 @@ Test(manifest_lapack, check_gradients_passes_on_the_declared_dposv_vjp) {
         tsr_array inputs[2] = {f64_mat(a, N, N), f64_vec(b, N)};
         tsr_gradcheck_options o = {.struct_size = sizeof o, .seed = 9};
         tsr_gradcheck_report *r = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         int rc = tsr_gradcheck_run(c, inputs, &o, &r, &err);
         cr_assert_eq(rc, 0, "%s: %s", mode_names[mode], err.message);
         cr_expect(tsr_gradcheck_passed(r), "%s: check-gradients failed", mode_names[mode]);

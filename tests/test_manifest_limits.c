@@ -38,7 +38,7 @@ enum { BIG_N = 5000 };
 
 static const char *big_workspace_in_child(void) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     CHECK(o && tsr_options_set(o, "max_array_bytes", "1000000", &err) == 0 &&
               tsr_options_set(o, "max_call_bytes", "1000000", &err) == 0,
           "options");

@@ -180,7 +180,7 @@ Test(manifest_safety, an_adjoint_that_adds_to_its_results_passes_as_they_are_cle
     for (int mode = 0; mode < 3; mode++) {
         const char *const manifests[] = {"fx_model_nozero", "fx_model"};   /* without, with "zero" */
         for (int k = 0; k < 2; k++) {
-            tsr_error err;
+            tsr_error err = TSR_ERROR_INIT;
             int rc;
             tsr_gradcheck_report *r = check_model(manifests[k], (tsr_mode)mode, &err, &rc);
             cr_assert_eq(rc, 0, "%s %s: %s", manifests[k], mode_names[mode], err.message);
@@ -192,7 +192,7 @@ Test(manifest_safety, an_adjoint_that_adds_to_its_results_passes_as_they_are_cle
 
 Test(manifest_safety, an_adjoint_that_keeps_state_between_calls_is_not_repeatable) {
     for (int mode = 0; mode < 3; mode++) {
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         int rc;
         tsr_gradcheck_report *r = check_model("fx_model_drift", (tsr_mode)mode, &err, &rc);
         cr_expect_null(r);
@@ -265,7 +265,7 @@ Test(manifest_safety, a_c_functions_value_fills_a_rank0_output) {
         int64_t n = 5;
         tsr_array in = make_array(x, TSR_FLOAT64, 1, &n);
         tsr_gradcheck_report *r = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         cr_assert_eq(tsr_gradcheck_run(c, &in, NULL, &r, &err), 0, "%s", err.message);
         cr_expect(tsr_gradcheck_passed(r) && tsr_gradcheck_summary_of(r, TSR_EP_JVP)->checks > 0);
         tsr_gradcheck_report_free(r);

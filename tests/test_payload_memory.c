@@ -175,14 +175,14 @@ static tsr_payload *parse(const tsr_component *c, const char *text, size_t len, 
 }
 
 static tsr_payload *parse_ok(const tsr_component *c, const char *text) {
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_payload *p = parse(c, text, strlen(text), &err);
     cr_assert_not_null(p, "parsing failed: %d %s", err.code, err.message);
     return p;
 }
 
 static void parse_fails(const tsr_component *c, const char *text, int code, const char *needle) {
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_payload *p = parse(c, text, strlen(text), &err);
     cr_assert_null(p, "parsing succeeded; expected %s", needle);
     assert_code(err.code, code, err.message);
@@ -209,7 +209,7 @@ static const char *parse_digits_within_bounds(size_t n) {
     CHECK(text != NULL, "out of memory");
     reset_peak();
     long before = status_kib("VmHWM");
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_payload *p = parse(c, text, len, &err);
     long after = status_kib("VmHWM");
     CHECK(p != NULL, "parsing failed: %s", err.message);
@@ -272,7 +272,7 @@ static const char *million_keys_refused(void) {
     CHECK(text != NULL, "out of memory");
     reset_peak();
     long before = status_kib("VmHWM");
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_payload *p = parse(c, text, len, &err);
     long after = status_kib("VmHWM");
     CHECK(p == NULL && err.code == TSR_E_LIMIT, "expected TSR_E_LIMIT, got %d: %s", err.code,
@@ -300,7 +300,7 @@ static const char *over_max_array_bytes_refused(void) {
     CHECK(text != NULL, "out of memory");
     reset_peak();
     long before = status_kib("VmHWM");
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_payload *p = parse(c, text, len, &err);
     long after = status_kib("VmHWM");
     CHECK(p == NULL && err.code == TSR_E_LIMIT, "expected TSR_E_LIMIT, got %d: %s", err.code,
@@ -372,7 +372,7 @@ Test(payload_memory, max_payload_values_takes_sizes_and_zero_for_none) {
     tsr_options_free(o);
     size_t len = 0;
     char *text = many_keys(2000, &len);
-    tsr_error perr;
+    tsr_error perr = TSR_ERROR_INIT;
     tsr_payload *p = parse(c, text, len, &perr);
     cr_assert_null(p);
     assert_code(perr.code, TSR_E_UNKNOWN_FIELD, perr.message); /* no limit: the schema refuses */

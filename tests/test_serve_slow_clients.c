@@ -10,7 +10,7 @@
  * rest refused; a kept-alive client, pausing between its requests longer
  * than the header deadline, is served throughout; a stop with every slot
  * taken does not wait for those connections. Then the options' bad
- * values, refused by the command line and by tsr_serve_start.
+ * values, refused by the command line and by http_serve_start.
  *
  * No bound here is on speed: a deadline of 1 s must have closed a
  * connection within 20 s, a client waits up to 30 s for an answer.
@@ -334,21 +334,21 @@ Test(serve_slow_clients, the_help_documents_the_deadlines_and_the_per_address_li
 
 Test(serve_slow_clients, the_library_refuses_a_per_address_limit_above_the_total) {
     tsr_component *c = open_ok(BUNDLED_PLUGIN("vectoradd"), NULL);
-    tsr_serve_options o = {.struct_size = sizeof o, .max_connections = 8,
+    http_serve_options o = {.struct_size = sizeof o, .max_connections = 8,
                            .max_connections_per_address = 9};
-    tsr_server *s = NULL;
-    tsr_error err;
-    int rc = tsr_serve_start(c, &o, &s, &err);
+    http_server *s = NULL;
+    tsr_error err = TSR_ERROR_INIT;
+    int rc = http_serve_start(c, &o, &s, &err);
     cr_assert_eq(rc, TSR_E_ARGUMENT, "rc %d: %s", rc, err.message);
     cr_assert_null(s);
     cr_assert_str_eq(err.loc, "max_connections_per_address");
     assert_contains(err.message, "max_connections_per_address 9 is more than max_connections 8");
     /* Within it, the server starts, and the limits' defaults fit any total. */
     o.max_connections_per_address = 8;
-    cr_assert_eq(tsr_serve_start(c, &o, &s, &err), 0, "%s", err.message);
-    tsr_serve_stop(s);
-    tsr_serve_options tiny = {.struct_size = sizeof tiny, .max_connections = 1};
-    cr_assert_eq(tsr_serve_start(c, &tiny, &s, &err), 0, "%s", err.message);
-    tsr_serve_stop(s);
+    cr_assert_eq(http_serve_start(c, &o, &s, &err), 0, "%s", err.message);
+    http_serve_stop(s);
+    http_serve_options tiny = {.struct_size = sizeof tiny, .max_connections = 1};
+    cr_assert_eq(http_serve_start(c, &tiny, &s, &err), 0, "%s", err.message);
+    http_serve_stop(s);
     tsr_close(c);
 }

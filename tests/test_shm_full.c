@@ -39,7 +39,7 @@ static const char *limit_to(uint64_t room) {
  * back to files (tests/test_worker_files.c). */
 static tsr_options *worker_options(void) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (o && (tsr_options_set(o, "mode", "worker", &err) != 0 ||
               tsr_options_set(o, "transport", "shm", &err) != 0)) {
         tsr_options_free(o);
@@ -55,7 +55,7 @@ static const char *open_without_room(void) {
     tsr_options *o = worker_options();
     CHECK(o, "options");
     tsr_component *c = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = tsr_open(TEST_PLUGIN("contract"), o, &c, &err);
     tsr_options_free(o);
     CHECK(rc == TSR_E_SHM && c == NULL, "tsr_open gave %d: %s", rc, err.message);
@@ -79,7 +79,7 @@ static const char *call_without_room(void) {
     tsr_options *o = worker_options();
     CHECK(o, "options");
     tsr_component *c = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = tsr_open(BUNDLED_PLUGIN("vectoradd"), o, &c, &err);
     tsr_options_free(o);
     CHECK(rc == 0, "tsr_open: %s", err.message);
@@ -136,7 +136,7 @@ static const char *dev_shm_unusable(int read_only) {
     tsr_options *o = worker_options();
     CHECK(o, "options");
     tsr_component *c = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = tsr_open(BUNDLED_PLUGIN("vectoradd"), o, &c, &err);
     tsr_options_free(o);
     CHECK(rc == 0, "tsr_open with /dev/shm unusable: %s", err.message);

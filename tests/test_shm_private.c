@@ -180,7 +180,7 @@ _Noreturn static void host_loop(const memcg *cg) {
     if (cg && memcg_enter(cg) != 0) _exit(3);
     for (;;) {
         tsr_options *o = tsr_options_new();
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         tsr_component *c = NULL;
         if (!o || tsr_options_set(o, "mode", "worker", &err) != 0 ||
             tsr_options_set(o, "transport", "shm", &err) != 0 ||

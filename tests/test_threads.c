@@ -178,7 +178,7 @@ static void *open_close_worker(void *p) {
     for (int run = 0; run < 50; run++) {
         tsr_options *o = tsr_options_new();
         tsr_component *c = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (!o || tsr_options_set_config(o, "scale", scale) ||
             tsr_options_set(o, "log_level", "error", NULL) ||
             tsr_open(TEST_PLUGIN("stateful"), o, &c, &err)) {

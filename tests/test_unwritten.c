@@ -152,7 +152,7 @@ Test(unwritten, with_unwritten_check_a_result_left_unwritten_fails_the_call_nami
 
 Test(unwritten, the_option_takes_zero_check_or_keep_only) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_options_set(o, "unwritten", "zero", &err), 0);
     cr_assert_eq(tsr_options_set(o, "unwritten", "nan", &err), TSR_E_ARGUMENT);
     assert_contains(err.message, "zero, check or keep");

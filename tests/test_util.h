@@ -68,7 +68,7 @@ static inline tsr_component *open_with_config(const char *path, const char *key,
 /* Open a plugin that must fail; returns the error and checks *out is NULL. */
 static inline tsr_error open_fails(const char *path, const tsr_options *opts) {
     tsr_component *c = (tsr_component *)(uintptr_t)0x1; /* must be reset */
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     memset(&err, 0, sizeof err);
     int rc = tsr_open(path, opts, &c, &err);
     cr_assert_neq(rc, 0, "tsr_open(%s) succeeded but should have failed", path);

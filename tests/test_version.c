@@ -31,3 +31,27 @@ Test(version, the_same_pointer_each_time_a_static_string) {
     cr_assert_eq(tsr_version(), tsr_version());
     cr_assert_eq(strchr(tsr_version(), ' '), NULL);
 }
+
+Test(version, the_number_is_major_minor_patch_and_the_library_reports_its_own) {
+    cr_assert_eq(TSR_VERSION_NUMBER,
+                 TSR_VERSION_MAJOR * 10000 + TSR_VERSION_MINOR * 100 + TSR_VERSION_PATCH);
+    cr_assert_eq(tsr_version_number(), TSR_VERSION_NUMBER);
+    /* The string the library reports, read back, is the number it reports. */
+    int major = -1, minor = -1, patch = -1;
+    cr_assert_eq(sscanf(tsr_version(), "%d.%d.%d", &major, &minor, &patch), 3);
+    cr_assert_eq(tsr_version_number(), TSR_MAKE_VERSION(major, minor, patch));
+}
+
+Test(version, the_number_compares_in_preprocessor_conditions_and_in_code) {
+#if TSR_VERSION_NUMBER < TSR_MAKE_VERSION(0, 2, 0)
+    cr_assert_fail("this release is 0.2.0 or later: tsr_version_number came with it");
+#endif
+#if !(TSR_VERSION_NUMBER >= TSR_MAKE_VERSION(TSR_VERSION_MAJOR, TSR_VERSION_MINOR, 0))
+    cr_assert_fail("a release compares at least equal to its own x.y.0");
+#endif
+    /* Each part outweighs every value of the parts after it. */
+    cr_assert_gt(TSR_MAKE_VERSION(0, 10, 0), TSR_MAKE_VERSION(0, 9, 99));
+    cr_assert_gt(TSR_MAKE_VERSION(1, 0, 0), TSR_MAKE_VERSION(0, 99, 99));
+    cr_assert_gt(TSR_MAKE_VERSION(0, 2, 1), TSR_MAKE_VERSION(0, 2, 0));
+    cr_assert_lt(tsr_version_number(), TSR_MAKE_VERSION(TSR_VERSION_MAJOR + 1, 0, 0));
+}

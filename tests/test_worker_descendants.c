@@ -280,7 +280,7 @@ static void ends_with_the_host(forker_opts o) {
         close(p[0]);
         tsr_options *opts = tsr_options_new();
         tsr_component *c = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         char ok = 0;
         if (opts && tsr_options_set(opts, "mode", "worker", &err) == 0 &&
             tsr_options_set_config(opts, "dir", dir) == 0 &&
@@ -366,7 +366,7 @@ static const char *forked_worker_child_maps_nothing(void) {
     snprintf(f.lock, sizeof f.lock, "%s/lock", f.dir);
     snprintf(f.pids, sizeof f.pids, "%s/pids", f.dir);
     tsr_options *opts = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     CHECK(opts && tsr_options_set(opts, "mode", "worker", &err) == 0 &&
               tsr_options_set(opts, "spawn", "fork", &err) == 0 &&
               tsr_options_set_config(opts, "dir", f.dir) == 0,

@@ -333,7 +333,7 @@ Test(faults, a_host_killed_mid_call_takes_its_worker_along_and_leaves_nothing) {
         /* a host of its own, stuck in a call that never ends */
         close(p[0]);
         tsr_options *o = tsr_options_new();
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (!o || tsr_options_set(o, "mode", "worker", &err) != 0) _exit(2);
         tsr_component *c = NULL;
         if (tsr_options_set_config(o, "how", "spin") != 0) _exit(2);

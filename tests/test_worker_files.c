@@ -451,7 +451,7 @@ Test(files, spools_of_dead_hosts_are_removed_and_live_ones_kept) {
 static const char *forked_worker_with_relative_spool(void) {
     if (chdir(parent) != 0) return "cannot enter the directory";
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (!o || tsr_options_set(o, "mode", "worker", &err) ||
         tsr_options_set(o, "spawn", "fork", &err) ||
         tsr_options_set(o, "transport", "files", &err) ||
@@ -501,7 +501,7 @@ Test(files, io_uring_and_pread_pwrite_carry_the_same_bytes) {
         tsr_options *o = files_options();
         set_option(o, "file_io", ios[i]);
         tsr_component *c = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         int rc = tsr_open(BUNDLED_PLUGIN("vectoradd"), o, &c, &err);
         tsr_options_free(o);
         if (i == 0 && !uring) {
@@ -535,7 +535,7 @@ Test(files, io_uring_and_pread_pwrite_carry_the_same_bytes) {
 
 Test(files, bad_transport_options_are_refused_naming_them) {
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     assert_code(tsr_options_set(o, "transport", "pigeon", &err), TSR_E_ARGUMENT, err.message);
     assert_contains(err.message, "auto, shm or files");
     assert_code(tsr_options_set(o, "file_io", "mmap", &err), TSR_E_ARGUMENT, err.message);
@@ -583,7 +583,7 @@ static const char *fallback_in(int no_memory) {
     const char *why = shm_unusable(no_memory);
     if (why) return why;
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     CHECK(o && tsr_options_set(o, "mode", "worker", &err) == 0 &&
               tsr_options_set(o, "spool_dir", parent, &err) == 0 &&
               tsr_options_set(o, "log_level", "info", &err) == 0,

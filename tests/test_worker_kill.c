@@ -315,7 +315,7 @@ Test(worker_kill, an_idle_worker_no_call_uses_is_counted_when_it_dies) {
     close_clean(c);
 }
 
-Test(worker_kill, tsr_restart_restarts_an_idle_worker_that_died_unseen) {
+Test(worker_kill, component_restart_restarts_an_idle_worker_that_died_unseen) {
     kept_log log;
     tsr_component *c = open_whoami_pool(&log);
     pid_t served;

@@ -544,7 +544,7 @@ static const char *fork_and_exec_agree(void) {
     double y[3][5];
     for (int k = 0; k < 3; k++) {
         tsr_options *o = tsr_options_new();
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (k > 0 && (tsr_options_set(o, "mode", "worker", &err) != 0 ||
                       tsr_options_set(o, "spawn", k == 1 ? "fork" : "exec", &err) != 0))
             return "options refused";

@@ -368,7 +368,7 @@ static const char *fork_worker_sees_what_it_is_given(void) {
     if (try_make_temp_dir(dir, sizeof dir, "tessera-cwd") != 0) return "mkdtemp failed";
     setenv("TSR_INHERITED_VAR", "yes", 1);
     tsr_options *o = tsr_options_new();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_options_set(o, "mode", "worker", &err) || tsr_options_set(o, "spawn", "fork", &err) ||
         tsr_options_set(o, "clear_env", "1", &err) || tsr_options_set(o, "cwd", dir, &err) ||
         tsr_options_set_env(o, "TSR_TALK_VAR", "forked") ||
@@ -431,7 +431,7 @@ static void keep_log(void *user, tsr_log_level level, const char *component, con
 
 static int log_count(const char *log_level) {
     tsr_options *o = mode_options(TSR_MODE_WORKER);
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_options_set(o, "log_level", log_level, &err), 0, "%s", err.message);
     logged l = {0};
     tsr_options_set_log(o, keep_log, &l);

@@ -25,13 +25,13 @@ static const char *const mode_names[] = {"inproc", "isolated", "worker"};
 static inline tsr_options *mode_options(tsr_mode mode) {
     tsr_options *o = tsr_options_new();
     cr_assert_not_null(o);
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_options_set(o, "mode", mode_names[mode], &err), 0, "%s", err.message);
     return o;
 }
 
 static inline void set_option(tsr_options *o, const char *key, const char *value) {
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = tsr_options_set(o, key, value, &err);
     cr_assert_eq(rc, 0, "option %s=%s: %s", key, value, err.message);
 }

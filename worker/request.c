@@ -418,8 +418,8 @@ void worker_run_request(worker_state *ws) {
     int ret;
     /* Read once: the host could change it while the plugin runs. */
     int32_t asked = b->unwritten;
-    int unwritten = asked == TSR_UNWRITTEN_CHECK || asked == TSR_UNWRITTEN_KEEP ? asked
-                                                                                : TSR_UNWRITTEN_ZERO;
+    int unwritten = asked == UNWRITTEN_CHECK || asked == UNWRITTEN_KEEP ? asked
+                                                                                : UNWRITTEN_ZERO;
     rc = served_invoke(ws->srv, &args, unwritten, alloc_from_host, ws, &b->cancel, &ret, why,
                        sizeof why);
     /* What the plugin printed reaches the host before the answer does. */

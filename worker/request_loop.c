@@ -98,7 +98,7 @@ static int load_plugin(worker_state *ws, const worker_args *a) {
         ready_fail(ws, rc, "%s", why);
         return rc;
     }
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     rc = tsr_open(a->plugin_path, opts, &ws->comp, &err);
     tsr_options_free(opts);
     if (rc) {

@@ -116,7 +116,7 @@ static int check_cover(mf_parse *p, const mf_steps *st, const char *entry, mf_ki
     const tsr_component *c = p->c;
     const field_info *fs = input_side ? backend_schema(c).in : backend_schema(c).out;
     int32_t n = input_side ? backend_schema(c).n_in : backend_schema(c).n_out;
-    int32_t total[TSR_MAX_FIELDS + 1] = {0};
+    int32_t total[SCHEMA_MAX_FIELDS + 1] = {0};
     int rc = 0;
     char at[160];
     mf_entry(at, sizeof at, entry, "args");

@@ -47,8 +47,8 @@ static int parse_name(parser *ps) {
     const char *start = ps->at;
     while (isalnum((unsigned char)*ps->at) || *ps->at == '_') ps->at++;
     size_t len = (size_t)(ps->at - start);
-    char name[TSR_MAX_NAME + 1];
-    if (len > TSR_MAX_NAME) return fail(ps, "too long a name");
+    char name[SCHEMA_MAX_NAME + 1];
+    if (len > SCHEMA_MAX_NAME) return fail(ps, "too long a name");
     memcpy(name, start, len);
     name[len] = '\0';
     skip_blanks(ps);

@@ -248,10 +248,10 @@ static int load_library(mf_parse *p) {
 
 /* gfortran names SUBROUTINE STEP "step_": suggest that when it exists. */
 static void fortran_hint(void *dl, const char *symbol, char *hint, size_t n) {
-    char guess[TSR_MAX_NAME + 2];
+    char guess[SCHEMA_MAX_NAME + 2];
     size_t len = strlen(symbol);
     hint[0] = '\0';
-    if (len == 0 || len > TSR_MAX_NAME) return;
+    if (len == 0 || len > SCHEMA_MAX_NAME) return;
     for (size_t i = 0; i < len; i++) guess[i] = (char)tolower((unsigned char)symbol[i]);
     guess[len] = '\0';
     if (symbol[len - 1] != '_') {
@@ -268,7 +268,7 @@ int mf_routine_resolve(mf_parse *p, mf_endpoint *e, const char *entry) {
     dlerror();
     void *sym = dlsym(dl, e->symbol);
     if (!sym) {
-        char at[96], hint[TSR_MAX_NAME + 96];
+        char at[96], hint[SCHEMA_MAX_NAME + 96];
         snprintf(at, sizeof at, "%s.symbol", entry);
         fortran_hint(dl, e->symbol, hint, sizeof hint);
         return mf_fail(p, TSR_E_LOAD, at, "'%s' is not exported by '%s'%s", e->symbol,

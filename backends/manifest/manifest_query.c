@@ -157,7 +157,7 @@ int mf_query_lookup(struct manifest *m, const mf_endpoint *e, const tsr_array *i
                     int64_t *sizes) {
     const mf_query_cache *q = &e->queries;
     if (!q->n_query) return 1;
-    int64_t key[TSR_MAX_FIELDS * TSR_MAX_FIELD_RANK + MF_MAX_VALUE_SYMS];
+    int64_t key[SCHEMA_MAX_FIELDS * TSR_MAX_FIELD_RANK + MF_MAX_VALUE_SYMS];
     make_key(m, q, inputs, key);
     int found = 0;
     pthread_mutex_lock(&m->lock);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A manifest's schema: its "inputs" and "outputs" become tsr_fields (the
+/* A manifest's schema: its "inputs" and "outputs" become tsr_field structs (the
  * same form as a worker's schema JSON), which core then checks
  * like any plugin's. Then: where each dimension comes from at a call.
  *
@@ -128,9 +128,9 @@ int mf_schema_parse(mf_parse *p) {
         return mf_fail(p, TSR_E_DESCRIPTOR, "outputs", "%s (expected a list of fields)",
                        outs ? "not a list" : "missing");
     size_t n_in = json_array_size(ins), n_out = json_array_size(outs);
-    if (n_in > TSR_MAX_FIELDS || n_out > TSR_MAX_FIELDS)
-        return mf_fail(p, TSR_E_DESCRIPTOR, n_in > TSR_MAX_FIELDS ? "inputs" : "outputs",
-                       "more than %d fields", TSR_MAX_FIELDS);
+    if (n_in > SCHEMA_MAX_FIELDS || n_out > SCHEMA_MAX_FIELDS)
+        return mf_fail(p, TSR_E_DESCRIPTOR, n_in > SCHEMA_MAX_FIELDS ? "inputs" : "outputs",
+                       "more than %d fields", SCHEMA_MAX_FIELDS);
     m->fields = calloc(n_in + n_out + 1, sizeof *m->fields);
     m->dims = calloc(schema_count_dims(ins) + schema_count_dims(outs) + 1, sizeof *m->dims);
     m->out_text = calloc(n_out * TSR_MAX_FIELD_RANK + 1, sizeof *m->out_text);

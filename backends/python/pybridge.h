@@ -15,8 +15,8 @@
 
 #include "tessera/plugin.h"
 
-#define PYBRIDGE_OPEN_SYMBOL "tsr_pybridge_open"
-#define PYBRIDGE_CLOSE_SYMBOL "tsr_pybridge_close"
+#define PYBRIDGE_OPEN_SYMBOL "pybridge_open"
+#define PYBRIDGE_CLOSE_SYMBOL "pybridge_close"
 
 typedef struct pybridge_request {
     uint32_t struct_size;
@@ -38,8 +38,8 @@ typedef int (*pybridge_open_fn)(const pybridge_request *req, const tsr_plugin **
 typedef void (*pybridge_close_fn)(void *state);
 
 /* What the bridge exports under those names. */
-int tsr_pybridge_open(const pybridge_request *req, const tsr_plugin **desc, void **state,
+int pybridge_open(const pybridge_request *req, const tsr_plugin **desc, void **state,
                       char *why, size_t n);
-void tsr_pybridge_close(void *state);
+void pybridge_close(void *state);
 
 #endif

@@ -244,8 +244,8 @@ static int read_property(const field_reader *r, json_t *prop, const char *name, 
         return unsupported(r, v, name);
     }
     remote_schema *s = r->s;
-    if (s->n_fields >= 2 * TSR_MAX_FIELDS) {
-        snprintf(r->why, r->n, "the document has more than %d fields", 2 * TSR_MAX_FIELDS);
+    if (s->n_fields >= 2 * SCHEMA_MAX_FIELDS) {
+        snprintf(r->why, r->n, "the document has more than %d fields", 2 * SCHEMA_MAX_FIELDS);
         return TSR_E_DESCRIPTOR;
     }
     tsr_field *f = add_field(s);

@@ -13,12 +13,12 @@
 #include "codecs/array_encode.h"
 
 typedef struct writer {
-    tsr_jw jw;
+    json_writer jw;
     const remote_schema *s;
     const tsr_args *a;
     int abstract;
     tsr_error err;
-    tsr_payload_ctx ctx;
+    payload_ctx ctx;
     uint64_t bytes;
 } writer;
 
@@ -49,97 +49,97 @@ static int write_plain(writer *w, int32_t i) {
     if (w->abstract) {
         const char *d = remote_input(w->s, i)->default_json;
         if (!d)
-            return tsr_payload_fail(&w->ctx, TSR_E_UNSUPPORTED, f->name,
+            return payload_fail(&w->ctx, TSR_E_UNSUPPORTED, f->name,
                                     "a plain %s without a default in the server's schema: "
                                     "abstract_eval, which is given shapes and dtypes only, has "
                                     "no value to send for it",
                                     tsr_dtype_name(f->dtype));
-        tsr_jw_raw_value(&w->jw, d, strlen(d));
+        jw_raw_value(&w->jw, d, strlen(d));
         return 0;
     }
     switch (f->dtype) {
-    case TSR_BOOL: tsr_jw_bool(&w->jw, *(const uint8_t *)x->data != 0); return 0;
-    case TSR_INT64: tsr_jw_int(&w->jw, *(const int64_t *)x->data); return 0;
+    case TSR_BOOL: jw_bool(&w->jw, *(const uint8_t *)x->data != 0); return 0;
+    case TSR_INT64: jw_int(&w->jw, *(const int64_t *)x->data); return 0;
     default: break;
     }
     double v = *(const double *)x->data;
     if (!isfinite(v))
-        return tsr_payload_fail(&w->ctx, TSR_E_PAYLOAD, f->name,
+        return payload_fail(&w->ctx, TSR_E_PAYLOAD, f->name,
                                 "is %s, which a plain JSON number cannot be",
                                 isnan(v) ? "NaN" : "infinite");
-    tsr_jw_double(&w->jw, v);
+    jw_double(&w->jw, v);
     return 0;
 }
 
 static int write_array(writer *w, const tsr_array *x, const char *path) {
-    if (w->abstract) return tsr_write_shape_dtype(&w->jw, x, &w->ctx, path);
-    static const tsr_array_out base64 = {.enc = TSR_ENCODING_BASE64};
+    if (w->abstract) return write_shape_dtype(&w->jw, x, &w->ctx, path);
+    static const array_out base64 = {.enc = TSR_ENCODING_BASE64};
     int64_t count = 1;
     for (int32_t d = 0; d < x->rank; d++) count *= x->shape[d];
     w->bytes += (uint64_t)count * tsr_dtype_size(x->dtype);
-    return tsr_write_encoded_array(&w->jw, x, &base64, &w->ctx, path);
+    return write_encoded_array(&w->jw, x, &base64, &w->ctx, path);
 }
 
 /* "inputs": every input, nested by its dots. The schema lists the fields
  * of a nested model together (remote_fields.c reads them depth first), so
  * one pass opens and closes each object once. */
 static int write_inputs(writer *w) {
-    tsr_jw_key(&w->jw, "inputs");
-    tsr_jw_begin_object(&w->jw);
+    jw_key(&w->jw, "inputs");
+    jw_begin_object(&w->jw);
     const char *prev = "";
     int open = 0;
     for (int32_t i = 0; i < w->a->n_inputs; i++) {
         const char *name = w->s->desc.inputs[i].name, *seg = name;
         int common = common_parents(prev, name);
-        for (; open > common; open--) tsr_jw_end_object(&w->jw);
+        for (; open > common; open--) jw_end_object(&w->jw);
         for (int k = 0; k < open; k++) seg += strcspn(seg, ".") + 1;
         for (int depth = parent_count(name); open < depth; open++) {
             size_t len = strcspn(seg, ".");
-            tsr_jw_key_n(&w->jw, seg, len);
-            tsr_jw_begin_object(&w->jw);
+            jw_key_n(&w->jw, seg, len);
+            jw_begin_object(&w->jw);
             seg += len + 1;
         }
         prev = name;
         /* An optional input left out stays out: the server applies its own default. */
         if (tsr_input_absent(&w->a->inputs[i])) continue;
-        tsr_jw_key(&w->jw, seg);
+        jw_key(&w->jw, seg);
         int rc = remote_input(w->s, i)->kind == REMOTE_PLAIN ? write_plain(w, i)
                                                              : write_array(w, &w->a->inputs[i], name);
         if (rc) return rc;
     }
-    for (; open > 0; open--) tsr_jw_end_object(&w->jw);
-    tsr_jw_end_object(&w->jw);
+    for (; open > 0; open--) jw_end_object(&w->jw);
+    jw_end_object(&w->jw);
     return 0;
 }
 
 static void write_names(writer *w, const char *key, const int32_t *idx, int32_t count,
                         const tsr_field *fields) {
-    tsr_jw_key(&w->jw, key);
-    tsr_jw_begin_array(&w->jw);
-    for (int32_t k = 0; k < count; k++) tsr_jw_string(&w->jw, fields[idx[k]].name);
-    tsr_jw_end_array(&w->jw);
+    jw_key(&w->jw, key);
+    jw_begin_array(&w->jw);
+    for (int32_t k = 0; k < count; k++) jw_string(&w->jw, fields[idx[k]].name);
+    jw_end_array(&w->jw);
 }
 
 /* tangent_vector (jvp: one per jvp_input) or cotangent_vector (vjp: one
  * per vjp_output), keyed by dotted names. */
 static int write_seeds(writer *w, const char *key, const int32_t *idx, const tsr_field *fields) {
-    tsr_jw_key(&w->jw, key);
-    tsr_jw_begin_object(&w->jw);
+    jw_key(&w->jw, key);
+    jw_begin_object(&w->jw);
     for (int32_t k = 0; k < w->a->n_seeds; k++) {
-        char path[TSR_PATH_MAX];
-        tsr_path_join(path, key, fields[idx[k]].name);
-        tsr_jw_key(&w->jw, fields[idx[k]].name);
+        char path[PAYLOAD_PATH_MAX];
+        path_join(path, key, fields[idx[k]].name);
+        jw_key(&w->jw, fields[idx[k]].name);
         int rc = write_array(w, &w->a->seeds[k], path);
         if (rc) return rc;
     }
-    tsr_jw_end_object(&w->jw);
+    jw_end_object(&w->jw);
     return 0;
 }
 
 static int write_request(writer *w) {
     const tsr_args *a = w->a;
     const tsr_plugin *d = &w->s->desc;
-    tsr_jw_begin_object(&w->jw);
+    jw_begin_object(&w->jw);
     int rc = write_inputs(w);
     if (rc) return rc;
     switch (a->endpoint) {
@@ -159,7 +159,7 @@ static int write_request(writer *w) {
         break;
     default: break;
     }
-    tsr_jw_end_object(&w->jw);
+    jw_end_object(&w->jw);
     return rc;
 }
 
@@ -167,12 +167,12 @@ int remote_request_body(const remote_schema *s, const tsr_args *a, char **body, 
                         uint64_t *bytes, char *why, size_t n) {
     writer w = {.s = s, .a = a, .abstract = a->endpoint == TSR_EP_ABSTRACT_EVAL};
     w.ctx.err = &w.err;
-    tsr_jw_init(&w.jw);
+    jw_init(&w.jw);
     int rc = write_request(&w);
     *len = w.jw.len;
-    *body = rc ? NULL : tsr_jw_finish(&w.jw);
-    if (rc) tsr_jw_discard(&w.jw);
-    else if (!*body) rc = tsr_payload_fail(&w.ctx, TSR_E_NOMEM, NULL, "out of memory");
+    *body = rc ? NULL : jw_finish(&w.jw);
+    if (rc) jw_discard(&w.jw);
+    else if (!*body) rc = payload_fail(&w.ctx, TSR_E_NOMEM, NULL, "out of memory");
     *bytes = w.bytes;
     if (rc) snprintf(why, n, "%s", w.err.message);
     return rc;

@@ -20,7 +20,7 @@ typedef struct reader {
     const tsr_args *a;
     json_t *root;
     tsr_error err;
-    tsr_payload_ctx ctx;
+    payload_ctx ctx;
     char *why;
     size_t n;
 } reader;
@@ -30,10 +30,10 @@ typedef struct reader {
 static json_t *lookup(json_t *obj, const char *name) {
     json_t *v = json_object_get(obj, name);
     if (v) return v;
-    char seg[TSR_MAX_NAME + 1];
+    char seg[SCHEMA_MAX_NAME + 1];
     for (const char *at = name; json_is_object(obj);) {
         size_t len = strcspn(at, ".");
-        if (len > TSR_MAX_NAME) return NULL;
+        if (len > SCHEMA_MAX_NAME) return NULL;
         memcpy(seg, at, len);
         seg[len] = '\0';
         obj = json_object_get(obj, seg);
@@ -80,7 +80,7 @@ static json_t *find_result(reader *r, int32_t k, char *path, size_t n) {
 
 /* The decoded array into result k: checked against the shape core
  * expects, or given a buffer now when its shape depends on values. */
-static int store(reader *r, int32_t k, const tsr_decoded *dec) {
+static int store(reader *r, int32_t k, const decoded_array *dec) {
     tsr_array *res = &r->a->results[k];
     const tsr_array before = *res, *e = &before; /* as core set it */
     const tsr_array *x = &dec->array;
@@ -112,12 +112,12 @@ static int store(reader *r, int32_t k, const tsr_decoded *dec) {
 }
 
 static int read_result(reader *r, int32_t k) {
-    char path[2 * TSR_MAX_NAME + 2];
+    char path[2 * SCHEMA_MAX_NAME + 2];
     json_t *v = find_result(r, k, path, sizeof path);
     if (!v) return bad_answer(r, k, "is missing");
-    tsr_decoded dec;
+    decoded_array dec;
     int abstract = r->a->endpoint == TSR_EP_ABSTRACT_EVAL;
-    int rc = tsr_decode_array_value(v, r->a->results[k].dtype, abstract, &r->ctx, path, &dec);
+    int rc = decode_array_value(v, r->a->results[k].dtype, abstract, &r->ctx, path, &dec);
     if (rc) {
         snprintf(r->why, r->n, "the answer cannot be read: %s", r->err.message);
         return rc == TSR_E_NOMEM ? rc : TSR_E_PLUGIN_RESULT;
@@ -132,8 +132,8 @@ int remote_response_read(const remote_schema *s, const remote_sink *sink, const 
     reader r = {.s = s, .sink = sink, .a = sink->args, .why = why, .n = n};
     r.ctx.err = &r.err;
     json_error_t jerr;
-    tsr_hoist hoist;
-    r.root = tsr_hoist_parse(text, len, 0, &hoist, &jerr);
+    hoist_doc hoist;
+    r.root = hoist_parse(text, len, 0, &hoist, &jerr);
     int rc = 0;
     if (!json_is_object(r.root)) {
         char start[320];
@@ -147,6 +147,6 @@ int remote_response_read(const remote_schema *s, const remote_sink *sink, const 
     r.ctx.hoist = &hoist;
     for (int32_t k = 0; !rc && k < r.a->n_results; k++) rc = read_result(&r, k);
     json_decref(r.root);
-    tsr_hoist_free(&hoist);
+    hoist_free(&hoist);
     return rc;
 }

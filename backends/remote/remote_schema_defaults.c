@@ -19,7 +19,7 @@ int remote_read_default(const field_reader *r, int32_t k, json_t *dflt, int requ
     tsr_field *f = &s->fields[k];
     char *text = dflt && !json_is_null(dflt) ? json_dumps(dflt, JSON_ENCODE_ANY | JSON_COMPACT)
                                              : NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     char why[200];
     if (text && tsr_array_from_json(text, strlen(text), f->dtype, &x->default_array,
                                     &x->default_buf, &err) == 0 &&

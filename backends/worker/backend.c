@@ -57,9 +57,9 @@ static int worker_open(tsr_component *c, tsr_error *err) {
     char *schema = NULL;
     int rc = TSR_E_SHM;
     tsr_error shm_err = {0};
-    if (o->transport != TSR_TRANSPORT_FILES) {
+    if (o->transport != TRANSPORT_FILES) {
         rc = start_shm(c, wb, &schema, &shm_err);
-        if (rc && (rc != TSR_E_SHM || o->transport == TSR_TRANSPORT_SHM)) {
+        if (rc && (rc != TSR_E_SHM || o->transport == TRANSPORT_SHM)) {
             error_set(err, rc, "%s", shm_err.message);
             return rc;
         }
@@ -69,7 +69,7 @@ static int worker_open(tsr_component *c, tsr_error *err) {
         backend_set_buffers(c, NULL);
         arena_destroy(wb->arena);
         wb->arena = NULL;
-        rc = files_start(c, o->transport == TSR_TRANSPORT_FILES ? NULL
+        rc = files_start(c, o->transport == TRANSPORT_FILES ? NULL
                                                                 : worker_cause(shm_err.message),
                          err);
         if (!rc) rc = pool_start(c, &schema, err);

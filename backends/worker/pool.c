@@ -170,7 +170,7 @@ static int slot_start(tsr_component *c, pool_slot *s, char **schema, char *why, 
         .env_set = (const char *const *)p->env,
         .clear_env = o->clear_env,
         .cwd = o->cwd,
-        .spin_ns = (uint64_t)(o->spin_ns >= 0 ? o->spin_ns : TSR_DEFAULT_SPIN_NS),
+        .spin_ns = (uint64_t)(o->spin_ns >= 0 ? o->spin_ns : DEFAULT_SPIN_NS),
         /* The default adapts; a spin the host chose is kept as it is. */
         .spin_adaptive = o->spin_ns < 0,
         .limits = {.as_bytes = o->rlimit_as,

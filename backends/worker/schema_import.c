@@ -124,7 +124,7 @@ int schema_import(const char *text, imported_schema **out, char *why, size_t n) 
         return TSR_E_WORKER;
     }
     size_t n_in = json_array_size(ins), n_out = json_array_size(outs);
-    if (n_in > TSR_MAX_FIELDS || n_out > TSR_MAX_FIELDS) {
+    if (n_in > SCHEMA_MAX_FIELDS || n_out > SCHEMA_MAX_FIELDS) {
         snprintf(why, n, "the worker's schema has too many fields");
         schema_import_free(s);
         return TSR_E_WORKER;

@@ -185,7 +185,7 @@ int cm_payload_inputs(check *ck, const char *arg) {
     int rc = cli_read_payload(arg, &text, &len);
     if (rc != CLI_OK) return rc;
     tsr_payload *p = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_payload_parse(ck->c, TSR_EP_APPLY, text, len, &p, &err) != 0) {
         cli_error(NULL, "%s", err.message);
         free(text);

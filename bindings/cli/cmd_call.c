@@ -25,7 +25,7 @@ static void release(invocation *inv) {
 }
 
 static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     char why[PATH_MAX + 128];
     int rc = cli_read_payload_why(o->positional[1], &inv->payload_text, &inv->payload_len, why,
                                   sizeof why);

@@ -105,7 +105,7 @@ static int parse(int argc, char **argv, check_args *a) {
 static int worker_options(check_args *a, check *ck) {
     char ms[32];
     snprintf(ms, sizeof ms, "%lld", (long long)a->timeout_ms);
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_options_set(a->lib, "mode", "worker", &err) != 0 ||
         tsr_options_set(a->lib, "timeout_ms", ms, &err) != 0 ||
         tsr_options_set(a->lib, "restart", "auto", &err) != 0) {
@@ -161,7 +161,7 @@ static int run_checks(check_args *a, check *ck) {
     if (rc != CLI_OK) return rc;
     char path_buf[PATH_MAX];
     ck->path = cli_plugin_path(a->positional[0], path_buf, sizeof path_buf);
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     ck->loading = 1;
     int open_rc = tsr_open(ck->path, a->lib, &ck->c, &err);
     ck->loading = 0;

@@ -82,7 +82,7 @@ static int make_page(const cli_options *o, const char *arg, char **page) {
     char path_buf[PATH_MAX];
     const char *path = cli_plugin_path(arg, path_buf, sizeof path_buf);
     tsr_component *c = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     char *schema = NULL;
     int rc = CLI_OK;
     cli_exit_guard_arm(path, "its load");

@@ -66,7 +66,7 @@ static int run_failed(const tsr_error *err) {
 }
 
 static int run(gradcheck_args *a, invocation *inv) {
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc = cli_read_payload(a->positional[1], &inv->payload_text, &inv->payload_len);
     if (rc != CLI_OK) return rc;
     char path_buf[PATH_MAX];

@@ -18,12 +18,12 @@ int cli_cmd_schema(int argc, char **argv) {
     } else if (rc == CLI_OK) {
         char path_buf[PATH_MAX];
         tsr_component *c = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         char *text = NULL;
         if (tsr_open(cli_plugin_path(o.positional[0], path_buf, sizeof path_buf), o.library, &c, &err) != 0) {
             cli_error(NULL, "%s", err.message);
             rc = CLI_LOAD_FAILED;
-        } else if ((o.openapi ? tsr_serve_openapi(c, NULL, &text, &err)
+        } else if ((o.openapi ? http_serve_openapi(c, NULL, &text, &err)
                               : tsr_schema_to_json(c, &text, &err)) != 0) {
             cli_error(NULL, "%s", err.message);
             rc = CLI_OUTPUT;

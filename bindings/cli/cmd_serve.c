@@ -39,7 +39,7 @@ enum {
 
 typedef struct serve_args {
     tsr_options *library;
-    tsr_serve_options serve;
+    http_serve_options serve;
     const char *token_file;
     const char *plugin;
     int quiet;
@@ -78,7 +78,7 @@ static int parse_one(int opt, const char *arg, serve_args *a) {
         if ((rc = number("--port", arg, 65535, &v)) == CLI_OK) a->serve.port = (uint16_t)v;
         break;
     case OPT_MODE: {
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (tsr_options_set(a->library, "mode", arg, &err) != 0)
             rc = cli_usage_error("serve", "unknown mode '%s' (inproc, isolated or worker)", arg);
         break;
@@ -203,20 +203,20 @@ static int serve_until_signal(tsr_component *c, const serve_args *a) {
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    tsr_server *s = NULL;
-    tsr_error err;
-    if (tsr_serve_start(c, &a->serve, &s, &err) != 0) {
+    http_server *s = NULL;
+    tsr_error err = TSR_ERROR_INIT;
+    if (http_serve_start(c, &a->serve, &s, &err) != 0) {
         cli_error("serve", "%s", err.message);
         return CLI_LOAD_FAILED;
     }
     fprintf(stderr, "tessera serve: %s on http://%s:%u (stop with Ctrl-C or SIGTERM)\n",
             tsr_component_name(c) ? tsr_component_name(c) : a->plugin,
-            a->serve.host ? a->serve.host : "127.0.0.1", (unsigned)tsr_serve_port(s));
+            a->serve.host ? a->serve.host : "127.0.0.1", (unsigned)http_serve_port(s));
     int sig = 0;
     while (sigwait(&stop, &sig) != 0) {
     }
     fprintf(stderr, "tessera serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    tsr_serve_stop(s);
+    http_serve_stop(s);
     return CLI_OK;
 }
 
@@ -236,7 +236,7 @@ int cli_cmd_serve(int argc, char **argv) {
     if (rc == CLI_OK && !a.help) {
         char path_buf[PATH_MAX];
         tsr_component *c = NULL;
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         if (tsr_open(cli_plugin_path(a.plugin, path_buf, sizeof path_buf), a.library, &c,
                      &err) != 0) {
             cli_error(NULL, "%s", err.message);

@@ -129,7 +129,7 @@ static json_t *example_array(const json_t *field, size_t index, example_notes *n
     }
     fill_values(a.data, a.dtype, count, index);
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     json_t *encoded = NULL;
     /* complex numbers have no json form, in Tesseract as here */
     bool complex = a.dtype == TSR_COMPLEX64 || a.dtype == TSR_COMPLEX128;

@@ -106,7 +106,7 @@ static int name_list(const char *option, const char *arg, char **buf, const char
 
 static int parse_one(int opt, const char *arg, const char *token, gradcheck_args *a) {
     tsr_gradcheck_options *o = &a->opts;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int64_t v = 0;
     int rc;
     switch (opt) {

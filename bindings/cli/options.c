@@ -109,7 +109,7 @@ static int parse_file_option(const char *command, int opt, const char *arg, cli_
 
 static int parse_one(const char *command, int opt, const char *arg, const char *token,
                      bool with_format, cli_options *o) {
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     switch (opt) {
     case 'h':
         o->help = true;

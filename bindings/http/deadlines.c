@@ -39,7 +39,7 @@ struct serve_deadlines {
     serve_conn *head;
     uint32_t header_s, body_s;
     uint64_t header_ms, body_ms, idle_ms;
-    tsr_serve_log_fn log;
+    http_serve_log_fn log;
     void *log_user;
 };
 
@@ -123,7 +123,7 @@ static int fail(tsr_error *err, int code, const char *what, int eno) {
     return err->code = code;
 }
 
-int deadlines_start(serve_deadlines **out, const tsr_serve_options *opts, tsr_error *err) {
+int deadlines_start(serve_deadlines **out, const http_serve_options *opts, tsr_error *err) {
     *out = NULL;
     serve_deadlines *d = calloc(1, sizeof *d);
     if (!d) return fail(err, TSR_E_NOMEM, "out of memory", 0);

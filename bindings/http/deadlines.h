@@ -15,7 +15,7 @@ typedef struct serve_deadlines serve_deadlines;
 typedef struct serve_conn serve_conn;
 
 /* Start the sweep; 0, or a TSR_E_* code with the cause in err. */
-int deadlines_start(serve_deadlines **out, const tsr_serve_options *opts, tsr_error *err);
+int deadlines_start(serve_deadlines **out, const http_serve_options *opts, tsr_error *err);
 /* Stop the sweep and release everything; only once every connection has
  * been reported closed (after MHD_stop_daemon). */
 void deadlines_free(serve_deadlines *d);

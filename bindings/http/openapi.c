@@ -12,7 +12,7 @@
 
 #include <tessera/payload.h>
 
-#define TSR_MAX_FIELD_TITLE 256
+#define OPENAPI_MAX_FIELD_TITLE 256
 
 static const char *const array_dtypes[] = {"float16", "float32", "float64", "int8",
                                            "int16", "int32", "int64", "bool",
@@ -86,7 +86,7 @@ static json_t *array_schema(const tsr_field *f) {
  * out a default it cannot serialize). */
 static json_t *default_value(const tsr_array *d) {
     char *text = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_to_json(d, TSR_ENCODING_JSON, &text, &err) != 0) return NULL;
     json_t *encoded = json_loads(text, 0, NULL);
     tsr_json_free(text);
@@ -98,7 +98,7 @@ static json_t *default_value(const tsr_array *d) {
 
 /* pydantic's title of a field: str.title() of its name, '_' as spaces. */
 static json_t *field_title(const char *name) {
-    char t[TSR_MAX_FIELD_TITLE];
+    char t[OPENAPI_MAX_FIELD_TITLE];
     size_t k = 0;
     int after_letter = 0;
     for (; name[k] && k + 1 < sizeof t; k++) {
@@ -248,7 +248,7 @@ static json_t *derivative_model(const tsr_component *c, tsr_endpoint ep, const c
     return m;
 }
 
-json_t *serve_openapi_doc(const tsr_component *c, const tsr_serve_options *opts) {
+json_t *serve_openapi_doc(const tsr_component *c, const http_serve_options *opts) {
     json_t *schemas = json_object(), *paths = json_object();
     json_t *in_diff = json_object(), *in_order = json_object();
     json_t *out_diff = json_object(), *out_order = json_object();

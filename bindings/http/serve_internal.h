@@ -12,7 +12,7 @@
 
 typedef struct serve_config {
     tsr_component *component;
-    tsr_serve_options opts;          /* strings below are the config's own copies */
+    http_serve_options opts;          /* strings below are the config's own copies */
     char *host, *token, *input_dir, *output_dir;
     char *openapi;                   /* GET /openapi.json, made once */
 } serve_config;
@@ -39,7 +39,7 @@ typedef struct serve_response {
 
 /* server.c: the options with their defaults, copies of the strings and
  * the OpenAPI document; 0 or TSR_E_NOMEM. */
-int serve_config_make(serve_config *cfg, tsr_component *c, const tsr_serve_options *o,
+int serve_config_make(serve_config *cfg, tsr_component *c, const http_serve_options *o,
                       tsr_error *err);
 void serve_config_free(serve_config *cfg);
 
@@ -58,7 +58,7 @@ void serve_detail(serve_response *rs, int status, const char *fmt, ...)
 void serve_json(serve_response *rs, int status, json_t *v);
 
 /* openapi.c: the document, made once at start. */
-json_t *serve_openapi_doc(const tsr_component *c, const tsr_serve_options *opts);
+json_t *serve_openapi_doc(const tsr_component *c, const http_serve_options *opts);
 
 /* Tesseract's endpoint names: "apply", "jacobian_vector_product", ... */
 const char *serve_endpoint_route(tsr_endpoint ep);

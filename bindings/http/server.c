@@ -23,7 +23,7 @@
 #include "deadlines.h"
 #include "serve_internal.h"
 
-struct tsr_server {
+struct http_server {
     serve_config cfg;
     struct MHD_Daemon *daemon;
     serve_deadlines *deadlines;
@@ -85,7 +85,7 @@ static serve_conn *tracked(struct MHD_Connection *conn) {
     return ci ? ci->socket_context : NULL;
 }
 
-static void access_log(const struct tsr_server *s, struct MHD_Connection *conn, const char *method,
+static void access_log(const struct http_server *s, struct MHD_Connection *conn, const char *method,
                        const char *url, int status, const pending *p, size_t out_len) {
     if (!s->cfg.opts.log) return;
     char peer[64];
@@ -121,7 +121,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **state) {
     (void)version;
-    struct tsr_server *s = cls;
+    struct http_server *s = cls;
     pending *p = *state;
     if (!p) { /* the headers have come: start gathering */
         if (!(p = calloc(1, sizeof *p))) return MHD_NO;
@@ -169,7 +169,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode why) {
     (void)why;
-    struct tsr_server *s = cls;
+    struct http_server *s = cls;
     pending *p = *state;
     if (p) free(p->body);
     free(p);
@@ -181,7 +181,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
  * closed) or closes. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode what) {
-    struct tsr_server *s = cls;
+    struct http_server *s = cls;
     if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
         deadlines_closed(s->deadlines, *socket_context);
         *socket_context = NULL;
@@ -201,7 +201,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 /* The request line came (the headers are still to come). */
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn) {
     (void)uri;
-    struct tsr_server *s = cls;
+    struct http_server *s = cls;
     deadlines_request_line(s->deadlines, tracked(conn));
     return NULL; /* the access handler's first call still sees *state NULL */
 }
@@ -216,13 +216,13 @@ void serve_config_free(serve_config *cfg) {
     free(cfg->openapi);
 }
 
-int serve_config_make(serve_config *cfg, tsr_component *c, const tsr_serve_options *o,
+int serve_config_make(serve_config *cfg, tsr_component *c, const http_serve_options *o,
                       tsr_error *err) {
     memset(cfg, 0, sizeof *cfg);
     cfg->component = c;
     if (o) memcpy(&cfg->opts, o, o->struct_size < sizeof cfg->opts ? o->struct_size
                                                                     : sizeof cfg->opts);
-    tsr_serve_options *d = &cfg->opts;
+    http_serve_options *d = &cfg->opts;
     d->struct_size = sizeof *d;
     if (!d->max_body_bytes) d->max_body_bytes = (uint64_t)1 << 30;
     if (!d->threads) d->threads = 4;
@@ -260,9 +260,9 @@ int serve_config_make(serve_config *cfg, tsr_component *c, const tsr_serve_optio
     return 0;
 }
 
-int tsr_serve_openapi(const tsr_component *c, const tsr_serve_options *opts, char **out,
+int http_serve_openapi(const tsr_component *c, const http_serve_options *opts, char **out,
                       tsr_error *err) {
-    tsr_serve_options none = {.struct_size = sizeof none};
+    http_serve_options none = {.struct_size = sizeof none};
     json_t *doc = serve_openapi_doc(c, opts ? opts : &none);
     *out = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
@@ -288,13 +288,13 @@ static int fail(tsr_error *err, int code, const char *fmt, ...) {
     return code;
 }
 
-int tsr_serve_start(tsr_component *c, const tsr_serve_options *opts, tsr_server **out,
+int http_serve_start(tsr_component *c, const http_serve_options *opts, http_server **out,
                     tsr_error *err) {
-    tsr_error scratch;
+    tsr_error scratch = TSR_ERROR_INIT;
     if (!err) err = &scratch;
     *out = NULL;
-    if (!c) return fail(err, TSR_E_ARGUMENT, "tsr_serve_start: no component");
-    struct tsr_server *s = calloc(1, sizeof *s);
+    if (!c) return fail(err, TSR_E_ARGUMENT, "http_serve_start: no component");
+    struct http_server *s = calloc(1, sizeof *s);
     if (!s) return fail(err, TSR_E_NOMEM, "out of memory");
     int rc = serve_config_make(&s->cfg, c, opts, err);
     if (rc) {
@@ -313,7 +313,7 @@ int tsr_serve_start(tsr_component *c, const tsr_serve_options *opts, tsr_server 
         free(s);
         return rc;
     }
-    const tsr_serve_options *o = &s->cfg.opts;
+    const http_serve_options *o = &s->cfg.opts;
     /* MHD_USE_ITC: without it a stop wakes the threads by shutting the
      * listening socket, which a thread at its share of max_connections no
      * longer polls: the stop would wait until one of its connections ends. */
@@ -340,9 +340,9 @@ int tsr_serve_start(tsr_component *c, const tsr_serve_options *opts, tsr_server 
     return 0;
 }
 
-uint16_t tsr_serve_port(const tsr_server *s) { return s ? s->port : 0; }
+uint16_t http_serve_port(const http_server *s) { return s ? s->port : 0; }
 
-void tsr_serve_stop(tsr_server *s) {
+void http_serve_stop(http_server *s) {
     if (!s) return;
     MHD_stop_daemon(s->daemon); /* reports every connection closed */
     deadlines_free(s->deadlines);

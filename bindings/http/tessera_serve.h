@@ -51,13 +51,13 @@ extern "C" {
 
 /* One line per request: method, path, status, bytes in and out, time; and
  * one per connection closed past a deadline (from the server's own thread). */
-typedef void (*tsr_serve_log_fn)(void *user, const char *line);
+typedef void (*http_serve_log_fn)(void *user, const char *line);
 
 /* struct_size first; members left zero take their defaults. */
-typedef struct tsr_serve_options {
+typedef struct http_serve_options {
     uint32_t struct_size;
     const char *host;            /* address to bind; default "127.0.0.1" */
-    uint16_t port;               /* 0: any free port (tsr_serve_port says which) */
+    uint16_t port;               /* 0: any free port (http_serve_port says which) */
     const char *token;           /* bearer token the requests must carry; NULL: none */
     const char *input_dir;       /* where binref inputs are read; NULL: refused */
     const char *output_dir;      /* where json+binref outputs go; NULL: not offered */
@@ -67,28 +67,28 @@ typedef struct tsr_serve_options {
     uint32_t threads;            /* request threads; default 4 */
     uint32_t max_connections;    /* default 256 */
     uint32_t idle_timeout_s;     /* a connection silent this long is closed; default 60 */
-    tsr_serve_log_fn log;        /* access log; NULL: none */
+    http_serve_log_fn log;        /* access log; NULL: none */
     void *log_user;
     uint32_t header_timeout_s;   /* a request's line and headers within this; default 10 */
     uint32_t body_timeout_s;     /* its body within this of the headers; default 300 */
     uint32_t max_connections_per_address; /* at most max_connections (TSR_E_ARGUMENT
                                              otherwise); default max_connections / 4 */
-} tsr_serve_options;
+} http_serve_options;
 
-typedef struct tsr_server tsr_server;
+typedef struct http_server http_server;
 
-/* Serve c (which must outlive the server) until tsr_serve_stop. 0, or a
+/* Serve c (which must outlive the server) until http_serve_stop. 0, or a
  * TSR_E_* code with the cause in err (the address in use, ...). */
-int tsr_serve_start(tsr_component *c, const tsr_serve_options *opts, tsr_server **out,
+int http_serve_start(tsr_component *c, const http_serve_options *opts, http_server **out,
                     tsr_error *err);
 /* The port the server listens on. */
-uint16_t tsr_serve_port(const tsr_server *s);
+uint16_t http_serve_port(const http_server *s);
 /* Stop accepting, finish the requests in progress, release everything. */
-void tsr_serve_stop(tsr_server *s);
+void http_serve_stop(http_server *s);
 
 /* The OpenAPI document of c as GET /openapi.json answers it; *out is
  * released with tsr_json_free. */
-int tsr_serve_openapi(const tsr_component *c, const tsr_serve_options *opts, char **out,
+int http_serve_openapi(const tsr_component *c, const http_serve_options *opts, char **out,
                       tsr_error *err);
 
 #ifdef __cplusplus

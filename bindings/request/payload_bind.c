@@ -15,9 +15,9 @@ static int from_call(const tsr_call *call, int rc, tsr_error *err) {
 }
 
 TSR_API int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *err) {
-    tsr_payload_ctx ctx = {.err = err};
+    payload_ctx ctx = {.err = err};
     if (p == NULL || call == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_payload_bind: payload and call are required");
+        return payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_payload_bind: payload and call are required");
     for (int32_t i = 0; i < p->n_inputs; i++) {
         int rc = tsr_call_set_input_at(call, i, p->given[i] ? &p->inputs[i].array : NULL);
         if (rc != 0) return from_call(call, rc, err);
@@ -32,6 +32,6 @@ TSR_API int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *er
         int rc = tsr_call_set_seed(call, seed_names[k], &p->seeds[k].array);
         if (rc != 0) return from_call(call, rc, err);
     }
-    tsr_payload_ok(&ctx);
+    payload_ok(&ctx);
     return 0;
 }

@@ -40,46 +40,46 @@ static void list_inputs(const tsr_component *c, char *buf, size_t size) {
 }
 
 static int read_object(tsr_payload *p, json_t *obj, const char *prefix, const char *path,
-                       const tsr_payload_ctx *ctx);
+                       const payload_ctx *ctx);
 
 static int read_member(tsr_payload *p, const char *name, json_t *value, const char *path,
-                       const tsr_payload_ctx *ctx) {
+                       const payload_ctx *ctx) {
     const tsr_component *c = p->component;
     int32_t index = tsr_component_find_input(c, name);
     if (index >= 0) {
         const tsr_field *field = tsr_component_input(c, index);
-        int rc = tsr_decode_array_value(value, field->dtype, p->abstract, ctx, path, &p->inputs[index]);
+        int rc = decode_array_value(value, field->dtype, p->abstract, ctx, path, &p->inputs[index]);
         if (rc == 0) p->given[index] = true;
         return rc;
     }
     if (is_group(c, name)) {
         if (!json_is_object(value))
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path,
+            return payload_fail(ctx, TSR_E_PAYLOAD, path,
                                     "expected an object holding the fields \"%s.*\"", name);
         return read_object(p, value, name, path, ctx);
     }
     char known[256];
     list_inputs(c, known, sizeof known);
-    return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
+    return payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
                             "no input field \"%s\" in the schema (inputs: %s)", name, known);
 }
 
 static int read_object(tsr_payload *p, json_t *obj, const char *prefix, const char *path,
-                       const tsr_payload_ctx *ctx) {
+                       const payload_ctx *ctx) {
     const char *key;
     json_t *value;
     json_object_foreach(obj, key, value) {
-        char child_path[TSR_PATH_MAX];
-        tsr_path_join(child_path, path, key);
+        char child_path[PAYLOAD_PATH_MAX];
+        path_join(child_path, path, key);
         /* As in Tesseract, an unknown key. Its location is the object
          * holding it: a dotted location cannot name a key with a dot. */
         if (strchr(key, '.') != NULL || key[0] == '\0')
-            return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
+            return payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
                                     "key \"%s\": keys of \"inputs\" are single names; a "
                                     "dotted field \"a.b\" is written {\"a\": {\"b\": ...}}",
                                     key);
         char *name = dotted(prefix, key);
-        if (name == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, child_path, "out of memory");
+        if (name == NULL) return payload_fail(ctx, TSR_E_NOMEM, child_path, "out of memory");
         int rc = read_member(p, name, value, child_path, ctx);
         free(name);
         if (rc != 0) return rc;
@@ -87,18 +87,18 @@ static int read_object(tsr_payload *p, json_t *obj, const char *prefix, const ch
     return 0;
 }
 
-int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ctx *ctx) {
+int payload_read_inputs(tsr_payload *p, json_t *inputs, const payload_ctx *ctx) {
     if (!json_is_object(inputs))
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, "inputs", "\"inputs\" must be an object");
+        return payload_fail(ctx, TSR_E_PAYLOAD, "inputs", "\"inputs\" must be an object");
     int rc = read_object(p, inputs, "", "inputs", ctx);
     if (rc != 0) return rc;
     for (int32_t i = 0; i < p->n_inputs; i++) {
         const tsr_field *f = tsr_component_input(p->component, i);
         /* One with a default or an optional one is filled in by the call. */
         if (p->given[i] || !tsr_field_required(f)) continue;
-        char path[TSR_PATH_MAX];
-        tsr_path_join(path, "inputs", f->name);
-        return tsr_payload_fail(ctx, TSR_E_MISSING, path, "required input is missing");
+        char path[PAYLOAD_PATH_MAX];
+        path_join(path, "inputs", f->name);
+        return payload_fail(ctx, TSR_E_MISSING, path, "required input is missing");
     }
     return 0;
 }

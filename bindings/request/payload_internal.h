@@ -22,7 +22,7 @@ struct tsr_payload {
     bool abstract;          /* abstract_eval: shapes and dtypes only */
 
     int32_t n_inputs;       /* the schema's */
-    tsr_decoded *inputs;    /* by schema index */
+    decoded_array *inputs;    /* by schema index */
     bool *given;            /* by schema index */
 
     char **wrt_in;          /* jac_inputs / jvp_inputs / vjp_inputs, each once */
@@ -32,24 +32,24 @@ struct tsr_payload {
 
     /* jvp: tangents, parallel to wrt_in; vjp: cotangents, parallel to
      * wrt_out; NULL otherwise. */
-    tsr_decoded *seeds;
+    decoded_array *seeds;
     int32_t n_seeds;
 };
 
 /* Decode request["inputs"] into p->inputs; every schema input must be given. */
-int tsr_payload_read_inputs(tsr_payload *p, json_t *inputs, const tsr_payload_ctx *ctx);
+int payload_read_inputs(tsr_payload *p, json_t *inputs, const payload_ctx *ctx);
 
 /* Decode the wrt lists and, for jvp and vjp, the tangent or cotangent
  * vector, from the request object. */
-int tsr_payload_read_wrt(tsr_payload *p, json_t *request, const tsr_payload_ctx *ctx);
+int payload_read_wrt(tsr_payload *p, json_t *request, const payload_ctx *ctx);
 
 /* The component's max_payload_bytes, max_payload_values, max_array_bytes
  * and max_call_bytes (core/limits.c); 0: none. */
-uint64_t tsr_component_payload_limit(const tsr_component *c);
-uint64_t tsr_component_payload_values(const tsr_component *c);
-void tsr_component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call);
+uint64_t component_payload_limit(const tsr_component *c);
+uint64_t component_payload_values(const tsr_component *c);
+void component_array_limits(const tsr_component *c, uint64_t *array, uint64_t *call);
 
 /* The request keys of an endpoint, NULL-terminated; "inputs" first. */
-const char *const *tsr_payload_keys(tsr_endpoint ep);
+const char *const *payload_keys(tsr_endpoint ep);
 
 #endif /* TESSERA_CODECS_INTERNAL_H */

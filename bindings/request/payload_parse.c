@@ -14,7 +14,7 @@ static const char *const jacobian_keys[] = {"inputs", "jac_inputs", "jac_outputs
 static const char *const jvp_keys[] = {"inputs", "jvp_inputs", "jvp_outputs", "tangent_vector", NULL};
 static const char *const vjp_keys[] = {"inputs", "vjp_inputs", "vjp_outputs", "cotangent_vector", NULL};
 
-const char *const *tsr_payload_keys(tsr_endpoint ep) {
+const char *const *payload_keys(tsr_endpoint ep) {
     switch (ep) {
     case TSR_EP_JVP: return jvp_keys;
     case TSR_EP_VJP: return vjp_keys;
@@ -29,10 +29,10 @@ static bool is_known_key(const char *const *keys, const char *key) {
     return false;
 }
 
-static int check_top_level(json_t *root, tsr_endpoint ep, const tsr_payload_ctx *ctx) {
+static int check_top_level(json_t *root, tsr_endpoint ep, const payload_ctx *ctx) {
     if (!json_is_object(root))
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, NULL, "the payload must be a JSON object");
-    const char *const *keys = tsr_payload_keys(ep);
+        return payload_fail(ctx, TSR_E_PAYLOAD, NULL, "the payload must be a JSON object");
+    const char *const *keys = payload_keys(ep);
     const char *key;
     json_t *value;
     json_object_foreach(root, key, value) {
@@ -42,13 +42,13 @@ static int check_top_level(json_t *root, tsr_endpoint ep, const tsr_payload_ctx 
         for (const char *const *k = keys; *k != NULL && used < sizeof expected; k++)
             used += (size_t)snprintf(expected + used, sizeof expected - used, "%s\"%s\"",
                                      k == keys ? "" : ", ", *k);
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key,
+        return payload_fail(ctx, TSR_E_PAYLOAD, key,
                                 "unknown key \"%s\" in the payload (this endpoint takes %s)",
                                 key, expected);
     }
     for (const char *const *k = keys; *k != NULL; k++) {
         if (json_object_get(root, *k) == NULL)
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, *k, "the payload lacks \"%s\"", *k);
+            return payload_fail(ctx, TSR_E_PAYLOAD, *k, "the payload lacks \"%s\"", *k);
     }
     return 0;
 }
@@ -74,72 +74,72 @@ TSR_API int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const 
                                  size_t len, const tsr_input_options *opts, tsr_payload **out,
                                  tsr_error *err) {
     if (out != NULL) *out = NULL;
-    tsr_payload_ctx ctx = {.err = err};
+    payload_ctx ctx = {.err = err};
     if (c == NULL || out == NULL || (text == NULL && len > 0))
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL,
+        return payload_fail(&ctx, TSR_E_ARGUMENT, NULL,
                                 "tsr_payload_parse: component, text and out are required");
     ctx.component = tsr_component_name(c);
     ctx.endpoint = tsr_endpoint_name(ep);
     if (ctx.endpoint == NULL || (int)ep < 0 || ep >= TSR_EP_COUNT)
-        return tsr_payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "unknown endpoint %d", (int)ep);
+        return payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "unknown endpoint %d", (int)ep);
     tsr_input_options in;
-    int rc = tsr_input_settings(opts, &in, &ctx);
+    int rc = input_settings(opts, &in, &ctx);
     if (rc != 0) return rc;
-    uint64_t limit = tsr_component_payload_limit(c);
+    uint64_t limit = component_payload_limit(c);
     if (limit != 0 && len > limit)
-        return tsr_payload_fail(&ctx, TSR_E_LIMIT, NULL,
+        return payload_fail(&ctx, TSR_E_LIMIT, NULL,
                                 "the payload is %zu bytes, more than max_payload_bytes (%llu); "
                                 "raise the option max_payload_bytes to allow it",
                                 len, (unsigned long long)limit);
 
     json_error_t jerr;
-    tsr_hoist hoist;
-    tsr_hoist_status status;
-    uint64_t max_values = tsr_component_payload_values(c);
-    json_t *root = tsr_hoist_parse_limited(text != NULL ? text : "", len, JSON_REJECT_DUPLICATES,
+    hoist_doc hoist;
+    hoist_status status;
+    uint64_t max_values = component_payload_values(c);
+    json_t *root = hoist_parse_limited(text != NULL ? text : "", len, JSON_REJECT_DUPLICATES,
                                            max_values, &hoist, &jerr, &status);
-    if (root == NULL && status == TSR_HOIST_TOO_MANY)
-        return tsr_payload_fail(&ctx, TSR_E_LIMIT, NULL,
+    if (root == NULL && status == HOIST_TOO_MANY)
+        return payload_fail(&ctx, TSR_E_LIMIT, NULL,
                                 "the payload holds more than max_payload_values (%llu) JSON "
                                 "values (a list of %d numbers or more counts as one); raise the "
                                 "option max_payload_values to allow it",
-                                (unsigned long long)max_values, TSR_HOIST_MIN_LEAVES);
-    if (root == NULL && status == TSR_HOIST_NOMEM)
-        return tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory");
+                                (unsigned long long)max_values, HOIST_MIN_LEAVES);
+    if (root == NULL && status == HOIST_NOMEM)
+        return payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory");
     if (root == NULL)
-        return tsr_payload_fail(&ctx, TSR_E_PAYLOAD, NULL,
+        return payload_fail(&ctx, TSR_E_PAYLOAD, NULL,
                                 "malformed JSON at line %d, column %d: %s",
                                 jerr.line, jerr.column, jerr.text);
     ctx.hoist = &hoist;
-    tsr_payload_limits limits = {0};
-    tsr_component_array_limits(c, &limits.max_array_bytes, &limits.max_call_bytes);
+    payload_limits limits = {0};
+    component_array_limits(c, &limits.max_array_bytes, &limits.max_call_bytes);
     ctx.limits = &limits;
     /* No batch: a binref array is then refused (array_decode.c). */
     ctx.binrefs = in.refuse_files ? NULL
-                                  : tsr_binref_batch_new(in.base_dir, in.allow_escape != 0,
-                                                         tsr_binref_io_of(in.io));
+                                  : binref_batch_new(in.base_dir, in.allow_escape != 0,
+                                                         binref_io_of(in.io));
     rc = ctx.binrefs == NULL && !in.refuse_files
-             ? tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
+             ? payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory")
              : 0;
     if (rc == 0) rc = check_top_level(root, ep, &ctx);
     tsr_payload *p = NULL;
     if (rc == 0) {
         p = payload_new(c, ep);
-        if (p == NULL) rc = tsr_payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory");
+        if (p == NULL) rc = payload_fail(&ctx, TSR_E_NOMEM, NULL, "out of memory");
     }
-    if (rc == 0) rc = tsr_payload_read_inputs(p, json_object_get(root, "inputs"), &ctx);
-    if (rc == 0) rc = tsr_payload_read_wrt(p, root, &ctx);
+    if (rc == 0) rc = payload_read_inputs(p, json_object_get(root, "inputs"), &ctx);
+    if (rc == 0) rc = payload_read_wrt(p, root, &ctx);
     json_decref(root);
-    tsr_hoist_free(&hoist);
+    hoist_free(&hoist);
     ctx.hoist = NULL;
     /* Binref arrays are read together, once every one is known. */
-    if (rc == 0) rc = tsr_binref_batch_run(ctx.binrefs, &ctx);
-    tsr_binref_batch_free(ctx.binrefs);
+    if (rc == 0) rc = binref_batch_run(ctx.binrefs, &ctx);
+    binref_batch_free(ctx.binrefs);
     if (rc != 0) {
         tsr_payload_free(p);
         return rc;
     }
-    tsr_payload_ok(&ctx);
+    payload_ok(&ctx);
     *out = p;
     return 0;
 }

@@ -30,37 +30,37 @@ static bool listed(char **names, int32_t n, const char *name) {
 /* A list of differentiable field names, each named once (Tesseract
  * refuses a list that names a field twice, as tsr_call_set_wrt does). */
 static int read_names(const tsr_component *c, json_t *list, const char *key, bool of_inputs,
-                      char ***out, int32_t *n_out, const tsr_payload_ctx *ctx) {
+                      char ***out, int32_t *n_out, const payload_ctx *ctx) {
     if (!json_is_array(list))
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" must be a list of field names", key);
+        return payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" must be a list of field names", key);
     size_t n = json_array_size(list);
     if (n == 0)
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" must name at least one field", key);
-    if (n > INT32_MAX) return tsr_payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" is too long", key);
+        return payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" must name at least one field", key);
+    if (n > INT32_MAX) return payload_fail(ctx, TSR_E_PAYLOAD, key, "\"%s\" is too long", key);
     char **names = calloc(n, sizeof *names);
-    if (names == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, key, "out of memory");
+    if (names == NULL) return payload_fail(ctx, TSR_E_NOMEM, key, "out of memory");
     *out = names;
     *n_out = 0;
     for (size_t k = 0; k < n; k++) {
-        char path[TSR_PATH_MAX];
-        tsr_path_index(path, key, k);
+        char path[PAYLOAD_PATH_MAX];
+        path_index(path, key, k);
         json_t *item = json_array_get(list, k);
         if (!json_is_string(item))
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "a field name must be a string");
+            return payload_fail(ctx, TSR_E_PAYLOAD, path, "a field name must be a string");
         const char *name = json_string_value(item);
         int32_t index = of_inputs ? tsr_component_find_input(c, name) : tsr_component_find_output(c, name);
         if (index < 0)
-            return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path, "\"%s\" is not an %s field",
+            return payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path, "\"%s\" is not an %s field",
                                     name, of_inputs ? "input" : "output");
         const tsr_field *field = of_inputs ? tsr_component_input(c, index) : tsr_component_output(c, index);
         if (!(field->flags & TSR_FIELD_DIFFERENTIABLE))
-            return tsr_payload_fail(ctx, TSR_E_NOT_DIFFERENTIABLE, path,
+            return payload_fail(ctx, TSR_E_NOT_DIFFERENTIABLE, path,
                                     "\"%s\" is not differentiable", name);
         if (listed(names, *n_out, name))
-            return tsr_payload_fail(ctx, TSR_E_PAYLOAD, path, "\"%s\" is named twice in \"%s\"",
+            return payload_fail(ctx, TSR_E_PAYLOAD, path, "\"%s\" is named twice in \"%s\"",
                                     name, key);
         names[*n_out] = strdup(name);
-        if (names[*n_out] == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+        if (names[*n_out] == NULL) return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
         (*n_out)++;
     }
     return 0;
@@ -69,45 +69,45 @@ static int read_names(const tsr_component *c, json_t *list, const char *key, boo
 /* tangent_vector / cotangent_vector: exactly one array per listed field,
  * shaped and typed like that field. */
 static int read_seeds(tsr_payload *p, json_t *vector, const wrt_keys *keys,
-                      const tsr_payload_ctx *ctx) {
+                      const payload_ctx *ctx) {
     bool tangents = p->endpoint == TSR_EP_JVP;
     char **names = tangents ? p->wrt_in : p->wrt_out;
     int32_t n = tangents ? p->n_wrt_in : p->n_wrt_out;
     const char *list_key = tangents ? keys->inputs : keys->outputs;
     if (!json_is_object(vector))
-        return tsr_payload_fail(ctx, TSR_E_PAYLOAD, keys->seeds,
+        return payload_fail(ctx, TSR_E_PAYLOAD, keys->seeds,
                                 "\"%s\" must be an object keyed by the fields of \"%s\"",
                                 keys->seeds, list_key);
     const char *key;
     json_t *value;
     json_object_foreach(vector, key, value) {
         if (!listed(names, n, key)) {
-            char path[TSR_PATH_MAX];
-            tsr_path_join(path, keys->seeds, key);
-            return tsr_payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
+            char path[PAYLOAD_PATH_MAX];
+            path_join(path, keys->seeds, key);
+            return payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
                                     "\"%s\" is not among \"%s\"", key, list_key);
         }
     }
     p->seeds = calloc(n > 0 ? (size_t)n : 1, sizeof *p->seeds);
-    if (p->seeds == NULL) return tsr_payload_fail(ctx, TSR_E_NOMEM, keys->seeds, "out of memory");
+    if (p->seeds == NULL) return payload_fail(ctx, TSR_E_NOMEM, keys->seeds, "out of memory");
     for (int32_t k = 0; k < n; k++) {
-        char path[TSR_PATH_MAX];
-        tsr_path_join(path, keys->seeds, names[k]);
+        char path[PAYLOAD_PATH_MAX];
+        path_join(path, keys->seeds, names[k]);
         json_t *item = json_object_get(vector, names[k]);
         if (item == NULL)
-            return tsr_payload_fail(ctx, TSR_E_MISSING, path,
+            return payload_fail(ctx, TSR_E_MISSING, path,
                                     "missing; every field of \"%s\" needs one", list_key);
         const tsr_component *c = p->component;
         const tsr_field *field = tangents ? tsr_component_input(c, tsr_component_find_input(c, names[k]))
                                           : tsr_component_output(c, tsr_component_find_output(c, names[k]));
-        int rc = tsr_decode_array_value(item, field->dtype, false, ctx, path, &p->seeds[k]);
+        int rc = decode_array_value(item, field->dtype, false, ctx, path, &p->seeds[k]);
         if (rc != 0) return rc;
         p->n_seeds = k + 1;
     }
     return 0;
 }
 
-int tsr_payload_read_wrt(tsr_payload *p, json_t *request, const tsr_payload_ctx *ctx) {
+int payload_read_wrt(tsr_payload *p, json_t *request, const payload_ctx *ctx) {
     wrt_keys keys;
     if (!wrt_keys_of(p->endpoint, &keys)) return 0;
     int rc = read_names(p->component, json_object_get(request, keys.inputs), keys.inputs, true,

@@ -5,7 +5,7 @@
  *
  *     tsr_gradcheck_options o = {.struct_size = sizeof o, .seed = 7};
  *     tsr_gradcheck_report *r;
- *     tsr_error err;
+ *     tsr_error err = TSR_ERROR_INIT;
  *     if (tsr_gradcheck_run(c, inputs, &o, &r, &err) != 0) {
  *         fprintf(stderr, "%s\n", err.message);   // could not check
  *     } else if (!tsr_gradcheck_passed(r)) {
@@ -115,6 +115,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export.h"
 #include "tessera.h"
 
 #ifdef __cplusplus
@@ -189,18 +190,18 @@ typedef struct tsr_gradcheck_report tsr_gradcheck_report;
  * tsr_gradcheck_report_free); on failure *out is NULL and err (if not
  * NULL) holds the code and a message naming the field or endpoint.
  */
-int tsr_gradcheck_run(tsr_component *c, const tsr_array *inputs,
-                      const tsr_gradcheck_options *opts, tsr_gradcheck_report **out,
-                      tsr_error *err);
+TSR_API int tsr_gradcheck_run(tsr_component *c, const tsr_array *inputs,
+                              const tsr_gradcheck_options *opts, tsr_gradcheck_report **out,
+                              tsr_error *err);
 
-void tsr_gradcheck_report_free(tsr_gradcheck_report *r);
+TSR_API void tsr_gradcheck_report_free(tsr_gradcheck_report *r);
 
 /* 1 when every check passed (also when there was nothing to check). */
-int tsr_gradcheck_passed(const tsr_gradcheck_report *r);
+TSR_API int tsr_gradcheck_passed(const tsr_gradcheck_report *r);
 /* apply calls made, the unperturbed one included. */
-int64_t tsr_gradcheck_apply_evals(const tsr_gradcheck_report *r);
+TSR_API int64_t tsr_gradcheck_apply_evals(const tsr_gradcheck_report *r);
 /* 1 when the report is of Taylor mode. */
-int tsr_gradcheck_is_taylor(const tsr_gradcheck_report *r);
+TSR_API int tsr_gradcheck_is_taylor(const tsr_gradcheck_report *r);
 
 /* What was compared with what. */
 typedef enum tsr_gradcheck_reference {
@@ -222,8 +223,8 @@ typedef struct tsr_gradcheck_summary {
 } tsr_gradcheck_summary;
 
 /* The summary of jvp, vjp or jacobian; NULL for any other endpoint. */
-const tsr_gradcheck_summary *tsr_gradcheck_summary_of(const tsr_gradcheck_report *r,
-                                                      tsr_endpoint ep);
+TSR_API const tsr_gradcheck_summary *tsr_gradcheck_summary_of(const tsr_gradcheck_report *r,
+                                                              tsr_endpoint ep);
 
 /* One failed comparison. Names live as long as the component. */
 typedef struct tsr_gradcheck_failure {
@@ -244,8 +245,9 @@ typedef struct tsr_gradcheck_failure {
 } tsr_gradcheck_failure;
 
 /* Failures kept (at most max_failures; the summaries count them all). */
-int64_t tsr_gradcheck_n_failures(const tsr_gradcheck_report *r);
-const tsr_gradcheck_failure *tsr_gradcheck_failure_at(const tsr_gradcheck_report *r, int64_t k);
+TSR_API int64_t tsr_gradcheck_n_failures(const tsr_gradcheck_report *r);
+TSR_API const tsr_gradcheck_failure *tsr_gradcheck_failure_at(const tsr_gradcheck_report *r,
+                                                              int64_t k);
 
 /* A field left out of the check. */
 typedef struct tsr_gradcheck_skip {
@@ -254,8 +256,9 @@ typedef struct tsr_gradcheck_skip {
     const char *reason;      /* e.g. "complex128 fields are not checked" */
 } tsr_gradcheck_skip;
 
-int32_t tsr_gradcheck_n_skipped(const tsr_gradcheck_report *r);
-const tsr_gradcheck_skip *tsr_gradcheck_skipped_at(const tsr_gradcheck_report *r, int32_t k);
+TSR_API int32_t tsr_gradcheck_n_skipped(const tsr_gradcheck_report *r);
+TSR_API const tsr_gradcheck_skip *tsr_gradcheck_skipped_at(const tsr_gradcheck_report *r,
+                                                           int32_t k);
 
 /* One Taylor test: an endpoint and an (input, output) pair. */
 typedef struct tsr_gradcheck_taylor {
@@ -271,8 +274,9 @@ typedef struct tsr_gradcheck_taylor {
     int passed;
 } tsr_gradcheck_taylor;
 
-int32_t tsr_gradcheck_n_taylor(const tsr_gradcheck_report *r);
-const tsr_gradcheck_taylor *tsr_gradcheck_taylor_at(const tsr_gradcheck_report *r, int32_t k);
+TSR_API int32_t tsr_gradcheck_n_taylor(const tsr_gradcheck_report *r);
+TSR_API const tsr_gradcheck_taylor *tsr_gradcheck_taylor_at(const tsr_gradcheck_report *r,
+                                                            int32_t k);
 
 /*
  * The report as compact JSON:
@@ -288,7 +292,7 @@ const tsr_gradcheck_taylor *tsr_gradcheck_taylor_at(const tsr_gradcheck_report *
  * reference is "fd", "jacobian", "taylor" or null; an index of -1 is null;
  * non-finite numbers are null. Release *out with tsr_json_free (payload.h).
  */
-int tsr_gradcheck_report_json(const tsr_gradcheck_report *r, char **out, tsr_error *err);
+TSR_API int tsr_gradcheck_report_json(const tsr_gradcheck_report *r, char **out, tsr_error *err);
 
 #ifdef __cplusplus
 }

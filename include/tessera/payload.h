@@ -80,6 +80,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export.h"
 #include "tessera.h"
 
 #ifdef __cplusplus
@@ -94,10 +95,10 @@ typedef enum tsr_encoding {
 } tsr_encoding;
 
 /* "json", "base64" or "binref"; NULL if invalid. */
-const char *tsr_encoding_name(tsr_encoding enc);
+TSR_API const char *tsr_encoding_name(tsr_encoding enc);
 /* Accepts "json", "base64", "binref" and Tesseract's format names
  * "json+base64", "json+binref". Returns -1 if unknown. */
-int tsr_encoding_from_name(const char *name);
+TSR_API int tsr_encoding_from_name(const char *name);
 
 /* How binref files are written and read. */
 typedef enum tsr_file_io {
@@ -109,9 +110,9 @@ typedef enum tsr_file_io {
 } tsr_file_io;
 
 /* "auto", "io_uring" or "posix"; NULL if invalid. */
-const char *tsr_file_io_name(tsr_file_io io);
+TSR_API const char *tsr_file_io_name(tsr_file_io io);
 /* Accepts "auto", "io_uring" (or "uring") and "posix". Returns -1 if unknown. */
-int tsr_file_io_from_name(const char *name);
+TSR_API int tsr_file_io_from_name(const char *name);
 
 /*
  * What TSR_FILE_IO_AUTO uses in this process: "io_uring" or
@@ -122,7 +123,7 @@ int tsr_file_io_from_name(const char *name);
  * "io_uring_setup refused (EPERM): a seccomp filter or a security policy
  * forbids it"); otherwise *why_not is set to NULL. Static strings.
  */
-const char *tsr_file_io_backend(const char **why_not);
+TSR_API const char *tsr_file_io_backend(const char **why_not);
 
 /*
  * Options for writing arrays. struct_size first, so that the struct can
@@ -171,29 +172,30 @@ typedef struct tsr_payload tsr_payload;
  * schema's symbolic dimensions are left to tsr_call_run. c must outlive
  * the payload. On failure *out is NULL.
  */
-int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const char *text, size_t len,
-                      tsr_payload **out, tsr_error *err);
+TSR_API int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const char *text, size_t len,
+                              tsr_payload **out, tsr_error *err);
 /* The same, with binref reading as opts say (NULL: defaults). Binref
  * arrays are read in one batch once the whole request has been decoded. */
-int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const char *text, size_t len,
-                         const tsr_input_options *opts, tsr_payload **out, tsr_error *err);
-void tsr_payload_free(tsr_payload *p);
+TSR_API int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const char *text,
+                                 size_t len, const tsr_input_options *opts, tsr_payload **out,
+                                 tsr_error *err);
+TSR_API void tsr_payload_free(tsr_payload *p);
 
-tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
+TSR_API tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
 /* A decoded input by field name, or NULL when the payload does not give it.
  * For abstract_eval, data is NULL. Valid as long as p. */
-const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
+TSR_API const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
 /* jvp: the tangent of an input; vjp: the cotangent of an output; or NULL. */
-const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
+TSR_API const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
 /* The wrt lists in the order given (a field named twice in one list is
  * refused by tsr_payload_parse, as Tesseract refuses it, with the loc of
  * its second mention, e.g. "vjp_inputs.1"):
  * jac_inputs / jvp_inputs / vjp_inputs, and jac_outputs / jvp_outputs /
  * vjp_outputs. Zero and NULL for apply and abstract_eval. */
-int32_t tsr_payload_n_wrt_inputs(const tsr_payload *p);
-const char *tsr_payload_wrt_input(const tsr_payload *p, int32_t k);
-int32_t tsr_payload_n_wrt_outputs(const tsr_payload *p);
-const char *tsr_payload_wrt_output(const tsr_payload *p, int32_t k);
+TSR_API int32_t tsr_payload_n_wrt_inputs(const tsr_payload *p);
+TSR_API const char *tsr_payload_wrt_input(const tsr_payload *p, int32_t k);
+TSR_API int32_t tsr_payload_n_wrt_outputs(const tsr_payload *p);
+TSR_API const char *tsr_payload_wrt_output(const tsr_payload *p, int32_t k);
 
 /*
  * Bind the payload into call, which must have been made with
@@ -202,7 +204,7 @@ const char *tsr_payload_wrt_output(const tsr_payload *p, int32_t k);
  * call borrows the payload's buffers: p must outlive every tsr_call_run
  * that uses them.
  */
-int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *err);
+TSR_API int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *err);
 
 /* ---- responses ------------------------------------------------------------- */
 
@@ -213,8 +215,8 @@ int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *err);
  * read back to the same value (at most 17). *out is released with
  * tsr_json_free.
  */
-int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_encoding enc,
-                               char **out, tsr_error *err);
+TSR_API int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_encoding enc,
+                                       char **out, tsr_error *err);
 /*
  * The same with options (NULL: json). With binref encoding, every array of
  * the response is appended to "<output_dir>/<uuid>-<k>.bin" (k counts the
@@ -223,8 +225,9 @@ int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_e
  * relative to output_dir, as Tesseract writes it. On failure the files
  * written so far are removed.
  */
-int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *call,
-                                  const tsr_output_options *opts, char **out, tsr_error *err);
+TSR_API int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *call,
+                                          const tsr_output_options *opts, char **out,
+                                          tsr_error *err);
 
 /*
  * The schema of a component as compact JSON:
@@ -240,16 +243,16 @@ int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *call,
  * tsr_array_from_json reads it), or as an encoded array where a plain
  * value cannot hold it (complex, NaN, infinities). Outputs have neither key.
  */
-int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err);
+TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err);
 
 /* ---- single arrays -------------------------------------------------------- */
 
 /* One array as an encoded-array object. a->data may be NULL only when the
  * array has no elements. */
-int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err);
+TSR_API int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err);
 /* The same with options (NULL: json); binref writes one file of its own. */
-int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, char **out,
-                         tsr_error *err);
+TSR_API int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, char **out,
+                                 tsr_error *err);
 
 /*
  * Decode one array from JSON text: an encoded array, or a plain number,
@@ -259,12 +262,12 @@ int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, cha
  * On success *out describes the array and *buffer holds its data (64-byte
  * aligned, never NULL; release with tsr_array_buffer_free).
  */
-int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
-                        void **buffer, tsr_error *err);
+TSR_API int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
+                                void **buffer, tsr_error *err);
 /* The same, reading binref buffers as opts say (NULL: defaults). */
-int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
-                           const tsr_input_options *opts, tsr_array *out, void **buffer,
-                           tsr_error *err);
+TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
+                                   const tsr_input_options *opts, tsr_array *out, void **buffer,
+                                   tsr_error *err);
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -284,13 +287,13 @@ int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
  * tsr_json_free. 0, TSR_E_ARGUMENT (out NULL) or TSR_E_NOMEM.
  */
 #define TSR_ERROR_INPUT_MAX 256
-int tsr_error_detail_json(int code, const char *loc, const char *message, const char *request,
-                          size_t request_len, char **out);
+TSR_API int tsr_error_detail_json(int code, const char *loc, const char *message,
+                                  const char *request, size_t request_len, char **out);
 
 /* Release JSON text returned by this header's functions. Accepts NULL. */
-void tsr_json_free(char *text);
+TSR_API void tsr_json_free(char *text);
 /* Release the data buffer of tsr_array_from_json(_ex). Accepts NULL. */
-void tsr_array_buffer_free(void *buffer);
+TSR_API void tsr_array_buffer_free(void *buffer);
 
 #ifdef __cplusplus
 }

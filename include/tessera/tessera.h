@@ -4,7 +4,7 @@
  *
  * Load a component (a plugin .so) and call its endpoints with named arrays.
  *
- *     tsr_error err;
+ *     tsr_error err = TSR_ERROR_INIT;
  *     tsr_component *c;
  *     if (tsr_open("plugins/rosenbrock.so", NULL, &c, &err) != 0) {
  *         fprintf(stderr, "%s\n", err.message);
@@ -34,23 +34,24 @@
 #include <stdint.h>
 
 #include "plugin.h"
+#include "tessera/export.h"
 #include "tessera/version.h"
 
-/* The library is built with hidden visibility; its definitions marked
- * TSR_API are the ones it exports. */
-#ifndef TSR_API
-#define TSR_API __attribute__((visibility("default")))
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* TSR_VERSION_MAJOR, _MINOR, _PATCH and TSR_VERSION_STRING (generated
- * <tessera/version.h>) give the version this program was compiled against;
- * tsr_version() the version of the library it runs with, which differs when
- * libtessera.so was replaced by another release of the same soname. */
-const char *tsr_version(void);
+/* TSR_VERSION_MAJOR, _MINOR, _PATCH, TSR_VERSION_STRING and
+ * TSR_VERSION_NUMBER (generated <tessera/version.h>) give the version this
+ * program was compiled against; tsr_version() and tsr_version_number() the
+ * version of the library it runs with, which differs when libtessera.so was
+ * replaced by another release of the same soname. The number is
+ * TSR_MAKE_VERSION(major, minor, patch), major * 10000 + minor * 100 +
+ * patch, to compare: tsr_version_number() >= TSR_MAKE_VERSION(0, 2, 1).
+ * Thread-safe. */
+TSR_API const char *tsr_version(void);
+TSR_API int tsr_version_number(void);
 
 /* Error codes. Values are stable. */
 typedef enum tsr_status {
@@ -79,24 +80,24 @@ typedef enum tsr_status {
 } tsr_status;
 
 /* Short, static description of a code ("dtype mismatch"). Thread-safe. */
-const char *tsr_strerror(int code);
+TSR_API const char *tsr_strerror(int code);
 /* The machine name of a code, in pydantic's vocabulary where one fits, as
  * the "type" of Tesseract's 422 errors: "missing", "extra_forbidden",
  * "dtype_error", "shape_error", "value_error" (a malformed request), ...
  * Static; "value_error" for a code it does not know. Thread-safe. */
-const char *tsr_error_type(int code);
+TSR_API const char *tsr_error_type(int code);
 
 /* ---- element types ----------------------------------------------------- */
 
 /* All thread-safe, no allocation. */
-const char *tsr_dtype_name(tsr_dtype dtype);          /* "float64"; NULL if invalid */
+TSR_API const char *tsr_dtype_name(tsr_dtype dtype);          /* "float64"; NULL if invalid */
 /* The *_from_name functions of this library all answer alike: the value
  * named, or -1 when the name is unknown or NULL. */
-int tsr_dtype_from_name(const char *name);            /* a tsr_dtype, or -1 */
-size_t tsr_dtype_size(tsr_dtype dtype);               /* bytes per element; 0 if invalid */
-const char *tsr_endpoint_name(tsr_endpoint ep);       /* "apply", "abstract_eval", ... */
+TSR_API int tsr_dtype_from_name(const char *name);            /* a tsr_dtype, or -1 */
+TSR_API size_t tsr_dtype_size(tsr_dtype dtype);               /* bytes per element; 0 if invalid */
+TSR_API const char *tsr_endpoint_name(tsr_endpoint ep);       /* "apply", "abstract_eval", ... */
 /* Accepts "abstract_eval" and "abstract-eval". Returns -1 if unknown. */
-int tsr_endpoint_from_name(const char *name);
+TSR_API int tsr_endpoint_from_name(const char *name);
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -105,12 +106,23 @@ int tsr_endpoint_from_name(const char *name);
 
 /* Where tsr_open (and the functions of payload.h) report a failure: the
  * code, a message naming the component and the cause, and where in a
- * request the fault lies (see tsr_call_errloc; "" for tsr_open). */
+ * request the fault lies (see tsr_call_errloc; "" for tsr_open).
+ *
+ * struct_size first, so that members can be appended in later releases:
+ * the caller sets it to sizeof(tsr_error) as its header has it,
+ *     tsr_error err = TSR_ERROR_INIT;
+ * and the library writes only the members that lie within it. 0 (a
+ * zeroed struct, tsr_error err = {0}) stands for this layout: code,
+ * message and loc, which every later release keeps where they are and
+ * always writes. The library never changes struct_size, so one tsr_error
+ * may be reused across calls. */
 typedef struct tsr_error {
+    uint32_t struct_size;   /* set by the caller: sizeof(tsr_error), or 0 */
     int code;
     char message[TSR_ERRMSG_MAX];
     char loc[TSR_ERRLOC_MAX];
 } tsr_error;
+#define TSR_ERROR_INIT {.struct_size = sizeof(tsr_error)}
 
 typedef enum tsr_mode {
     TSR_MODE_INPROC = 0,   /* dlopen in this process */
@@ -127,8 +139,8 @@ typedef struct tsr_options tsr_options;
 
 /* Options are plain data: build them in one thread, then pass them to any
  * number of tsr_open calls (tsr_open only reads them). */
-tsr_options *tsr_options_new(void);   /* NULL when out of memory */
-void tsr_options_free(tsr_options *opts);
+TSR_API tsr_options *tsr_options_new(void);   /* NULL when out of memory */
+TSR_API void tsr_options_free(tsr_options *opts);
 /* Recognised keys:
  *   "mode"        "inproc" (default), "isolated", "worker"
  *   "log_level"   "debug", "info", "warn" (default), "error", "off": the
@@ -244,17 +256,17 @@ void tsr_options_free(tsr_options *opts);
  * Byte counts take a K, M, G or T suffix (powers of 1024): "512M".
  * Returns TSR_E_ARGUMENT for an unknown key or value; the message is in err
  * when err is not NULL. */
-int tsr_options_set(tsr_options *opts, const char *key, const char *value, tsr_error *err);
+TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *value, tsr_error *err);
 /* Configuration for the plugin's init (read with tsr_ctx_config), e.g.
  * ("matrix", "/data/A.txt"). Copies both strings; a key set twice keeps the
  * last value. */
-int tsr_options_set_config(tsr_options *opts, const char *key, const char *value);
+TSR_API int tsr_options_set_config(tsr_options *opts, const char *key, const char *value);
 /* Where diagnostics go. Default: levels >= log_level are written to stderr
  * as "tessera[component] LEVEL: message". fn NULL restores the default. */
-void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user);
+TSR_API void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user);
 /* Worker mode: an environment variable for the worker (e.g.
  * LD_LIBRARY_PATH), added to or replacing the inherited one. */
-int tsr_options_set_env(tsr_options *opts, const char *name, const char *value);
+TSR_API int tsr_options_set_env(tsr_options *opts, const char *name, const char *value);
 /* Worker mode: where the lines a plugin prints on stdout or stderr go.
  * Default: the host's stderr, as "component: line", written without ever
  * blocking a call: what stderr does not take at once waits in a bounded
@@ -267,7 +279,7 @@ int tsr_options_set_env(tsr_options *opts, const char *name, const char *value);
  * arrive in order, each whole and without its newline. fn must not block:
  * the call waits for it, past its timeout_ms. */
 typedef void (*tsr_output_fn)(void *user, const char *component, const char *line);
-void tsr_options_set_output(tsr_options *opts, tsr_output_fn fn, void *user);
+TSR_API void tsr_options_set_output(tsr_options *opts, tsr_output_fn fn, void *user);
 
 /* ---- components ----------------------------------------------------------- */
 
@@ -278,24 +290,25 @@ typedef struct tsr_component tsr_component;
  * descriptor, and run its init. opts may be NULL for defaults. On failure
  * *out is NULL and err (if not NULL) has the code and message.
  * Thread-safe. */
-int tsr_open(const char *path, const tsr_options *opts, tsr_component **out, tsr_error *err);
+TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **out,
+                     tsr_error *err);
 
 /* Run the plugin's fini and unload it. Every tsr_call of the component must
  * have been freed, and no other thread may be using it. Accepts NULL. */
-void tsr_close(tsr_component *c);
+TSR_API void tsr_close(tsr_component *c);
 
 /* Schema queries. Thread-safe; the returned pointers live as long as c. */
-const char *tsr_component_name(const tsr_component *c);
-const char *tsr_component_version(const tsr_component *c);
-const char *tsr_component_description(const tsr_component *c);
-const char *tsr_component_path(const tsr_component *c);
-tsr_mode tsr_component_mode(const tsr_component *c);
-int32_t tsr_component_n_inputs(const tsr_component *c);
-int32_t tsr_component_n_outputs(const tsr_component *c);
+TSR_API const char *tsr_component_name(const tsr_component *c);
+TSR_API const char *tsr_component_version(const tsr_component *c);
+TSR_API const char *tsr_component_description(const tsr_component *c);
+TSR_API const char *tsr_component_path(const tsr_component *c);
+TSR_API tsr_mode tsr_component_mode(const tsr_component *c);
+TSR_API int32_t tsr_component_n_inputs(const tsr_component *c);
+TSR_API int32_t tsr_component_n_outputs(const tsr_component *c);
 /* Fields in schema order; NULL when index is out of range. The returned
  * fields are the host's validated copy (field_size already accounted for). */
-const tsr_field *tsr_component_input(const tsr_component *c, int32_t index);
-const tsr_field *tsr_component_output(const tsr_component *c, int32_t index);
+TSR_API const tsr_field *tsr_component_input(const tsr_component *c, int32_t index);
+TSR_API const tsr_field *tsr_component_output(const tsr_component *c, int32_t index);
 /* Whether a call must give input field f, one tsr_component_input
  * returned: 1 unless it has a default or is optional (only the host's copy
  * always has default_value, whatever the plugin's layout). */
@@ -303,25 +316,25 @@ static inline int tsr_field_required(const tsr_field *f) {
     return !f->default_value && !(f->flags & TSR_FIELD_OPTIONAL);
 }
 /* Index of a field by name, or -1. */
-int32_t tsr_component_find_input(const tsr_component *c, const char *name);
-int32_t tsr_component_find_output(const tsr_component *c, const char *name);
+TSR_API int32_t tsr_component_find_input(const tsr_component *c, const char *name);
+TSR_API int32_t tsr_component_find_output(const tsr_component *c, const char *name);
 /* 1 if the endpoint can be called, else 0. abstract_eval is available
  * also when the plugin lacks it but every output's shape follows from the
  * inputs' dims (fixed sizes and symbols that inputs carry); jvp, vjp and
  * jacobian also when the plugin declares an fd_method, the host then
  * serving them by finite differences of apply (see plugin.h). */
-int tsr_component_has_endpoint(const tsr_component *c, tsr_endpoint ep);
+TSR_API int tsr_component_has_endpoint(const tsr_component *c, tsr_endpoint ep);
 /* 1 if the plugin implements the endpoint itself, else 0. */
-int tsr_component_has_native_endpoint(const tsr_component *c, tsr_endpoint ep);
+TSR_API int tsr_component_has_native_endpoint(const tsr_component *c, tsr_endpoint ep);
 /* The finite-difference method serving missing derivatives (TSR_FD_NONE
  * when there is none). */
-tsr_fd_method tsr_component_fd_method(const tsr_component *c);
+TSR_API tsr_fd_method tsr_component_fd_method(const tsr_component *c);
 
 /* Worker mode: start again every worker that died, also an idle one whose
  * death no call has seen yet (and, with no worker dead, do nothing).
  * Returns 0 or the code of the first start that failed. Not concurrent
  * with calls of the same component. */
-int tsr_component_restart(tsr_component *c);
+TSR_API int tsr_component_restart(tsr_component *c);
 
 /* ---- memory for zero-copy inputs ---------------------------------------- */
 
@@ -331,8 +344,8 @@ int tsr_component_restart(tsr_component *c);
  * ordinary memory. NULL when out of
  * memory (or shared memory). Thread-safe. Free with tsr_component_free_buffer before
  * tsr_close. */
-void *tsr_component_alloc(tsr_component *c, size_t bytes);
-void tsr_component_free_buffer(tsr_component *c, void *p);
+TSR_API void *tsr_component_alloc(tsr_component *c, size_t bytes);
+TSR_API void tsr_component_free_buffer(tsr_component *c, void *p);
 
 /* Counters of a component since it was opened. Thread-safe.
  * The caller sets struct_size to sizeof(tsr_stats) (TSR_STATS_INIT does),
@@ -349,7 +362,7 @@ typedef struct tsr_stats {
     uint64_t worker_deaths;   /* workers that died or were killed */
 } tsr_stats;
 #define TSR_STATS_INIT {.struct_size = sizeof(tsr_stats)}
-int tsr_component_stats(const tsr_component *c, tsr_stats *out);
+TSR_API int tsr_component_stats(const tsr_component *c, tsr_stats *out);
 
 /* ---- calls ------------------------------------------------------------------ */
 
@@ -368,34 +381,34 @@ typedef struct tsr_call tsr_call;
 
 /* NULL only when out of memory (or c is NULL). An endpoint the plugin lacks
  * is reported by tsr_call_run with TSR_E_UNSUPPORTED. */
-tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep);
-void tsr_call_free(tsr_call *call);
+TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep);
+TSR_API void tsr_call_free(tsr_call *call);
 
 /* Bind an input field to an array. The tsr_array struct is copied; its data
  * is borrowed and must stay valid until tsr_call_run returns. Passing
  * a = NULL unbinds the input. Every input must be bound before a run
  * (abstract_eval reads only dtype, rank and shape). */
-int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a);
-int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a);
+TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a);
+TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a);
 
 /* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/
  * jvp_outputs, vjp_inputs/vjp_outputs. Names are checked now: each must be
  * a differentiable field of the schema, named once. Clears any seeds set
  * before and the results of the previous run, whose layout they define.
  * Only for jvp, vjp and jacobian. */
-int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
-                     const char *const *out_names, int32_t n_out);
+TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
+                             const char *const *out_names, int32_t n_out);
 
 /* jvp: tangent_vector[name], name one of the jvp_inputs, shaped like that
  * input. vjp: cotangent_vector[name], name one of the vjp_outputs, shaped
  * like that output. Data is borrowed as for inputs. */
-int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
+TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
 
 /* Validate every argument against the schema, run the endpoint and check
  * what it returned. Returns 0 or a TSR_E_* code; the message names the
  * component, the endpoint, the field and the cause. Results from a
  * previous run are invalidated. */
-int tsr_call_run(tsr_call *call);
+TSR_API int tsr_call_run(tsr_call *call);
 
 /* Run the endpoint once per item of a leading batch axis: every input (and
  * tangent or cotangent) is bound with one extra leading dimension of size
@@ -404,7 +417,7 @@ int tsr_call_run(tsr_call *call);
  * into contiguous chunks that the workers run concurrently; otherwise they
  * run one after the other. Results must have shapes the host can compute
  * (no value-dependent shapes); not for abstract_eval. */
-int tsr_call_run_batch(tsr_call *call, int64_t batch);
+TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch);
 
 /* Results of the last successful run: views into buffers the call owns,
  * valid until the next tsr_call_run or tsr_call_free.
@@ -413,14 +426,14 @@ int tsr_call_run_batch(tsr_call *call, int64_t batch);
  *   vjp                   one per vjp_input, in the order given
  *   jacobian              n_out * n_in blocks, index o * n_in + i
  * For abstract_eval the results have data NULL. */
-int32_t tsr_call_n_results(const tsr_call *call);
-const tsr_array *tsr_call_result(const tsr_call *call, int32_t k);
+TSR_API int32_t tsr_call_n_results(const tsr_call *call);
+TSR_API const tsr_array *tsr_call_result(const tsr_call *call, int32_t k);
 /* The result for a field by name: for apply, abstract_eval and jvp an output
  * name; for vjp an input name. NULL if there is none. */
-const tsr_array *tsr_call_output(const tsr_call *call, const char *name);
+TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name);
 /* A Jacobian block d out_name / d in_name, or NULL. */
-const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
-                                   const char *in_name);
+TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
+                                           const char *in_name);
 /* Take over the buffer of result k of the last successful run, to keep
  * the result after later runs without pinning the whole call: returns its
  * data pointer (tsr_call_result(call, k)->data, which stays valid), and the
@@ -428,7 +441,7 @@ const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
  * tsr_component_free_buffer, before tsr_close (in worker mode it lies in
  * the shared-memory arena). NULL when there is no such result, it was
  * taken already, or the call is an abstract_eval. */
-void *tsr_call_take_result(tsr_call *call, int32_t k);
+TSR_API void *tsr_call_take_result(tsr_call *call, int32_t k);
 
 /* Have result k (numbered as for tsr_call_result) of the following runs
  * written into memory the caller owns: an XLA output buffer, a tensor the
@@ -441,7 +454,7 @@ void *tsr_call_take_result(tsr_call *call, int32_t k);
  * handing a new buffer before each run of the same shapes keeps the
  * call's fast path. Such a result cannot be taken (tsr_call_take_result
  * returns NULL). 0, or TSR_E_ARGUMENT for a k out of range. */
-int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, size_t bytes);
+TSR_API int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, size_t bytes);
 
 /* ---- cancelling a call ------------------------------------------------- */
 
@@ -470,7 +483,7 @@ int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, size_t byt
  * A batch (tsr_call_run_batch) stops every item in flight, and finite
  * differences (fd_method) stop between evaluations.
  */
-int tsr_call_cancel(tsr_call *call);
+TSR_API int tsr_call_cancel(tsr_call *call);
 #define TSR_CANCEL_GRACE_MS 25
 
 /*
@@ -485,20 +498,20 @@ int tsr_call_cancel(tsr_call *call);
  * TSR_E_ARGUMENT.
  */
 typedef int (*tsr_cancel_check_fn)(void *user);
-int tsr_call_set_cancel_check(tsr_call *call, tsr_cancel_check_fn check, void *user,
-                              int32_t interval_ms);
+TSR_API int tsr_call_set_cancel_check(tsr_call *call, tsr_cancel_check_fn check, void *user,
+                                      int32_t interval_ms);
 
 /* Code and message of the last failure of this call ("" and 0 after a
  * success). */
-int tsr_call_errcode(const tsr_call *call);
-const char *tsr_call_errmsg(const tsr_call *call);
+TSR_API int tsr_call_errcode(const tsr_call *call);
+TSR_API const char *tsr_call_errmsg(const tsr_call *call);
 /* Where in the request the last failure lies, as dot-separated parts with
  * the request's section first, as Tesseract's "loc" lists it:
  * "inputs.mesh.nodes", "tangent_vector.x", "cotangent_vector.y",
  * "jvp_inputs.1" (a number is an index into that list), "inputs" alone
  * for the whole object; "" when the failure is not about one place (the
  * plugin failed, a worker died) and after a success. */
-const char *tsr_call_errloc(const tsr_call *call);
+TSR_API const char *tsr_call_errloc(const tsr_call *call);
 
 #ifdef __cplusplus
 }

@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
     tsr_array a = {.data = &alpha, .dtype = TSR_FLOAT64, .rank = 0};
     tsr_array y_bar = {.data = ones, .dtype = TSR_FLOAT64, .rank = 1, .shape = {3}};
 
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_component *c;
     if (tsr_open(argv[1], NULL, &c, &err) != 0) {
         fprintf(stderr, "first_host: %s\n", err.message);

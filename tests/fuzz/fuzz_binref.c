@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: a binref buffer string, "<path>[:<offset>[:<size>]]", as a
- * payload gives it: parsed (tsr_binref_ref_parse), then resolved beneath an
- * input directory and opened, escaping refused (tsr_binref_open). Every
+ * payload gives it: parsed (binref_ref_parse), then resolved beneath an
+ * input directory and opened, escaping refused (binref_open). Every
  * input ends in an error with a message or in a descriptor of one of the
  * directory's two regular files: never a crash, and never a way out (by
  * '..', an absolute path or a symlink that points outside, all of which
@@ -21,7 +21,7 @@
 #include "codecs/binref_path.h"
 
 static char dir[64];
-static tsr_binref_dir base = {.fd = -1};
+static binref_dir base = {.fd = -1};
 static struct stat inside_files[2];
 
 static void cleanup(void) {
@@ -34,7 +34,7 @@ static void cleanup(void) {
     snprintf(path, sizeof path, "%s/sub", dir);
     rmdir(path);
     rmdir(dir);
-    tsr_binref_dir_close(&base);
+    binref_dir_close(&base);
 }
 
 /* dir/a.bin, dir/sub/b.bin, dir/link -> /etc/hostname, dir/sub/up -> .. */
@@ -55,7 +55,7 @@ static void setup(void) {
     if (symlink("/etc/hostname", path) != 0) abort();
     snprintf(path, sizeof path, "%s/sub/up", dir);
     if (symlink("..", path) != 0) abort();
-    if (tsr_binref_dir_open(dir, &base, why, sizeof why) != 0) abort();
+    if (binref_dir_open(dir, &base, why, sizeof why) != 0) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -64,16 +64,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!text) return 0;
     memcpy(text, data, size);
     text[size] = '\0';
-    tsr_binref_ref ref = {0};
+    binref_ref ref = {0};
     char why[512] = "";
-    if (tsr_binref_ref_parse(text, &ref, why, sizeof why) != 0) {
+    if (binref_ref_parse(text, &ref, why, sizeof why) != 0) {
         if (why[0] == '\0') __builtin_trap();
     } else {
         int fd = -1;
         uint64_t file_size = 0;
         struct stat st;
         why[0] = '\0';
-        if (tsr_binref_open(&base, ref.path, false, &fd, &file_size, why, sizeof why) == 0) {
+        if (binref_open(&base, ref.path, false, &fd, &file_size, why, sizeof why) == 0) {
             /* one of the files inside, whatever the path said */
             if (fd < 0 || fstat(fd, &st) != 0 || file_size != 16 ||
                 !((st.st_dev == inside_files[0].st_dev && st.st_ino == inside_files[0].st_ino) ||

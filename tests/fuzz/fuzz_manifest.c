@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
     tsr_component *c = (tsr_component *)(uintptr_t)1;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     memset(&err, 0, sizeof err);
     int rc = tsr_open(path, NULL, &c, &err);
     /* With no library to load, every manifest fails, cleanly. */

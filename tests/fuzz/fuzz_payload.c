@@ -26,7 +26,7 @@
 static void request(tsr_component *c, tsr_endpoint ep, tsr_encoding enc, const char *text,
                     size_t len) {
     tsr_payload *p = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_payload_parse(c, ep, text, len, &p, &err) != 0) {
         if (p != NULL || err.code == 0 || err.message[0] == '\0') __builtin_trap();
         return;
@@ -47,7 +47,7 @@ static void single_array(tsr_dtype want, const char *text, size_t len) {
     tsr_array a, b;
     void *buf = NULL, *buf2 = NULL;
     char *json = NULL;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (tsr_array_from_json(text, len, want, &a, &buf, &err) != 0) return;
     if (tsr_array_to_json(&a, TSR_ENCODING_BASE64, &json, &err) == 0) {
         if (tsr_array_from_json(json, strlen(json), a.dtype, &b, &buf2, &err) != 0)

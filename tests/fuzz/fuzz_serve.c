@@ -25,9 +25,9 @@ static const serve_config *config(int with_token) {
     static serve_config cfg[2];
     static int made[2];
     if (!made[with_token]) {
-        tsr_serve_options o = {.struct_size = sizeof o, .token = with_token ? "t0k" : NULL,
+        http_serve_options o = {.struct_size = sizeof o, .token = with_token ? "t0k" : NULL,
                                .max_body_bytes = 1 << 20};
-        tsr_error err;
+        tsr_error err = TSR_ERROR_INIT;
         tsr_component *c = fuzz_component("fuzz_serve");
         if (serve_config_make(&cfg[with_token], c, &o, &err) != 0) abort();
         made[with_token] = 1;

@@ -34,7 +34,7 @@ static size_t last_len;
 static void teardown(void) { tsr_close(comp); }
 
 static void setup(void) {
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     blk = mmap(NULL, CHAN_SEGMENT_BYTES, PROT_READ | PROT_WRITE,
                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     /* Small limits: a hostile worker may size results as large as they

@@ -40,7 +40,7 @@ static void teardown(void) {
 
 static void setup(void) {
     char why[512];
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     void *blk = mmap(NULL, CHAN_SEGMENT_BYTES, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     int pair[2] = {-1, -1};

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tsr_component c;
     memset(&c, 0, sizeof c);
     c.path = "fuzz";
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (descriptor_load(&c, schema_import_descriptor(s), &err) == 0) {
         char *json = NULL;
         if (tsr_schema_to_json(&c, &json, &err) == 0) tsr_json_free(json);

@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
     b = mmap(NULL, CHAN_SEGMENT_BYTES, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     tsr_component *c;
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     if (b == MAP_FAILED || tsr_open(FUZZ_PLUGIN, NULL, &c, &err) != 0) {
         fprintf(stderr, "write_seeds: %s\n", b == MAP_FAILED ? "mmap failed" : err.message);
         return 1;

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
     printf("host: arena_alloc(1) = %d, call_fail() = %d, %s\n", arena_alloc(1), call_fail(),
            find_field());
 
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     tsr_options *o = tsr_options_new();
     if (!o || tsr_options_set(o, "mode", argv[2], &err) != 0) {
         fprintf(stderr, "host_clash: %s\n", o ? err.message : "out of memory");

@@ -78,7 +78,8 @@ if ((v_major == 0)); then soname="libtessera.so.0.$v_minor"; else soname="libtes
 run "soname is $soname" bash -c "readelf -d '$libso' | grep -qF '[$soname]'"
 # The installed headers alone (version.h included) give the exported names.
 run "the libraries export the public API and nothing else" "$root/tests/check_exports.sh" \
-  cc "$prefix/include" "$prefix/include" "$libso" "$libdir/libtessera.a"
+  cc "$prefix/include" "$prefix/include" "$libso" "$libdir/libtessera.a" nm \
+  "$root/cmake/libtessera.map" "TESSERA_$v_major.$v_minor"
 
 # What the example host prints for x = [1 2 3], alpha = 2.5.
 printf '%s\n' 'y = [2.5 5 7.5]' 'd(sum y)/d alpha = 6' >"$work/host.expected"

@@ -91,7 +91,7 @@ static int load(pycomponent *pc, const pybridge_request *req, char *why, size_t 
     return 0;
 }
 
-EXPORT int tsr_pybridge_open(const pybridge_request *req, const tsr_plugin **desc, void **state,
+EXPORT int pybridge_open(const pybridge_request *req, const tsr_plugin **desc, void **state,
                              char *why, size_t n) {
     if (!req || req->struct_size < sizeof *req) {
         snprintf(why, n, "the Python bridge does not match this library");
@@ -112,7 +112,7 @@ EXPORT int tsr_pybridge_open(const pybridge_request *req, const tsr_plugin **des
     return rc;
 }
 
-EXPORT void tsr_pybridge_close(void *state) {
+EXPORT void pybridge_close(void *state) {
     if (!state) return;
     PyGILState_STATE gil = PyGILState_Ensure();
     release(state);

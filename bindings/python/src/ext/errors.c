@@ -65,7 +65,6 @@ static const struct {
     const char *from, *to;
 } advice[] = {
     {"tsr_component_restart", "Component.restart()"},
-    {"tsr_restart", "Component.restart()"},
     {"open with restart=auto", "load with restart='auto'"},
 };
 

@@ -8,14 +8,14 @@
 #include "tessera_serve.h"
 
 typedef struct served {
-    tsr_server *srv;
+    http_server *srv;
     comp_core *core;
 } served;
 
 static void served_stop(served *s) {
     if (!s || !s->srv) return;
     Py_BEGIN_ALLOW_THREADS
-    tsr_serve_stop(s->srv); /* waits for requests that may need the GIL */
+    http_serve_stop(s->srv); /* waits for requests that may need the GIL */
     Py_END_ALLOW_THREADS
     s->srv = NULL;
     core_decref(s->core);
@@ -43,7 +43,7 @@ PyObject *serve_start(PyObject *module, PyObject *args) {
         return NULL;
     ComponentObject *c = (ComponentObject *)comp;
     if (component_check_open(c) != 0) return NULL;
-    tsr_serve_options o = {.struct_size = sizeof o, .host = opt_str(host), .port = (uint16_t)port,
+    http_serve_options o = {.struct_size = sizeof o, .host = opt_str(host), .port = (uint16_t)port,
                            .token = opt_str(token), .input_dir = opt_str(in_dir),
                            .output_dir = opt_str(out_dir),
                            .default_encoding = (tsr_encoding)encoding, .lz4 = lz4,
@@ -51,10 +51,10 @@ PyObject *serve_start(PyObject *module, PyObject *args) {
     if (PyErr_Occurred()) return NULL;
     served *s = PyMem_Calloc(1, sizeof *s);
     if (!s) return PyErr_NoMemory();
-    tsr_error err;
+    tsr_error err = TSR_ERROR_INIT;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = tsr_serve_start(c->core->c, &o, &s->srv, &err);
+    rc = http_serve_start(c->core->c, &o, &s->srv, &err);
     Py_END_ALLOW_THREADS
     if (rc) {
         PyMem_Free(s);
@@ -74,7 +74,7 @@ PyObject *serve_start(PyObject *module, PyObject *args) {
 PyObject *serve_port(PyObject *module, PyObject *capsule) {
     (void)module;
     served *s = PyCapsule_GetPointer(capsule, "tessera.server");
-    return s ? PyLong_FromLong(s->srv ? tsr_serve_port(s->srv) : 0) : NULL;
+    return s ? PyLong_FromLong(s->srv ? http_serve_port(s->srv) : 0) : NULL;
 }
 
 PyObject *serve_stop(PyObject *module, PyObject *capsule) {
