@@ -236,15 +236,21 @@ PyObject *flatten_fn, *nest_fn;
 static PyObject *Component_apply(ComponentObject *self, PyObject *inputs) {
     if (component_check_open(self) != 0) return NULL;
     if (!self->apply_pool &&
-        !(self->apply_pool = (PyObject *)pool_new((PyObject *)self, self->core, &self->fields, TSR_EP_APPLY, NULL, NULL)))
+        !(self->apply_pool = (PyObject *)pool_new((PyObject *)self, self->core, &self->fields,
+                                                  TSR_EP_APPLY, NULL, NULL)))
         return NULL;
+    /* Taken first: flattening runs Python code, and a close() there drops
+     * the component's reference (the pool then refuses the run). */
+    PyObject *pool = Py_NewRef(self->apply_pool);
     PyObject *flat = NULL;
     if (self->fields.nested_in && flatten_fn) {
         flat = PyObject_CallFunction(flatten_fn, "OOs", (PyObject *)self, inputs, "apply");
-        if (!flat) return NULL;
+        if (!flat) {
+            Py_DECREF(pool);
+            return NULL;
+        }
         inputs = flat;
     }
-    PyObject *pool = Py_NewRef(self->apply_pool);   /* close() may drop it meanwhile */
     SlotObject *slot = pool_run((PoolObject *)pool, inputs, NULL, 0);
     PyObject *out = slot ? result_dict(slot, self->fields.out, self->fields.n_out) : NULL;
     if (slot) pool_release((PoolObject *)pool, slot);
