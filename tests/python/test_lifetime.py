@@ -24,7 +24,7 @@ import torch
 import tessera
 import tessera.jax
 from tessera import _ext
-from conftest import own_segments, plugin_path
+from conftest import ROOT, own_segments, plugin_path
 
 SMALL, LARGE = 5, 1000   # float64 elements: 40 bytes (a copy), 8000 (a view)
 
@@ -218,6 +218,26 @@ def test_close_while_other_threads_call_is_safe(load):
     for t in threads:
         t.join()
     assert "wrong" not in results and "closed" in results
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first_apply", "later_apply"])
+def test_a_close_while_nested_inputs_are_read_refuses_the_run(first):
+    # Nested inputs are read by Python code after apply's check that the
+    # component is open: a close() there must end the call with the closed
+    # component's error, not run it on a component that is gone.
+    comp = tessera.load(ROOT / "tests" / "pycomponents" / "nested")
+    inputs = {"p": {"v": np.arange(3.0), "w": np.ones(3, np.float32)}, "scale": 2.0}
+    if not first:
+        assert comp.apply(inputs)["n"] == 3
+
+    class Closing(dict):
+        def items(self):
+            comp.close()
+            return super().items()
+
+    with pytest.raises(tessera.ArgumentError, match="the component is closed"):
+        comp.apply(Closing(inputs))
+    assert comp.closed
 
 
 @pytest.mark.parametrize("mode", ["inproc", "worker"])

@@ -3,7 +3,10 @@
  * is the shared-memory arena, so that they reach the worker by reference.
  * The ArenaBuffer is the arrays' base and calls tsr_component_free_buffer when the last
  * array that views it dies. */
-#include "ext.h"
+#include "arena.h"
+
+#include "convert.h"
+#include "errors.h"
 
 typedef struct ArenaBufferObject {
     PyObject_HEAD
@@ -29,8 +32,7 @@ PyTypeObject ArenaBuffer_Type = {
     .tp_dealloc = (destructor)ArenaBuffer_dealloc,
 };
 
-PyObject *arena_empty(ComponentObject *comp, PyObject *shape, PyObject *dtype) {
-    if (component_check_open(comp) != 0) return NULL;
+PyObject *arena_empty(comp_core *core, PyObject *shape, PyObject *dtype) {
     PyArray_Descr *descr = NULL;
     if (!PyArray_DescrConverter(dtype, &descr)) return NULL;
     if (dtype_from_numpy(descr) == TSR_DTYPE_INVALID || !PyArray_ISNBO(descr->byteorder)) {
@@ -67,24 +69,24 @@ PyObject *arena_empty(ComponentObject *comp, PyObject *shape, PyObject *dtype) {
         Py_DECREF(descr);
         return NULL;
     }
-    void *data = tsr_component_alloc(comp->core->c, bytes);
+    void *data = tsr_component_alloc(core->c, bytes);
     if (!data) {
         PyDimMem_FREE(dims.ptr);
         Py_DECREF(descr);
-        raise_tessera(tsr_component_mode(comp->core->c) == TSR_MODE_WORKER ? TSR_E_SHM
+        raise_tessera(tsr_component_mode(core->c) == TSR_MODE_WORKER ? TSR_E_SHM
                                                                           : TSR_E_NOMEM,
                       "empty: tsr_component_alloc could not provide the memory");
         return NULL;
     }
     ArenaBufferObject *buf = PyObject_New(ArenaBufferObject, &ArenaBuffer_Type);
     if (!buf) {
-        tsr_component_free_buffer(comp->core->c, data);
+        tsr_component_free_buffer(core->c, data);
         PyDimMem_FREE(dims.ptr);
         Py_DECREF(descr);
         return NULL;
     }
-    buf->core = comp->core;
-    core_incref(buf->core);
+    buf->core = core;
+    core_incref(core);
     buf->data = data;
     buf->bytes = bytes;
     /* PyArray_NewFromDescr steals descr. */

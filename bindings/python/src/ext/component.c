@@ -1,67 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* The Component type: open, close, schema, and the entry points of calls
- * (apply, _call, _abstract_eval). Also the counted core whose last
- * reference runs tsr_close. */
-#include "ext.h"
+ * (apply, _call, _abstract_eval, _ffi_op). It sits on top of the
+ * extension's other files: they are given its core and fields, never the
+ * Component itself. */
+#include "component.h"
 
+#include "arena.h"
+#include "errors.h"
+#include "interrupt.h"
+#include "pool.h"
+#include "results.h"
 #if TSR_PY_HAVE_XLA_FFI
 #include "ffi_ops.h"
 #endif
-
-/* ---- the counted core --------------------------------------------------------- */
-
-static comp_core *open_cores;
-
-static comp_core *core_new(tsr_component *c) {
-    comp_core *core = PyMem_Calloc(1, sizeof *core);
-    if (!core) return (comp_core *)PyErr_NoMemory();
-    core->c = c;
-    core->refs = 1;
-    core->next = open_cores;
-    if (open_cores) open_cores->prev = core;
-    open_cores = core;
-    return core;
-}
-
-void core_incref(comp_core *core) { core->refs++; }
-
-void core_decref(comp_core *core) {
-    if (--core->refs > 0) return;
-    if (!core->abandoned) {
-        tsr_component *c = core->c;
-        /* Stopping a worker waits for it: let other threads run. */
-        Py_BEGIN_ALLOW_THREADS
-        tsr_close(c);
-        Py_END_ALLOW_THREADS
-    }
-    if (core->prev) core->prev->next = core->next;
-    else if (open_cores == core) open_cores = core->next;
-    if (core->next) core->next->prev = core->prev;
-    PyMem_Free(core);
-}
-
-void core_close_all(void) {
-    Py_ssize_t n = 0;
-    for (comp_core *core = open_cores; core; core = core->next) n += !core->abandoned;
-    tsr_component **open = PyMem_Calloc((size_t)n + 1, sizeof *open);
-    if (!open) return;
-    /* Mark them all first: closing releases the GIL, and the list may
-     * change meanwhile. Views may outlive this; they are not read after
-     * exit, and their owners free nothing of an abandoned core. */
-    n = 0;
-    for (comp_core *core = open_cores; core; core = core->next) {
-        if (core->abandoned) continue;
-        core->abandoned = 1;
-#if TSR_PY_HAVE_XLA_FFI
-        ffi_ops_abandon(core->c);
-#endif
-        open[n++] = core->c;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) tsr_close(open[i]);
-    Py_END_ALLOW_THREADS
-    PyMem_Free(open);
-}
 
 /* ---- Component ------------------------------------------------------------------ */
 
@@ -144,7 +95,7 @@ static int Component_init(ComponentObject *self, PyObject *args, PyObject *kwds)
             raise_tessera_at(st, err.message, err.loc);
         } else if (!(self->core = core_new(c))) {
             tsr_close(c);
-        } else if (schema_load(self) == 0 && (self->pools = PyDict_New()) &&
+        } else if (schema_load(&self->fields, c) == 0 && (self->pools = PyDict_New()) &&
                    (self->ffi_ops = PyDict_New())) {
             rc = 0;
         }
@@ -161,7 +112,7 @@ static void close_component(ComponentObject *self) {
      * finds nothing left to do. */
     self->core = NULL;
 #if TSR_PY_HAVE_XLA_FFI
-    ffi_ops_retire_all(self);
+    ffi_ops_retire_all(self->ffi_ops);
 #endif
     PyObject *apply_pool = self->apply_pool;
     self->apply_pool = NULL;
@@ -181,7 +132,7 @@ static void Component_dealloc(ComponentObject *self) {
     close_component(self);
     Py_CLEAR(self->pools);
     Py_CLEAR(self->ffi_ops);
-    schema_free(self);
+    schema_free(&self->fields);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -212,7 +163,8 @@ static PyObject *Component_get_address(ComponentObject *self, void *unused) {
 
 static PyObject *Component_schema(ComponentObject *self, PyObject *unused) {
     (void)unused;
-    return schema_describe(self);
+    if (component_check_open(self) != 0) return NULL;
+    return schema_describe(self->core->c);
 }
 
 static int endpoint_arg(PyObject *name, tsr_endpoint *ep) {
@@ -267,10 +219,12 @@ static PyObject *Component_restart(ComponentObject *self, PyObject *unused) {
 static PyObject *Component_empty(ComponentObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"shape", "dtype", NULL};
     PyObject *shape, *dtype = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O", kwlist, &shape, &dtype)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O", kwlist, &shape, &dtype) ||
+        component_check_open(self) != 0)
+        return NULL;
     PyObject *f64 = NULL;
     if (!dtype) dtype = f64 = PyUnicode_FromString("float64");
-    PyObject *arr = dtype ? arena_empty(self, shape, dtype) : NULL;
+    PyObject *arr = dtype ? arena_empty(self->core, shape, dtype) : NULL;
     Py_XDECREF(f64);
     return arr;
 }
@@ -282,21 +236,27 @@ PyObject *flatten_fn, *nest_fn;
 static PyObject *Component_apply(ComponentObject *self, PyObject *inputs) {
     if (component_check_open(self) != 0) return NULL;
     if (!self->apply_pool &&
-        !(self->apply_pool = (PyObject *)pool_new(self, TSR_EP_APPLY, NULL, NULL)))
+        !(self->apply_pool = (PyObject *)pool_new((PyObject *)self, self->core, &self->fields,
+                                                  TSR_EP_APPLY, NULL, NULL)))
         return NULL;
+    /* Taken first: flattening runs Python code, and a close() there drops
+     * the component's reference (the pool then refuses the run). */
+    PyObject *pool = Py_NewRef(self->apply_pool);
     PyObject *flat = NULL;
-    if (self->nested_in && flatten_fn) {
+    if (self->fields.nested_in && flatten_fn) {
         flat = PyObject_CallFunction(flatten_fn, "OOs", (PyObject *)self, inputs, "apply");
-        if (!flat) return NULL;
+        if (!flat) {
+            Py_DECREF(pool);
+            return NULL;
+        }
         inputs = flat;
     }
-    PyObject *pool = Py_NewRef(self->apply_pool);   /* close() may drop it meanwhile */
     SlotObject *slot = pool_run((PoolObject *)pool, inputs, NULL, 0);
-    PyObject *out = slot ? result_dict(slot, self->out, self->n_out) : NULL;
+    PyObject *out = slot ? result_dict(slot, self->fields.out, self->fields.n_out) : NULL;
     if (slot) pool_release((PoolObject *)pool, slot);
     Py_DECREF(pool);
     Py_XDECREF(flat);
-    if (out && self->nested_out && nest_fn)
+    if (out && self->fields.nested_out && nest_fn)
         Py_SETREF(out, PyObject_CallOneArg(nest_fn, out));
     return out;
 }
@@ -321,7 +281,8 @@ static PyObject *Component_call(ComponentObject *self, PyObject *args) {
     if (pool) {
         Py_INCREF(pool);
     } else if (!PyErr_Occurred()) {
-        pool = (PyObject *)pool_new(self, ep, wrt_in, wrt_out);
+        pool = (PyObject *)pool_new((PyObject *)self, self->core, &self->fields, ep, wrt_in,
+                                     wrt_out);
         if (pool && PyDict_SetItem(self->pools, key, pool) != 0) Py_CLEAR(pool);
     }
     Py_DECREF(key);
@@ -339,9 +300,9 @@ static PyObject *Component_call(ComponentObject *self, PyObject *args) {
  * which takes its default or is absent. */
 static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs) {
     if (component_check_open(self) != 0) return NULL;
-    if (!PyTuple_Check(specs) || PyTuple_GET_SIZE(specs) != self->n_in) {
+    if (!PyTuple_Check(specs) || PyTuple_GET_SIZE(specs) != self->fields.n_in) {
         PyErr_Format(PyExc_TypeError, "_abstract_eval: a tuple of %d (shape, dtype) pairs",
-                     (int)self->n_in);
+                     (int)self->fields.n_in);
         return NULL;
     }
     /* A call of its own: abstract_eval runs at trace time, not per step,
@@ -352,7 +313,7 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
     if (!call) return PyErr_NoMemory();
     core_incref(core);
     PyObject *out = NULL;
-    for (int32_t i = 0; i < self->n_in; i++) {
+    for (int32_t i = 0; i < self->fields.n_in; i++) {
         PyObject *shape;
         const char *dtype;
         if (PyTuple_GET_ITEM(specs, i) == Py_None) continue;
@@ -380,8 +341,8 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
         }
     }
     if (run_call(call, 0) != 0) goto done;
-    out = PyTuple_New(self->n_out);
-    for (int32_t k = 0; out && k < self->n_out; k++) {
+    out = PyTuple_New(self->fields.n_out);
+    for (int32_t k = 0; out && k < self->fields.n_out; k++) {
         const tsr_array *r = tsr_call_result(call, k);
         PyObject *shape = PyTuple_New(r->rank);
         for (int32_t d = 0; shape && d < r->rank; d++) {
@@ -400,8 +361,14 @@ done:
 }
 
 #if TSR_PY_HAVE_XLA_FFI
+/* The FFI op for a key, made once and kept by the component until close. */
 static PyObject *Component_ffi_op(ComponentObject *self, PyObject *args) {
-    return ffi_op_get(self, args);
+    if (component_check_open(self) != 0) return NULL;
+    PyObject *op = PyDict_GetItemWithError(self->ffi_ops, args);
+    if (op) return Py_NewRef(op);
+    if (PyErr_Occurred() || !(op = ffi_op_new(self->core, self->fields.n_in, args))) return NULL;
+    if (PyDict_SetItem(self->ffi_ops, args, op) != 0) Py_CLEAR(op);
+    return op;
 }
 #endif
 

@@ -4,9 +4,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "ext.h"
+#include "convert.h"
 
 #include <numpy/arrayscalars.h>
+
+#include "errors.h"
 
 PyObject *coerce_fn;
 
@@ -66,11 +68,11 @@ static const char *field_section(const char *what) {
 }
 
 static int view_array(PyArrayObject *a, const field_meta *f, const char *what, tsr_array *out,
-                      ComponentObject *comp, tsr_endpoint ep) {
+                      const comp_core *core, tsr_endpoint ep) {
     int nd = PyArray_NDIM(a);
     if (nd > TSR_MAX_RANK) {
         char msg[512];
-        const char *name = comp->core && comp->core->c ? tsr_component_name(comp->core->c) : "?";
+        const char *name = core && core->c && !core->abandoned ? tsr_component_name(core->c) : "?";
         snprintf(msg, sizeof msg,
                  "component '%s', endpoint '%s': %s '%s': rank %d is out of range (0 to %d)",
                  name, tsr_endpoint_name(ep), what, PyUnicode_AsUTF8(f->name), nd, TSR_MAX_RANK);
@@ -226,9 +228,10 @@ static int scalar_fast(PyObject *obj, const field_meta *f, void *cell) {
 }
 
 int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_array *out,
-                  PyObject **keep, void *cell, ComponentObject *comp, tsr_endpoint ep) {
+                  PyObject **keep, void *cell, PyObject *owner, const comp_core *core,
+                  tsr_endpoint ep) {
     if (PyArray_Check(obj) && usable_in_place((PyArrayObject *)obj, f)) {
-        if (view_array((PyArrayObject *)obj, f, what, out, comp, ep) != 0) return -1;
+        if (view_array((PyArrayObject *)obj, f, what, out, core, ep) != 0) return -1;
         *keep = Py_NewRef(obj);
         return 0;
     }
@@ -249,7 +252,7 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
      * buffers, scalars, lists) is decided in Python, once per call. Its
      * refusals name the component and the endpoint as the library's do. */
     PyObject *arr = PyObject_CallFunction(coerce_fn, "OsOsOs", obj, tsr_dtype_name(f->dtype),
-                                          f->name, what, (PyObject *)comp,
+                                          f->name, what, owner,
                                           tsr_endpoint_name(ep));
     if (!arr) return -1;
     if (!PyArray_Check(arr) || !usable_in_place((PyArrayObject *)arr, f)) {
@@ -258,7 +261,7 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
                      what, f->name);
         return -1;
     }
-    if (view_array((PyArrayObject *)arr, f, what, out, comp, ep) != 0) {
+    if (view_array((PyArrayObject *)arr, f, what, out, core, ep) != 0) {
         Py_DECREF(arr);
         return -1;
     }

@@ -2,7 +2,7 @@
 /* Library failures as Python exceptions: tessera registers one class per
  * TSR_E_* code (tessera/_errors.py), and failures raise the class of their
  * code with the library's message. */
-#include "ext.h"
+#include "errors.h"
 
 #include <stdlib.h>
 #include <string.h>

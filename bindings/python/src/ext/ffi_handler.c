@@ -15,7 +15,7 @@
  * operands are copied into the shared-memory arena (XLA's buffers are not
  * in it) and results copied out of it.
  */
-#include "ext.h"
+#include "ffi_handler.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +23,8 @@
 
 #include <xla/ffi/api/c_api.h>
 
-#include "ffi_ops.h"
+#include "errors.h"
+#include "ffi_table.h"
 
 static XLA_FFI_Error *ffi_error(const XLA_FFI_Api *api, XLA_FFI_Error_Code code,
                                 const char *message) {

@@ -20,7 +20,9 @@
  * and keeps the exception in this thread's state dict; it is raised here
  * as it was, not as the component's failure (a PluginError, which an
  * optimiser's `except Exception` retry would swallow). */
-#include "ext.h"
+#include "interrupt.h"
+
+#include "errors.h"
 
 #define CHECK_MS 50
 

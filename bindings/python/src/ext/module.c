@@ -1,8 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* The module tessera._ext: its types, the hooks the Python package installs
  * (error classes, input coercion, the exit hook) and the XLA FFI handler. */
-#define TSR_PY_MODULE_C
 #include "ext.h"
+
+#include "arena.h"
+#include "component.h"
+#include "convert.h"
+#include "core.h"
+#include "errors.h"
+#include "pool.h"
+#include "results.h"
+#include "serve.h"
+#include "slot.h"
+#if TSR_PY_HAVE_XLA_FFI
+#include "ffi_handler.h"
+#include "ffi_ops.h"
+#endif
 
 static PyObject *set_coerce(PyObject *module, PyObject *fn) {
     (void)module;
@@ -120,7 +133,7 @@ static int add_type(PyObject *m, PyTypeObject *t, const char *name) {
 }
 
 PyMODINIT_FUNC PyInit__ext(void) {
-    import_array();
+    if (numpy_api_import() != 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     if (add_type(m, &Component_Type, "Component") < 0 || add_type(m, &Slot_Type, "Slot") < 0 ||

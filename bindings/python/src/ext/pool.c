@@ -9,34 +9,14 @@
  * again). Concurrent runs (threads, or an input converted by Python code
  * that calls the component) each use a slot of their own; a loop uses one
  * slot and allocates nothing. */
-#include "ext.h"
+#include "pool.h"
 
-static Py_ssize_t live_calls;
+#include <string.h>
 
-Py_ssize_t pool_live_calls(void) { return live_calls; }
-
-/* ---- Slot ------------------------------------------------------------------ */
-
-static void Slot_dealloc(SlotObject *self) {
-    /* No ResultBuffer is linked here: each holds a reference to its slot. */
-    if (self->core) {
-        if (!self->core->abandoned) tsr_call_free(self->call);
-        core_decref(self->core);
-    }
-    live_calls--;
-    PyMem_Free(self->held);
-    PyMem_Free(self->cells);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-PyTypeObject Slot_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tessera._ext.Slot",
-    .tp_doc = "One call object of a pool.",
-    .tp_basicsize = sizeof(SlotObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_dealloc = (destructor)Slot_dealloc,
-};
+#include "convert.h"
+#include "errors.h"
+#include "interrupt.h"
+#include "results.h"
 
 /* Names of the pool's wrt fields, for tsr_call_set_wrt (the library's
  * own strings, valid while the component is open). */
@@ -44,9 +24,9 @@ static int set_wrt(PoolObject *pool, tsr_call *call) {
     int32_t n = pool->n_wrt_in + pool->n_wrt_out;
     const char **names = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *names);
     if (!names) return TSR_E_NOMEM;
-    for (int32_t k = 0; k < pool->n_wrt_in; k++) names[k] = pool->comp->in[pool->wrt_in[k]].cname;
+    for (int32_t k = 0; k < pool->n_wrt_in; k++) names[k] = pool->fields->in[pool->wrt_in[k]].cname;
     for (int32_t k = 0; k < pool->n_wrt_out; k++)
-        names[pool->n_wrt_in + k] = pool->comp->out[pool->wrt_out[k]].cname;
+        names[pool->n_wrt_in + k] = pool->fields->out[pool->wrt_out[k]].cname;
     int rc = tsr_call_set_wrt(call, names, pool->n_wrt_in, names + pool->n_wrt_in,
                               pool->n_wrt_out);
     PyMem_Free(names);
@@ -57,11 +37,11 @@ static int has_wrt(tsr_endpoint ep) {
     return ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN;
 }
 
-/* A slot around `call` (taken over), or a new call when call is NULL. */
-static SlotObject *slot_new(PoolObject *pool, tsr_call *call) {
-    comp_core *core = pool->comp->core;
+/* A slot of the pool around `call` (taken over), or a new call when call
+ * is NULL. */
+static SlotObject *pool_slot_new(PoolObject *pool, tsr_call *call) {
     if (!call) {
-        if (!(call = tsr_call_new(core->c, pool->ep))) return (SlotObject *)PyErr_NoMemory();
+        if (!(call = tsr_call_new(pool->core->c, pool->ep))) return (SlotObject *)PyErr_NoMemory();
         int rc = has_wrt(pool->ep) ? set_wrt(pool, call) : 0;
         if (rc != 0) {
             if (rc == TSR_E_NOMEM) PyErr_NoMemory();
@@ -70,27 +50,7 @@ static SlotObject *slot_new(PoolObject *pool, tsr_call *call) {
             return NULL;
         }
     }
-    int32_t n_cells = pool->comp->n_in + pool->n_wrt_in + pool->n_wrt_out;
-    scalar_cell *cells = PyMem_Malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cells);
-    if (!cells) {
-        tsr_call_free(call);
-        return (SlotObject *)PyErr_NoMemory();
-    }
-    SlotObject *slot = PyObject_New(SlotObject, &Slot_Type);
-    if (!slot) {
-        PyMem_Free(cells);
-        tsr_call_free(call);
-        return NULL;
-    }
-    slot->cells = cells;
-    slot->n_cells = n_cells;
-    slot->core = core;
-    core_incref(core);
-    slot->call = call;
-    slot->held = NULL;
-    slot->cap_held = 0;
-    live_calls++;
-    return slot;
+    return slot_new(pool->core, call, pool->fields->n_in + pool->n_wrt_in + pool->n_wrt_out);
 }
 
 /* An idle slot whose last results are handed over, or a new one: the
@@ -103,7 +63,7 @@ static SlotObject *pool_acquire(PoolObject *pool) {
          * the arrays that view them keep it until they go. */
         Py_DECREF(s);
     }
-    return slot_new(pool, NULL);
+    return pool_slot_new(pool, NULL);
 }
 
 void pool_release(PoolObject *pool, SlotObject *slot) {
@@ -178,11 +138,13 @@ static int32_t *field_indices(const char **names, Py_ssize_t n, const field_meta
     return idx;
 }
 
-PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
-                     PyObject *wrt_out) {
+PoolObject *pool_new(PyObject *owner, comp_core *core, const comp_fields *fields,
+                     tsr_endpoint ep, PyObject *wrt_in, PyObject *wrt_out) {
     PoolObject *pool = PyObject_New(PoolObject, &Pool_Type);
     if (!pool) return NULL;
-    pool->comp = comp;
+    pool->owner = owner;
+    pool->core = core;
+    pool->fields = fields;
     pool->ep = ep;
     pool->n_wrt_in = pool->n_wrt_out = 0;
     pool->wrt_in = pool->wrt_out = NULL;
@@ -191,7 +153,7 @@ PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
     Py_ssize_t n_in = 0, n_out = 0;
     const char **in = tuple_names(wrt_in, &n_in);
     const char **out = in ? tuple_names(wrt_out, &n_out) : NULL;
-    tsr_call *call = out ? tsr_call_new(comp->core->c, ep) : NULL;
+    tsr_call *call = out ? tsr_call_new(core->c, ep) : NULL;
     int ok = 0;
     if (out && !call) {
         PyErr_NoMemory();
@@ -200,11 +162,11 @@ PoolObject *pool_new(ComponentObject *comp, tsr_endpoint ep, PyObject *wrt_in,
         int rc = has_wrt(ep) ? tsr_call_set_wrt(call, in, (int32_t)n_in, out, (int32_t)n_out) : 0;
         if (rc != 0) {
             raise_call_error(call, rc);
-        } else if ((pool->wrt_in = field_indices(in, n_in, comp->in, comp->n_in)) &&
-                   (pool->wrt_out = field_indices(out, n_out, comp->out, comp->n_out))) {
+        } else if ((pool->wrt_in = field_indices(in, n_in, fields->in, fields->n_in)) &&
+                   (pool->wrt_out = field_indices(out, n_out, fields->out, fields->n_out))) {
             pool->n_wrt_in = (int32_t)n_in;
             pool->n_wrt_out = (int32_t)n_out;
-            SlotObject *first = slot_new(pool, call);
+            SlotObject *first = pool_slot_new(pool, call);
             call = NULL;  /* taken over, or freed on failure */
             ok = first != NULL;
             if (ok) pool->idle[pool->n_idle++] = first;
@@ -251,13 +213,13 @@ static void keep_release(keep_list *k) {
 }
 
 /* A key of `inputs` that names no input: the library reports it. */
-static int report_unknown_input(SlotObject *slot, ComponentObject *comp, PyObject *inputs) {
+static int report_unknown_input(SlotObject *slot, const comp_fields *fs, PyObject *inputs) {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(inputs, &pos, &key, &value)) {
         int known = 0;
-        for (int32_t i = 0; i < comp->n_in && !known; i++)
-            known = PyUnicode_Check(key) && PyUnicode_Compare(key, comp->in[i].name) == 0;
+        for (int32_t i = 0; i < fs->n_in && !known; i++)
+            known = PyUnicode_Check(key) && PyUnicode_Compare(key, fs->in[i].name) == 0;
         if (known) continue;
         if (!PyUnicode_Check(key)) {
             PyErr_Format(PyExc_TypeError, "input names must be str, got %R", key);
@@ -273,11 +235,11 @@ static int report_unknown_input(SlotObject *slot, ComponentObject *comp, PyObjec
     return 0;
 }
 
-static int bind_inputs(SlotObject *slot, ComponentObject *comp, tsr_endpoint ep,
-                       PyObject *inputs, keep_list *keep) {
+static int bind_inputs(SlotObject *slot, PoolObject *pool, PyObject *inputs, keep_list *keep) {
+    const comp_fields *fs = pool->fields;
     Py_ssize_t found = 0;
-    for (int32_t i = 0; i < comp->n_in; i++) {
-        PyObject *v = PyDict_GetItemWithError(inputs, comp->in[i].name);
+    for (int32_t i = 0; i < fs->n_in; i++) {
+        PyObject *v = PyDict_GetItemWithError(inputs, fs->in[i].name);
         tsr_array a;
         if (!v) {
             if (PyErr_Occurred()) return -1;
@@ -285,8 +247,8 @@ static int bind_inputs(SlotObject *slot, ComponentObject *comp, tsr_endpoint ep,
             continue;
         }
         found++;
-        if (convert_array(v, &comp->in[i], "input", &a, &keep->items[keep->n], &slot->cells[i],
-                          comp, ep) != 0)
+        if (convert_array(v, &fs->in[i], "input", &a, &keep->items[keep->n], &slot->cells[i],
+                          pool->owner, slot->core, pool->ep) != 0)
             return -1;
         keep->n++;
         int rc = tsr_call_set_input_at(slot->call, i, &a);
@@ -295,7 +257,7 @@ static int bind_inputs(SlotObject *slot, ComponentObject *comp, tsr_endpoint ep,
             return -1;
         }
     }
-    if (found != PyDict_GET_SIZE(inputs)) return report_unknown_input(slot, comp, inputs);
+    if (found != PyDict_GET_SIZE(inputs)) return report_unknown_input(slot, fs, inputs);
     return 0;
 }
 
@@ -305,7 +267,7 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
     if (!jvp && pool->ep != TSR_EP_VJP) return 0;
     const int32_t *wrt = jvp ? pool->wrt_in : pool->wrt_out;
     int32_t n = jvp ? pool->n_wrt_in : pool->n_wrt_out;
-    const field_meta *fs = jvp ? pool->comp->in : pool->comp->out;
+    const field_meta *fs = jvp ? pool->fields->in : pool->fields->out;
     const char *what = jvp ? "tangent_vector" : "cotangent_vector";
     Py_ssize_t found = 0;
     for (int32_t k = 0; k < n; k++) {
@@ -316,7 +278,8 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
         if (v) {
             found++;
             if (convert_array(v, f, what, &a, &keep->items[keep->n],
-                              &slot->cells[pool->comp->n_in + k], pool->comp, pool->ep) != 0)
+                              &slot->cells[pool->fields->n_in + k], pool->owner, slot->core,
+                              pool->ep) != 0)
                 return -1;
             keep->n++;
         }
@@ -348,7 +311,12 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
 }
 
 SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_t batch) {
-    ComponentObject *comp = pool->comp;
+    /* Closed meanwhile (by Python code run since the caller's check): the
+     * core is no longer the pool's to use. */
+    if (pool->closed) {
+        raise_tessera(TSR_E_ARGUMENT, "the component is closed");
+        return NULL;
+    }
     if (!PyDict_Check(inputs)) {
         PyErr_Format(PyExc_TypeError, "inputs must be a dict of arrays by field name, not %.100s",
                      Py_TYPE(inputs)->tp_name);
@@ -361,7 +329,8 @@ SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_
         return NULL;
     }
     keep_list keep;
-    if (keep_reserve(&keep, (Py_ssize_t)comp->n_in + pool->n_wrt_in + pool->n_wrt_out) != 0)
+    if (keep_reserve(&keep, (Py_ssize_t)pool->fields->n_in + pool->n_wrt_in + pool->n_wrt_out) !=
+        0)
         return NULL;
     SlotObject *slot = pool_acquire(pool);
     if (!slot) {
@@ -371,7 +340,7 @@ SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_
     /* The slot is ours alone until pool_release: neither another run nor
      * a close() from another thread (while the GIL is released, or while
      * inputs are converted) can reach it. */
-    int failed = bind_inputs(slot, comp, pool->ep, inputs, &keep) != 0 ||
+    int failed = bind_inputs(slot, pool, inputs, &keep) != 0 ||
                  bind_seeds(slot, pool, seeds, &keep) != 0;
     int rc = 0;
     if (!failed) {

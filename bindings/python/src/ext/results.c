@@ -11,9 +11,11 @@
  * ResultBuffer lets go of the slot and frees the buffer when its last
  * array dies. Either way, a result kept alive costs its own bytes, and no
  * call object stays pinned by it. */
-#include "ext.h"
+#include "results.h"
 
 #include <string.h>
+
+#include "convert.h"
 
 Py_ssize_t result_copy_limit = RESULT_COPY_LIMIT_DEFAULT;
 
@@ -172,7 +174,7 @@ PyObject *result_dict(SlotObject *slot, const field_meta *out, int32_t n_out) {
 }
 
 PyObject *results_debug_counts(void) {
-    return Py_BuildValue("{snsnsnsn}", "calls", pool_live_calls(), "results_in_call",
+    return Py_BuildValue("{snsnsnsn}", "calls", slot_live_calls(), "results_in_call",
                          live_in_call, "results_owned", live_owned, "copy_limit",
                          result_copy_limit);
 }

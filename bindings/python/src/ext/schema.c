@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The component's schema, read once at open: what the hot path needs of each
  * field (field_meta), and a plain-tuple description for the Python side. */
-#include "ext.h"
+#include "schema.h"
 
 #include <string.h>
 
@@ -44,13 +44,12 @@ static int any_dotted(const field_meta *fs, int32_t n) {
     return 0;
 }
 
-int schema_load(ComponentObject *self) {
-    const tsr_component *c = self->core->c;
-    if (load_fields(c, 1, &self->in, &self->n_in) != 0 ||
-        load_fields(c, 0, &self->out, &self->n_out) != 0)
+int schema_load(comp_fields *fs, const tsr_component *c) {
+    if (load_fields(c, 1, &fs->in, &fs->n_in) != 0 ||
+        load_fields(c, 0, &fs->out, &fs->n_out) != 0)
         return -1;
-    self->nested_in = any_dotted(self->in, self->n_in);
-    self->nested_out = any_dotted(self->out, self->n_out);
+    fs->nested_in = any_dotted(fs->in, fs->n_in);
+    fs->nested_out = any_dotted(fs->out, fs->n_out);
     return 0;
 }
 
@@ -59,11 +58,11 @@ static void free_fields(field_meta *fs, int32_t n) {
     PyMem_Free(fs);
 }
 
-void schema_free(ComponentObject *self) {
-    free_fields(self->in, self->n_in);
-    free_fields(self->out, self->n_out);
-    self->in = self->out = NULL;
-    self->n_in = self->n_out = 0;
+void schema_free(comp_fields *fs) {
+    free_fields(fs->in, fs->n_in);
+    free_fields(fs->out, fs->n_out);
+    fs->in = fs->out = NULL;
+    fs->n_in = fs->n_out = 0;
 }
 
 static PyObject *describe_dims(const tsr_field *f) {
@@ -128,9 +127,7 @@ static PyObject *describe_fields(const tsr_component *c, int inputs) {
     return list;
 }
 
-PyObject *schema_describe(ComponentObject *self) {
-    if (component_check_open(self) != 0) return NULL;
-    const tsr_component *c = self->core->c;
+PyObject *schema_describe(const tsr_component *c) {
     PyObject *ins = describe_fields(c, 1);
     PyObject *outs = ins ? describe_fields(c, 0) : NULL;
     if (!outs) {

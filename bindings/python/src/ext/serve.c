@@ -4,7 +4,10 @@
  * so closing the Component while it serves releases nothing under it.
  * Requests run on the server's threads; Python components take the GIL
  * there as in any call. */
-#include "ext.h"
+#include "serve.h"
+
+#include "component.h"
+#include "errors.h"
 #include "tessera_serve.h"
 
 typedef struct served {

@@ -9,18 +9,32 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from .. import _errors, _nesting
 from .._component import _names
-from .._schema import ShapeDtype
+from .._schema import Schema, ShapeDtype
 from ._failures import explained
+from ._spec import ComponentSpec
 from ._tasks import call_chunk
 
-if TYPE_CHECKING:
-    from ._cluster import ClusterComponent
+
+class Target(Protocol):
+    """What a batch needs of the component it runs on: a
+    ``ClusterComponent``, which calls :func:`run` (this module sits below
+    it and knows it only by this much)."""
+
+    client: Any            # distributed.Client
+    spec: ComponentSpec
+
+    @property
+    def schema(self) -> Schema: ...
+
+    def abstract_eval(self, inputs: Mapping[str, Any]) -> dict: ...
+
+    def default_chunks(self) -> int: ...
 
 
 def _is_lazy(value: Any) -> bool:
@@ -83,7 +97,7 @@ def _unpack(endpoint: str, args: tuple) -> tuple[tuple, tuple, dict]:
     return ins, outs, dict(args[2]) if endpoint in ("jvp", "vjp") else {}
 
 
-def run(cc: ClusterComponent, endpoint: str, inputs: dict, args: tuple, chunks: int | None,
+def run(cc: Target, endpoint: str, inputs: dict, args: tuple, chunks: int | None,
         retries: int) -> dict:
     schema = cc.schema
     where = f"component '{cc.spec.label}', endpoint '{endpoint}': batch"

@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from .. import _errors
+from ._op import abstract_eval
 
 
 def _host(op, shapes, *arrays):
@@ -36,8 +37,6 @@ def _host(op, shapes, *arrays):
 
 
 def cluster_call(*args, op):
-    from ._primitive import _abstract_eval
-
-    avals = _abstract_eval(*(jax.typeof(a) for a in args), op=op)
+    avals = abstract_eval(*(jax.typeof(a) for a in args), op=op)
     shapes = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals)
     return jax.pure_callback(functools.partial(_host, op, shapes), shapes, *args)

@@ -3,8 +3,10 @@
 
 An Op names a component, an endpoint (apply, jvp or vjp), its
 differentiation targets, a batch size and the inputs the caller left out;
-it says which operands the primitive takes and which results it gives,
-and it makes the FFI op whose handle the compiled custom call carries.
+it says which operands the primitive takes and which results it gives
+(their shapes and dtypes: abstract_eval, the primitive's abstract
+evaluation), and it makes the FFI op whose handle the compiled custom
+call carries.
 Ops are interned per component, so that retracing finds the same
 parameters and JAX's caches hit.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import numpy as np
 
 from .._component import Component
@@ -132,3 +135,34 @@ def make_op(component: Component, kind: str, wrt_in: tuple[str, ...] = (),
     if op is None:
         op = ops[key] = Op(component, kind, wrt_in, wrt_out, batch, cluster, left_out)
     return op
+
+
+# ---- result shapes ----------------------------------------------------------
+
+def _apply_shapes(op: Op, specs: tuple) -> tuple:
+    """Output (shape, dtype) of apply for unbatched input (shape, dtype)
+    pairs, from the schema's symbolic dims or the plugin's abstract_eval
+    (the library chooses, and checks the inputs against the schema).
+    Cached per component."""
+    cache = op.component.__dict__.setdefault("_jax_shapes", {})
+    out = cache.get(specs)
+    if out is None:
+        out = cache[specs] = tuple((tuple(shape), np.dtype(dtype))
+                                   for shape, dtype in op.component._abstract_eval(specs))
+    return out
+
+
+def abstract_eval(*avals, op: Op) -> list:
+    """The primitive's abstract evaluation: the ShapedArray of each of the
+    op's results for its operands' avals (also the layout a batch sent to a
+    Dask cluster gives its results, _cluster)."""
+    comp = op.component
+    given = dict(zip(op.given, avals[:len(op.given)]))
+    if op.kind == "vjp":
+        return [jax.core.ShapedArray(given[n].shape, given[n].dtype) for n in op.wrt_in]
+    lead = (op.batch,) if op.batch else ()
+    # None: left out, the library's default or an absent optional input.
+    specs = tuple((tuple(a.shape[len(lead):]), np.dtype(a.dtype).name) if a is not None else None
+                  for a in (given.get(n) for n in comp.schema.input_names))
+    shapes = dict(zip(comp.schema.output_names, _apply_shapes(op, specs)))
+    return [jax.core.ShapedArray(lead + shapes[n][0], shapes[n][1]) for n in op.results]

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""The ``tessera_call`` primitive: abstract evaluation, evaluation and
-lowering to the XLA FFI handler written in C (tessera._ext), so that a
-jitted program calls the plugin with no Python on the way."""
+"""The ``tessera_call`` primitive: evaluation and lowering to the XLA FFI
+handler written in C (tessera._ext), so that a jitted program calls the
+plugin with no Python on the way; its abstract evaluation is _op's."""
 
 from __future__ import annotations
 
@@ -9,32 +9,18 @@ import functools
 import re
 
 import jax
-import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import mlir
 
 from .. import _errors, _ext
 from ._cluster import cluster_call
-from ._op import Op
+from ._op import Op, abstract_eval
 
 tessera_call_p = Primitive("tessera_call")
 tessera_call_p.multiple_results = True
 
 _TARGET = "tessera_call"
 jax.ffi.register_ffi_target(_TARGET, _ext._ffi_handler(), platform="cpu", api_version=1)
-
-
-def _apply_shapes(op: Op, specs: tuple) -> tuple:
-    """Output (shape, dtype) of apply for unbatched input (shape, dtype)
-    pairs, from the schema's symbolic dims or the plugin's abstract_eval
-    (the library chooses, and checks the inputs against the schema).
-    Cached per component."""
-    cache = op.component.__dict__.setdefault("_jax_shapes", {})
-    out = cache.get(specs)
-    if out is None:
-        out = cache[specs] = tuple((tuple(shape), np.dtype(dtype))
-                                   for shape, dtype in op.component._abstract_eval(specs))
-    return out
 
 
 # "tessera.PluginError: <message> [TSR_E_PLUGIN]", as the FFI handler writes
@@ -59,19 +45,6 @@ def tessera_error(exc: BaseException) -> _errors.TesseraError | None:
     return _errors.error_class(code)(code, found.group(2))
 
 
-def _abstract_eval(*avals, op: Op):
-    comp = op.component
-    given = dict(zip(op.given, avals[:len(op.given)]))
-    if op.kind == "vjp":
-        return [jax.core.ShapedArray(given[n].shape, given[n].dtype) for n in op.wrt_in]
-    lead = (op.batch,) if op.batch else ()
-    # None: left out, the library's default or an absent optional input.
-    specs = tuple((tuple(a.shape[len(lead):]), np.dtype(a.dtype).name) if a is not None else None
-                  for a in (given.get(n) for n in comp.schema.input_names))
-    shapes = dict(zip(comp.schema.output_names, _apply_shapes(op, specs)))
-    return [jax.core.ShapedArray(lead + shapes[n][0], shapes[n][1]) for n in op.results]
-
-
 def _impl(*args, op: Op):
     """Outside jit: the same compiled path, jitted once per op, waited for,
     so that a failure raises its tessera class here, as it does from the
@@ -94,6 +67,6 @@ def _lowering(ctx, *args, op: Op):
     return jax.ffi.ffi_lowering(_TARGET)(ctx, *args, handle=op.handle())
 
 
-tessera_call_p.def_abstract_eval(_abstract_eval)
+tessera_call_p.def_abstract_eval(abstract_eval)
 tessera_call_p.def_impl(_impl)
 mlir.register_lowering(tessera_call_p, _lowering, platform="cpu")
