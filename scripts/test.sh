@@ -3,9 +3,11 @@
 # Build, then run every test: the ctest suite in build/, the install test
 # (install into a temporary prefix, build the out-of-tree example against
 # it), the ctest suite again under AddressSanitizer and UndefinedBehavior-
-# Sanitizer (build-asan/), Release builds with gcc and clang and the strict
-# warnings (build-release-gcc/, build-release-clang/; built, not run), and
-# each fuzz target for a bounded time (build-fuzz/). Every build here treats
+# Sanitizer (build-asan/), and again for line and branch coverage per
+# folder against its floors (build-coverage/, scripts/coverage.sh), Release
+# builds with gcc and clang and the strict warnings (build-release-gcc/,
+# build-release-clang/; built, not run), and each fuzz target for a
+# bounded time (build-fuzz/). Every build here treats
 # warnings as errors (TESSERA_WERROR, off in a user's build). Exits non-zero
 # if anything fails.
 set -uo pipefail
@@ -50,6 +52,14 @@ if cmake -S "$root" -B "$asan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_S
 else
   echo "test: the sanitizer build FAILED" >&2
   failed+=(sanitizer-build)
+fi
+
+# Line and branch coverage of the C suite per folder (build-coverage/),
+# judged against scripts/coverage_floors.txt; the table is left in
+# build-coverage/coverage.txt. About 3-5 minutes on 2 cores.
+echo "== coverage (build-coverage)"
+if ! "$root/scripts/coverage.sh"; then
+  failed+=(coverage)
 fi
 
 # Release builds (-O3: the optimizer's warnings, maybe-uninitialized and

@@ -120,7 +120,7 @@ static void in_limited_child(const char *(*fn)(void), const char *tag) {
 }
 
 Test(shm_full, opening_a_worker_component_without_memory_fails_with_a_clear_error) {
-    if (!MEMCG_TIGHT_LIMITS_WORK) cr_skip_test("AddressSanitizer needs more than 512 KiB of room");
+    if (!MEMCG_TIGHT_LIMITS_WORK) cr_skip_test("sanitizer and coverage builds need more than 512 KiB of room");
     in_limited_child(open_without_room, "open");
 }
 

@@ -628,7 +628,7 @@ Test(files, memfd_refused_by_policy_makes_workers_fall_back_to_files) {
 }
 
 Test(files, too_little_memory_for_the_arena_makes_workers_fall_back_to_files) {
-    if (!MEMCG_TIGHT_LIMITS_WORK) cr_skip_test("AddressSanitizer needs more than 512 KiB of room");
+    if (!MEMCG_TIGHT_LIMITS_WORK) cr_skip_test("sanitizer and coverage builds need more than 512 KiB of room");
     if (memcg_create(&cg, "files") != 0) cr_skip_test("no memory cgroup of our own can be made");
     run_in_child(fallback_when_memory_is_short, "cannot limit the child's memory");
     memcg_remove(&cg);
