@@ -42,8 +42,8 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
     call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
     if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
-        !call->seed_set || !call->results || !call->expect || !call->bufs || !call->targets || !call->result_bytes || !call->symval ||
-        !call->sym_from) {
+        !call->seed_set || !call->results || !call->expect || !call->bufs || !call->targets ||
+        !call->result_bytes || !call->symval || !call->sym_from) {
         tsr_call_free(call);
         return NULL;
     }

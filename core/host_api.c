@@ -23,7 +23,8 @@ static void *api_alloc_result(tsr_ctx *ctx, int32_t index) {
         p = call_result_alloc(hc->call, index, &code, why, sizeof why);
     } else if (hc->alloc_hook) {
         p = hc->alloc_hook(hc->alloc_user, index, &code, why, sizeof why);
-        if (p && hc->served_args) result_fill(hc->served_unwritten, &hc->served_args->results[index]);
+        if (p && hc->served_args)
+            result_fill(hc->served_unwritten, &hc->served_args->results[index]);
     } else {
         snprintf(why, sizeof why, "tsr_ctx_alloc called outside an endpoint call");
         p = NULL;

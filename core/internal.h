@@ -250,26 +250,27 @@ void results_aim(struct tsr_call *call);
 void results_deliver(struct tsr_call *call);
 
 /* result_fill.c. What a result holds before its endpoint runs, by mode
- * (option unwritten, UNWRITTEN_*): zeros, or a marker (a signalling
- * NaN for floats, 0xA5 bytes otherwise) that results_unwritten looks for
- * afterwards: it returns 1 with the first result still holding it
- * (*which), how many of its *count elements do (*left), else 0 (always 0
- * in mode zero). Arrays without data are left alone. */
+ * (option unwritten, UNWRITTEN_*): zeros, nothing (keep), or a marker (a
+ * signalling NaN for floats, 0xA5 bytes otherwise), of which
+ * result_unwritten_count counts the elements still holding it. Arrays
+ * without data are left alone. */
 void result_fill(int mode, const tsr_array *r);
 void results_fill(int mode, const tsr_array *results, int32_t n);
 /* The same for a call's results before its run, from the sizes its
  * validation kept in call->result_bytes (the fast path sizes nothing). */
 void call_results_fill(struct tsr_call *call);
-int64_t result_unwritten(int mode, const tsr_array *r);
-int results_unwritten(int mode, const tsr_array *results, int32_t n, int32_t *which,
-                      int64_t *left, int64_t *count);
+int64_t result_unwritten_count(const tsr_array *r);
 
 /* results.c */
 int32_t results_count(const struct tsr_call *call);
 int results_prepare(struct tsr_call *call);
 int results_check(struct tsr_call *call);
-/* With option unwritten=check: fail the call naming the first result the
- * plugin left (partly) unwritten; else 0. */
+/* In mode unwritten=check: 1 with why naming the first result of
+ * args->results that still holds the marker and how many of its elements
+ * do, else 0 (always 0 in another mode); for calls and served calls alike.
+ * results_unwritten_fail fails the call with it. */
+int results_unwritten_why(const tsr_component *c, int mode, const tsr_args *args, char *why,
+                          size_t n);
 int results_unwritten_fail(struct tsr_call *call);
 
 #endif

@@ -69,9 +69,9 @@ void call_results_fill(tsr_call *call) {
         fill(mode, call->results[k].data, call->results[k].dtype, call->result_bytes[k]);
 }
 
-int64_t result_unwritten(int mode, const tsr_array *r) {
+int64_t result_unwritten_count(const tsr_array *r) {
     size_t bytes;
-    if (mode != UNWRITTEN_CHECK || !r->data || shape_bytes(r, &bytes) != 0) return 0;
+    if (!r->data || shape_bytes(r, &bytes) != 0) return 0;
     unsigned char m[16];
     size_t size = marker_of(r->dtype, m);
     if (size == 0) return 0;
@@ -79,18 +79,4 @@ int64_t result_unwritten(int mode, const tsr_array *r) {
     const unsigned char *p = r->data;
     for (size_t at = 0; at + size <= bytes; at += size) left += memcmp(p + at, m, size) == 0;
     return left;
-}
-
-int results_unwritten(int mode, const tsr_array *results, int32_t n, int32_t *which,
-                      int64_t *left, int64_t *count) {
-    if (mode != UNWRITTEN_CHECK) return 0;
-    for (int32_t k = 0; k < n; k++) {
-        int64_t u = result_unwritten(mode, &results[k]);
-        if (u == 0) continue;
-        *which = k;
-        *left = u;
-        *count = shape_count(results[k].shape, results[k].rank);
-        return 1;
-    }
-    return 0;
 }

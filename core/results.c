@@ -123,13 +123,14 @@ int results_prepare(tsr_call *call) {
         }
         if (in) memcpy(r->shape + out_rank, in->shape, (size_t)in->rank * sizeof(int64_t));
         size_t bytes = 0;
-        call->result_bytes[k] = known && shape_bytes(r, &bytes) == 0 ? bytes : 0;
+        int sized = known && shape_bytes(r, &bytes) == 0;
+        call->result_bytes[k] = sized ? bytes : 0;
         if (known && alloc) {
             char name[160];
             call_result_name(call, k, name, sizeof name);
             int rc = limit_take(call, limit_array_bytes(r), name, NULL);
             if (rc) return rc;
-            if (shape_bytes(r, &bytes) != 0)
+            if (!sized)
                 return call_fail(call, TSR_E_SHAPE, "%s would hold more elements than memory can",
                                  name);
             char why[400];
@@ -233,18 +234,32 @@ int results_check(tsr_call *call) {
     return 0;
 }
 
+int results_unwritten_why(const tsr_component *c, int mode, const tsr_args *args, char *why,
+                          size_t n) {
+    if (mode != UNWRITTEN_CHECK) return 0;
+    for (int32_t k = 0; k < args->n_results; k++) {
+        const tsr_array *r = &args->results[k];
+        int64_t left = result_unwritten_count(r);
+        if (left == 0) continue;
+        result_layout l;
+        result_layout_of(c, args->endpoint, args->wrt_in, args->n_wrt_in, args->wrt_out, k, &l);
+        char name[160];
+        snprintf(why, n,
+                 "%s: %lld of %lld elements left unwritten by the plugin (option "
+                 "unwritten=check)",
+                 result_layout_name(c, &l, name, sizeof name), (long long)left,
+                 (long long)shape_count(r->shape, r->rank));
+        return 1;
+    }
+    return 0;
+}
+
 int results_unwritten_fail(tsr_call *call) {
-    int32_t k;
-    int64_t left, count;
-    if (!results_unwritten(call->comp->opts.unwritten, call->results, call->n_results, &k, &left,
-                           &count))
+    char why[400];
+    if (!results_unwritten_why(call->comp, call->comp->opts.unwritten, &call->args, why,
+                               sizeof why))
         return 0;
-    char name[160];
-    return call_fail(call, TSR_E_PLUGIN_RESULT,
-                     "%s: %lld of %lld elements left unwritten by the plugin (option "
-                     "unwritten=check)",
-                     call_result_name(call, k, name, sizeof name), (long long)left,
-                     (long long)count);
+    return call_fail(call, TSR_E_PLUGIN_RESULT, "%s", why);
 }
 
 /* The bytes of one item of a batched array. */

@@ -149,21 +149,6 @@ int served_check(served *s, const tsr_args *args, char *why, size_t n) {
 
 /* ---- running the endpoint ------------------------------------------------ */
 
-/* The first result the plugin left (partly) unwritten, in why. */
-static int unwritten_failure(const tsr_component *c, const tsr_args *args, int unwritten,
-                             char *why, size_t n) {
-    int32_t k;
-    int64_t left, count;
-    if (!results_unwritten(unwritten, args->results, args->n_results, &k, &left, &count))
-        return 0;
-    result_layout l;
-    result_layout_of(c, args->endpoint, args->wrt_in, args->n_wrt_in, args->wrt_out, k, &l);
-    char name[160];
-    snprintf(why, n, "%s: %lld of %lld elements left unwritten by the plugin (option unwritten=check)",
-             result_layout_name(c, &l, name, sizeof name), (long long)left, (long long)count);
-    return TSR_E_PLUGIN_RESULT;
-}
-
 int served_invoke(served *s, const tsr_args *args, int unwritten, served_alloc_fn alloc,
                   void *user, const _Atomic uint32_t *cancel, int *plugin_status, char *why,
                   size_t n) {
@@ -183,16 +168,19 @@ int served_invoke(served *s, const tsr_args *args, int unwritten, served_alloc_f
     hc.served_unwritten = unwritten;
     /* Buffers are reused from call to call: no result may carry another
      * call's bytes (result_fill.c). */
-    if (args->endpoint != TSR_EP_ABSTRACT_EVAL) results_fill(unwritten, args->results, args->n_results);
+    int shapes_only = args->endpoint == TSR_EP_ABSTRACT_EVAL;
+    if (!shapes_only) results_fill(unwritten, args->results, args->n_results);
     int status = fn(&hc.pub, args);
     *plugin_status = status;
     if (hc.alloc_code) {
         snprintf(why, n, "%s", hc.alloc_msg);
         return hc.alloc_code;
     }
-    if (status == 0) return args->endpoint == TSR_EP_ABSTRACT_EVAL
-                                ? 0
-                                : unwritten_failure(c, args, unwritten, why, n);
+    if (status == 0) {
+        if (!shapes_only && results_unwritten_why(c, unwritten, args, why, n))
+            return TSR_E_PLUGIN_RESULT;
+        return 0;
+    }
     if (status == TSR_E_CANCELLED) {   /* interrupted (plugin.h), as call.c says it */
         snprintf(why, n, "cancelled: %s",
                  hc.plugin_msg_set ? hc.plugin_msg : "the plugin was interrupted");
