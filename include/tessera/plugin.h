@@ -115,7 +115,64 @@ typedef struct tsr_field {
     /* Appended to the first layout: read only when tsr_plugin.field_size
      * covers it, so plugins built with the older layout keep loading. */
     const tsr_array *default_value;  /* inputs only: the value a left-out input takes; NULL: none */
+    /* Appended to the second layout (ABI 1.1): zero in older plugins,
+     * which is an array field as before. */
+    uint32_t kind;                   /* tsr_kind */
+    const char *const *choices;      /* TSR_KIND_TEXT: the allowed values (Literal, enum); NULL: any */
+    int32_t n_choices;
 } tsr_field;
+
+/*
+ * Field kinds (tsr_field.kind). A component's inputs and outputs form a
+ * tree, as Tesseract's pydantic schemas do: nested models are dotted names
+ * ("mesh.points"); their leaves are of one of these kinds.
+ *
+ *   TSR_KIND_ARRAY  an array of dtype, rank and dims; the fast path (by
+ *                   reference in worker mode, zero-copy everywhere).
+ *                   rank TSR_RANK_ANY (dims NULL): any rank up to
+ *                   TSR_MAX_FIELD_RANK (Array[..., Float64]).
+ *   TSR_KIND_TEXT   UTF-8 text (str, Literal[...], a str enum). When
+ *                   choices is set, the host refuses any other value
+ *                   before the endpoint runs, naming the allowed ones.
+ *   TSR_KIND_JSON   one JSON value: a Python-native number or bool, null,
+ *                   a list or dict of any kind, nested models inside them,
+ *                   anything else a schema declares. Arrays inside are
+ *                   Tesseract's encoded array objects ({"object_type":
+ *                   "array", "shape", "dtype", "data": {"buffer",
+ *                   "encoding": "base64"}}); the host re-encodes them to the
+ *                   encoding a caller asks for. The component validates
+ *                   what is inside.
+ *
+ * A TEXT or JSON value reaches an endpoint as a tsr_array of dtype
+ * TSR_UINT8, rank 1, shape[0] its length in bytes, whose data is followed
+ * by a NUL the host adds (not counted): (const char *)a->data is a C
+ * string, in every mode. The descriptor's dtype, rank and dims of such a
+ * field are ignored. A TEXT or JSON result has a shape that depends on
+ * values: the endpoint sets shape[0] (rank 1) and calls tsr_ctx_alloc(),
+ * which hands out shape[0] + 1 bytes (the last one NUL) and writes the
+ * bytes. Defaults (default_value) of such fields are uint8 rank-1 arrays
+ * of the text.
+ *
+ * Derivatives inside JSON values. A JSON field flagged
+ * TSR_FIELD_DIFFERENTIABLE holds differentiable array leaves. A caller may
+ * then name, in jvp/vjp/jac inputs and outputs, a path inside it in
+ * Tesseract's syntax: "weights.{a}" (dict key), "layers.[0].k" (list
+ * item, then a model's field). Such an entry's wrt_in / wrt_out index is
+ * the JSON field's, and its full path is in tsr_args.wrt_in_paths /
+ * wrt_out_paths (both always set when struct_size covers them; a whole
+ * field's path is its name). A seed for such a path is a float array
+ * whose shape the component checks; a result for such a path has data
+ * NULL: the endpoint sets its dtype, rank and shape and calls
+ * tsr_ctx_alloc().
+ */
+typedef enum tsr_kind {
+    TSR_KIND_ARRAY = 0,
+    TSR_KIND_TEXT = 1,
+    TSR_KIND_JSON = 2
+} tsr_kind;
+
+/* tsr_field.rank of an array field that accepts any rank. */
+#define TSR_RANK_ANY (-1)
 
 /* Defaults (tsr_field.default_value). A caller may leave out an input that
  * has one; the host then passes the default in every mode, before
@@ -191,6 +248,12 @@ typedef struct tsr_args {
     int32_t n_seeds;
     tsr_array *results;
     int32_t n_results;
+    /* Appended (ABI 1.1): the path of each wrt entry, n_wrt_in and
+     * n_wrt_out of them; the field's name for a whole field, a path inside
+     * a JSON field otherwise (see TSR_KIND_JSON). Read them only when
+     * struct_size covers them. */
+    const char *const *wrt_in_paths;
+    const char *const *wrt_out_paths;
 } tsr_args;
 
 typedef struct tsr_ctx tsr_ctx;
@@ -339,6 +402,26 @@ static inline int64_t tsr_array_count(const tsr_array *a) {
     int64_t n = 1;
     for (int32_t i = 0; i < a->rank; i++) n *= a->shape[i];
     return n;
+}
+
+/* The text of a TEXT or JSON input (NUL-terminated by the host). */
+static inline const char *tsr_input_text(const tsr_array *a) {
+    return (const char *)a->data;
+}
+
+/* Index of a TEXT input among choices (n of them), or -1. */
+static inline int32_t tsr_text_choice(const tsr_array *a, const char *const *choices, int32_t n) {
+    for (int32_t i = 0; i < n; i++) {
+        const char *c = choices[i];
+        int64_t len = 0;
+        while (c[len]) len++;
+        if (a->rank == 1 && a->shape[0] == len) {
+            int64_t k = 0;
+            while (k < len && ((const char *)a->data)[k] == c[k]) k++;
+            if (k == len) return i;
+        }
+    }
+    return -1;
 }
 
 /* Whether an input is a TSR_FIELD_OPTIONAL one that the caller left out

@@ -390,6 +390,12 @@ TSR_API void tsr_call_free(tsr_call *call);
  * (abstract_eval reads only dtype, rank and shape). */
 TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a);
 TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a);
+/* Bind a TEXT or JSON input (tsr_field.kind) to a NUL-terminated UTF-8
+ * string: the text itself, or a JSON document for a JSON field. Borrowed
+ * like an array's data, until tsr_call_run returns. TSR_E_DTYPE when the
+ * field is an array; a TEXT value outside the field's choices fails the
+ * run with TSR_E_ARGUMENT naming the allowed values. */
+TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8);
 
 /* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/
  * jvp_outputs, vjp_inputs/vjp_outputs. Names are checked now: each must be
@@ -431,6 +437,10 @@ TSR_API const tsr_array *tsr_call_result(const tsr_call *call, int32_t k);
 /* The result for a field by name: for apply, abstract_eval and jvp an output
  * name; for vjp an input name. NULL if there is none. */
 TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name);
+/* A TEXT or JSON output of the last successful run as a NUL-terminated
+ * string (its length in *len when len is not NULL), or NULL when name is
+ * not such an output. Lives as long as the call's results. */
+TSR_API const char *tsr_call_output_text(const tsr_call *call, const char *name, size_t *len);
 /* A Jacobian block d out_name / d in_name, or NULL. */
 TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
                                            const char *in_name);
