@@ -78,7 +78,15 @@ static const tsr_array *result_in_array(const tsr_call *call, int32_t k) {
 const char *call_result_name(const tsr_call *call, int32_t k, char *buf, size_t n) {
     result_layout l;
     layout(call, k, &l);
-    return result_layout_name(call->comp, &l, buf, n);
+    if (!l.free_form) return result_layout_name(call->comp, &l, buf, n);
+    /* Inside a JSON field: named by the paths, as the caller gave them. */
+    int32_t i = call->ep == TSR_EP_VJP ? k : call->ep == TSR_EP_JACOBIAN ? k % call->n_wrt_in : -1;
+    int32_t o = call->ep == TSR_EP_JVP ? k : call->ep == TSR_EP_JACOBIAN ? k / call->n_wrt_in : -1;
+    if (o < 0) snprintf(buf, n, "result for input '%s'", call->wrt_in_paths[i]);
+    else if (i >= 0)
+        snprintf(buf, n, "jacobian block '%s'/'%s'", call->wrt_out_paths[o], call->wrt_in_paths[i]);
+    else snprintf(buf, n, "output '%s'", call->wrt_out_paths[o]);
+    return buf;
 }
 
 /* Whether result k is free-form (result_layout.free_form). */

@@ -16,18 +16,19 @@
  * more when paths inside JSON fields make the seeds more). */
 static proxy_call *proxy_of(tsr_call *call) {
     void **slot = call_backend_slot(call);
+    proxy_call *pc = *slot;
+    int32_t seeds = call_args(call)->n_seeds;
+    if (pc && seeds <= pc->n_staging - pc->n_in) return pc;   /* every call's path */
     component_schema s = backend_schema(call_component(call));
     int32_t n = s.n_in + (s.n_in > s.n_out ? s.n_in : s.n_out);
-    int32_t seeds = call_args(call)->n_seeds;
     if (s.n_in + seeds > n) n = s.n_in + seeds;
-    proxy_call *pc = *slot;
-    if (pc && pc->n_staging >= n) return pc;
     proxy_call *grown = realloc(pc, sizeof *pc + (size_t)n * sizeof pc->staging[0]);
     if (!grown) return NULL;
     if (!pc) grown->last_worker = call_lane(call);
     int32_t had = pc ? grown->n_staging : 0;
     memset(&grown->staging[had], 0, (size_t)(n - had) * sizeof grown->staging[0]);
     grown->n_staging = n;
+    grown->n_in = s.n_in;
     return *slot = grown;
 }
 
