@@ -94,6 +94,9 @@ static void copy_wrt(tsr_call *call, tsr_call *sub) {
         sub->validated = 0;
     memcpy(sub->wrt_in, call->wrt_in, (size_t)call->n_wrt_in * sizeof(int32_t));
     memcpy(sub->wrt_out, call->wrt_out, (size_t)call->n_wrt_out * sizeof(int32_t));
+    /* Whole fields only (a batch refuses paths): the fields' names. */
+    memcpy(sub->wrt_in_paths, call->wrt_in_paths, (size_t)call->n_wrt_in * sizeof(char *));
+    memcpy(sub->wrt_out_paths, call->wrt_out_paths, (size_t)call->n_wrt_out * sizeof(char *));
     sub->n_wrt_in = call->n_wrt_in;
     sub->n_wrt_out = call->n_wrt_out;
     sub->wrt_set = call->wrt_set;
@@ -177,7 +180,7 @@ static int size_results(tsr_call *call, tsr_call *sub, int64_t batch) {
         for (int32_t d = 0; d < e->rank; d++)
             if (e->shape[d] < 0) {
                 char name[160];
-                if (result_is_text(sub, k))
+                if (call->ep == TSR_EP_APPLY && call->comp->out[k].field.kind != TSR_KIND_ARRAY)
                     return call_fail(call, TSR_E_UNSUPPORTED,
                                      "%s is text, whose length depends on values: a batch "
                                      "cannot hold it; run each item as its own call",

@@ -295,9 +295,7 @@ void results_fill(int mode, const tsr_array *results, int32_t n);
 void call_results_fill(struct tsr_call *call);
 int64_t result_unwritten_count(const tsr_array *r);
 
-/* results.c. result_is_text: result k is a TEXT or JSON output's (apply),
- * followed by a NUL in its buffer. */
-int result_is_text(const struct tsr_call *call, int32_t k);
+/* results.c */
 int32_t results_count(const struct tsr_call *call);
 int results_prepare(struct tsr_call *call);
 int results_check(struct tsr_call *call);

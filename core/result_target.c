@@ -86,7 +86,9 @@ void results_deliver(tsr_call *call) {
         if (!t->ptr || !r->data || r->data == t->ptr) continue;
         size_t bytes = array_bytes_or_max(r);
         /* Text comes with its NUL (result_place asked room for it). */
-        if (bytes != SIZE_MAX && result_is_text(call, k)) bytes++;
+        if (bytes != SIZE_MAX && call->ep == TSR_EP_APPLY &&
+            call->comp->out[k].field.kind != TSR_KIND_ARRAY)
+            bytes++;
         if (bytes > t->bytes) continue;   /* result_place refused it before the run */
         memcpy(t->ptr, r->data, bytes);
         r->data = t->ptr;

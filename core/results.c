@@ -97,7 +97,7 @@ static int result_free_form(const tsr_call *call, int32_t k) {
 }
 
 /* Whether result k is a TEXT or JSON output's (apply). */
-int result_is_text(const tsr_call *call, int32_t k) {
+static int result_is_text(const tsr_call *call, int32_t k) {
     const field_info *of = result_out_field(call, k);
     return of && of->field.kind != TSR_KIND_ARRAY && call->ep == TSR_EP_APPLY;
 }

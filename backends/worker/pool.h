@@ -62,6 +62,7 @@ typedef struct proxy_call {
     int last_worker;            /* the pool slot used last */
     int32_t n_staging;
     int32_t n_in;               /* the component's inputs: staging[n_in...] hold seeds */
+    int json_wrt;               /* a differentiable JSON field exists: paths may cross */
     result_buf staging[];       /* arena copies of inputs, then seeds */
 } proxy_call;
 

@@ -29,6 +29,12 @@ static proxy_call *proxy_of(tsr_call *call) {
     memset(&grown->staging[had], 0, (size_t)(n - had) * sizeof grown->staging[0]);
     grown->n_staging = n;
     grown->n_in = s.n_in;
+    /* Only a differentiable JSON field's entries carry paths. */
+    grown->json_wrt = 0;
+    for (int32_t i = 0; i < s.n_in + s.n_out; i++) {
+        const tsr_field *f = i < s.n_in ? &s.in[i].field : &s.out[i - s.n_in].field;
+        if (f->kind == TSR_KIND_JSON && (f->flags & TSR_FIELD_DIFFERENTIABLE)) grown->json_wrt = 1;
+    }
     return *slot = grown;
 }
 
@@ -154,7 +160,7 @@ static int write_request(tsr_call *call, proxy_call *pc, chan_end *end, binref_w
     char why[300];
     size_t need = chan_request_bytes(args->n_inputs, args->n_wrt_in, args->n_wrt_out,
                                      args->n_seeds, args->n_results);
-    uint32_t paths = paths_bytes(call);
+    uint32_t paths = pc->json_wrt ? paths_bytes(call) : 0;
     if (!chan_request_paths(b, need, paths))
         return call_fail(call, TSR_E_UNSUPPORTED,
                          "the request's paths inside JSON fields (%u bytes) do not fit the "

@@ -84,9 +84,14 @@ static int select_side(gc_session *s, int inputs, const char *const *paths, int3
     }
     for (int32_t k = 0; k < n; k++) {
         const tsr_field *f = inputs ? tsr_component_input(s->c, k) : tsr_component_output(s->c, k);
-        if (!chosen[k] || gc_is_real(f->dtype)) continue;
+        int json = f->kind == TSR_KIND_JSON;
+        if (!chosen[k] || (gc_is_real(f->dtype) && !json)) continue;
         chosen[k] = 0;
-        if (gc_add_skip(s->rep, f->name, inputs, skip_reason(f->dtype)) != 0)
+        /* Derivatives inside a JSON value are at paths only its component knows. */
+        const char *why = json ? "JSON fields are not checked (their derivatives are at paths "
+                                 "inside them)"
+                               : skip_reason(f->dtype);
+        if (gc_add_skip(s->rep, f->name, inputs, why) != 0)
             return gc_fail(s, TSR_E_NOMEM, "out of memory");
     }
     return 0;
