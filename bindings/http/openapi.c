@@ -3,9 +3,12 @@
  * writes it, for what its clients read: `paths` (which endpoints exist),
  * `Apply_InputSchema` / `Apply_OutputSchema` (every field: an array is an
  * object whose object_type is the constant "array", with its shape and
- * dtype; nested models are nested objects), and `ApplyInputSchema` /
- * `ApplyOutputSchema` with `differentiable_arrays` and `field_order`
- * (tesseract-jax). */
+ * dtype, any rank as tesseract-core writes Array[..., X]; nested models
+ * are nested objects; TEXT fields strings, with their choices as "enum";
+ * JSON fields a schema any JSON value meets, since Tessera knows no more
+ * of them), and `ApplyInputSchema` / `ApplyOutputSchema` with
+ * `differentiable_arrays` and `field_order` (tesseract-jax). A component
+ * without outputs has an empty Apply_OutputSchema. */
 #include <string.h>
 
 #include "serve_internal.h"
@@ -37,8 +40,10 @@ static json_t *dtype_enum(void) {
     return e;
 }
 
-/* [3, null] for a shape of a fixed and a free axis (symbols are free). */
+/* [3, null] for a shape of a fixed and a free axis (symbols are free);
+ * null for any rank. */
 static json_t *shape_list(const tsr_field *f) {
+    if (f->rank == TSR_RANK_ANY) return json_null();
     json_t *s = json_array();
     for (int32_t k = 0; k < f->rank; k++)
         json_array_append_new(s, f->dims[k].symbol || f->dims[k].size < 0
@@ -48,6 +53,9 @@ static json_t *shape_list(const tsr_field *f) {
 }
 
 static json_t *shape_schema(const tsr_field *f) {
+    if (f->rank == TSR_RANK_ANY)
+        return json_pack("{s:{s:s}, s:s, s:s, s:s}", "items", "type", "integer", "type", "array",
+                         "title", "Shape", "description", "Shape of the array");
     json_t *items = json_array();
     for (int32_t k = 0; k < f->rank; k++) {
         const tsr_dim *d = &f->dims[k];
@@ -66,7 +74,8 @@ static json_t *shape_schema(const tsr_field *f) {
 static json_t *array_schema(const tsr_field *f) {
     int diff = (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0;
     char title[160];
-    snprintf(title, sizeof title, "EncodedArrayModel__%s__%s%s", f->rank ? "shaped" : "scalar",
+    snprintf(title, sizeof title, "EncodedArrayModel__%s__%s%s",
+             f->rank == TSR_RANK_ANY ? "any" : f->rank ? "shaped" : "scalar",
              tsr_dtype_name(f->dtype), diff ? "__DIFFERENTIABLE" : "");
     json_t *dtype = json_pack("{s:s, s:o, s:[s], s:s}", "type", "string", "enum", dtype_enum(),
                               "examples", tsr_dtype_name(f->dtype), "title", "Dtype");
@@ -113,11 +122,41 @@ static json_t *field_title(const char *name) {
     return json_string(t);
 }
 
+static int is_value(const tsr_field *f) {
+    return f->kind == TSR_KIND_TEXT || f->kind == TSR_KIND_JSON;
+}
+
+/* A TEXT field as pydantic writes str (Literal[...] and str enums with
+ * "enum"), a JSON field as any JSON value ({}, tesseract-core's
+ * JsonValue): titled, described, with its default (the text of a TEXT
+ * field, the value of a JSON one). */
+static json_t *value_schema(const tsr_field *f, const char *leaf) {
+    json_t *v = f->kind == TSR_KIND_TEXT ? json_pack("{s:s}", "type", "string") : json_object();
+    if (f->kind == TSR_KIND_TEXT && f->choices && f->n_choices > 0) {
+        json_t *e = json_array();
+        for (int32_t k = 0; k < f->n_choices; k++)
+            json_array_append_new(e, json_string(f->choices[k]));
+        json_object_set_new(v, "enum", e);
+    }
+    json_object_set_new(v, "title", field_title(leaf));
+    if (f->doc) json_object_set_new(v, "description", json_string(f->doc));
+    const tsr_array *d = f->default_value;
+    if (d && d->data && d->dtype == TSR_UINT8 && d->rank == 1) {
+        json_t *dv = f->kind == TSR_KIND_TEXT
+                         ? json_stringn((const char *)d->data, (size_t)d->shape[0])
+                         : json_loadb((const char *)d->data, (size_t)d->shape[0],
+                                      JSON_DECODE_ANY, NULL);
+        if (dv) json_object_set_new(v, "default", dv);
+    }
+    return v;
+}
+
 /* An input's property: its array schema, with its default where it has
  * one, or for an optional input, as pydantic writes Optional[...] = None:
  * the array or null, titled and described outside. */
 static json_t *input_schema(const tsr_field *f, const char *leaf) {
-    json_t *a = array_schema(f);
+    json_t *a = is_value(f) ? value_schema(f, leaf) : array_schema(f);
+    if (is_value(f) && (f->default_value || !(f->flags & TSR_FIELD_OPTIONAL))) return a;
     if (f->default_value) {
         json_t *d = default_value(f->default_value);
         if (d) json_object_set_new(a, "default", d);
@@ -178,16 +217,21 @@ static json_t *fields_model(const tsr_component *c, int outputs, const char *tit
         const tsr_field *f = outputs ? tsr_component_output(c, i) : tsr_component_input(c, i);
         const char *leaf;
         json_t *parent = parent_of(model, order, f->name, &leaf);
-        json_object_set_new(json_object_get(parent, "properties"), leaf,
-                            outputs ? array_schema(f) : input_schema(f, leaf));
+        json_t *prop = !outputs ? input_schema(f, leaf)
+                       : is_value(f) ? value_schema(f, leaf) : array_schema(f);
+        json_object_set_new(json_object_get(parent, "properties"), leaf, prop);
         /* One that may be left out is not required, as in pydantic. */
         if (outputs || tsr_field_required(f))
             json_array_append_new(json_object_get(parent, "required"), json_string(leaf));
-        if (f->flags & TSR_FIELD_DIFFERENTIABLE)
+        /* A JSON field's differentiable arrays are inside it, at paths
+         * Tessera does not know. */
+        if ((f->flags & TSR_FIELD_DIFFERENTIABLE) && !is_value(f))
             json_object_set_new(diff, f->name,
                                 json_pack("{s:s, s:o}", "dtype", tsr_dtype_name(f->dtype),
                                           "shape", shape_list(f)));
     }
+    /* pydantic leaves out an empty "required" (a model without fields). */
+    if (json_array_size(json_object_get(model, "required")) == 0) json_object_del(model, "required");
     return model;
 }
 
@@ -203,9 +247,21 @@ static json_t *wrt_schema(const tsr_component *c, int outputs) {
     int32_t n = outputs ? tsr_component_n_outputs(c) : tsr_component_n_inputs(c);
     for (int32_t i = 0; i < n; i++) {
         const tsr_field *f = outputs ? tsr_component_output(c, i) : tsr_component_input(c, i);
-        if (f->flags & TSR_FIELD_DIFFERENTIABLE)
-            json_array_append_new(names, json_pack("{s:s, s:s}", "type", "string", "const",
-                                                   f->name));
+        if (!(f->flags & TSR_FIELD_DIFFERENTIABLE)) continue;
+        if (f->kind == TSR_KIND_JSON) { /* a path inside it: "weights.{a}", "layers.[0].k" */
+            char pattern[600] = "^";
+            size_t used = 1;
+            for (const char *ch = f->name; *ch && used + 4 < sizeof pattern; ch++) {
+                if (*ch == '.') pattern[used++] = '\\'; /* a dot of the name, not any character */
+                pattern[used++] = *ch;
+            }
+            memcpy(pattern + used, "\\.", 3);
+            json_array_append_new(names, json_pack("{s:s, s:s}", "type", "string", "pattern",
+                                                   pattern));
+            continue;
+        }
+        json_array_append_new(names, json_pack("{s:s, s:s}", "type", "string", "const",
+                                               f->name));
     }
     return json_pack("{s:{s:o}, s:s, s:i, s:b}", "items", "anyOf", names, "type", "array",
                      "minItems", 1, "uniqueItems", 1);
