@@ -92,7 +92,7 @@ void remote_token_free(char *header);
  * memory or nested deeper than JW_MAX_DEPTH. */
 char *remote_json_text(json_t *v);
 
-/* remote_call.c: the paths of a call's wrt entries (out: 0 wrt_in, 1
+/* remote_paths.c: the paths of a call's wrt entries (out: 0 wrt_in, 1
  * wrt_out), NULL when the host sets none; entry k's path, its field's
  * name when paths is NULL. */
 const char *const *remote_wrt_paths(const tsr_args *a, int out);

@@ -2,7 +2,6 @@
 /* One call to the server, the same whoever runs it (the backend's invoke
  * in this process, or an endpoint served to another process): the
  * request body, a free lane, the exchange, and the answer or its error. */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,15 +34,4 @@ int remote_call(remote_backend *rb, const remote_sink *sink, int32_t lane, const
         rc = remote_response_read(rb->schema, sink, l->http.body.data, l->http.body.len, why, n);
     remote_lane_give(rb, l);
     return rc;
-}
-
-const char *const *remote_wrt_paths(const tsr_args *a, int out) {
-    size_t need = offsetof(tsr_args, wrt_out_paths) + sizeof a->wrt_out_paths;
-    if (a->struct_size < need) return NULL;
-    return out ? a->wrt_out_paths : a->wrt_in_paths;
-}
-
-const char *remote_wrt_path(const tsr_field *fields, const int32_t *idx, const char *const *paths,
-                            int32_t k) {
-    return paths && paths[k] ? paths[k] : fields[idx[k]].name;
 }

@@ -93,7 +93,7 @@ static int write_value(writer *w, int32_t i) {
     json_t *v = NULL;
     hoist_doc hoist = {0};
     if (!json) v = json_stringn(text, len);
-    else if (w->abstract) v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    else if (w->abstract || len < HOIST_MIN) v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
     else v = hoist_parse(text, len, JSON_DECODE_ANY, &hoist, &jerr);
     if (!v) {
         hoist_free(&hoist);

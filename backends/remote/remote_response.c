@@ -155,7 +155,14 @@ static int holds_binref(json_t *v, int depth) {
 
 /* A TEXT or JSON result: its bytes into a buffer of their size. */
 static int read_value(reader *r, int32_t k, json_t *v, remote_kind kind) {
-    if (r->a->endpoint == TSR_EP_ABSTRACT_EVAL) return 0; /* no value: the host's shape stays */
+    if (r->a->endpoint == TSR_EP_ABSTRACT_EVAL) {
+        /* A shape without a value says nothing of its length: none. */
+        tsr_array *res = &r->a->results[k];
+        res->dtype = TSR_UINT8;
+        res->rank = 1;
+        res->shape[0] = 0;
+        return 0;
+    }
     if (kind == REMOTE_TEXT && !json_is_string(v)) return bad_answer(r, k, "is not a string");
     if (kind == REMOTE_JSON && holds_binref(v, 0))
         return bad_answer(r, k, "holds a binref array (a file on the server), or nests more "
