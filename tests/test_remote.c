@@ -342,10 +342,10 @@ typedef struct nested_in {
     char text[3][32];   /* count, flag and gain as the JSON fields they are */
 } nested_in;
 
-/* A TEXT or JSON value as the host passes it: uint8 bytes of rank 1. */
-static tsr_array text_bytes(char *text) {
-    int64_t n = (int64_t)strlen(text);
-    return make_array(text, TSR_UINT8, 1, &n);
+/* A TEXT or JSON input bound to its text. */
+static void text_ok(tsr_call *call, const char *name, const char *text) {
+    int rc = tsr_call_set_text(call, name, text);
+    cr_assert_eq(rc, 0, "binding %s failed: %d %s", name, rc, tsr_call_errmsg(call));
 }
 
 static void bind_nested(tsr_call *call, nested_in *x) {
@@ -356,9 +356,9 @@ static void bind_nested(tsr_call *call, nested_in *x) {
     bind_ok(call, "p.v", f64_vec(x->v, 2));
     bind_ok(call, "p.w", make_array(x->w, TSR_FLOAT32, 1, &three));
     bind_ok(call, "scale", f64_scalar(&x->scale));
-    bind_ok(call, "count", text_bytes(x->text[0]));
-    bind_ok(call, "flag", text_bytes(x->text[1]));
-    bind_ok(call, "gain", text_bytes(x->text[2]));
+    text_ok(call, "count", x->text[0]);
+    text_ok(call, "flag", x->text[1]);
+    text_ok(call, "gain", x->text[2]);
 }
 
 Test(remote, nested_models_and_plain_fields_through_every_endpoint) {
@@ -385,9 +385,10 @@ Test(remote, nested_models_and_plain_fields_through_every_endpoint) {
     cr_assert_eq(total[0], k * 1);
     cr_assert_eq(total[1], k * 2);
     for (int i = 0; i < 3; i++) cr_assert_eq(twice[i], 2 * x.w[i]);
-    const tsr_array *n_out = tsr_call_output(call, "n"), *neg = tsr_call_output(call, "negated");
-    cr_assert(n_out->shape[0] == 1 && memcmp(n_out->data, "5", 1) == 0);
-    cr_assert(neg->shape[0] == 5 && memcmp(neg->data, "false", 5) == 0);
+    size_t len;
+    cr_assert_str_eq(tsr_call_output_text(call, "n", &len), "5");
+    cr_assert_eq(len, 1);
+    cr_assert_str_eq(tsr_call_output_text(call, "negated", NULL), "false");
     tsr_call_free(call);
 
     const char *in2[] = {"p.v", "scale"}, *out2[] = {"stats.total", "stats.twice"};
@@ -479,7 +480,7 @@ Test(remote, timeout_ms_ends_a_slow_call_and_the_next_call_works) {
     char seconds[8] = "1.5";
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     bind_ok(call, "x", f64_vec(x, 2));
-    bind_ok(call, "seconds", text_bytes(seconds));
+    text_ok(call, "seconds", seconds);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const char *msg = run_fails(call, TSR_E_TIMEOUT);
@@ -488,7 +489,7 @@ Test(remote, timeout_ms_ends_a_slow_call_and_the_next_call_works) {
     assert_contains(msg, "no answer in time");
     nanosleep(&(struct timespec){1, 500 * 1000000L}, NULL);
     snprintf(seconds, sizeof seconds, "0");
-    bind_ok(call, "seconds", text_bytes(seconds));
+    text_ok(call, "seconds", seconds);
     run_ok(call);
     cr_assert_eq(((const double *)tsr_call_output(call, "y")->data)[1], 2.0);
     tsr_call_free(call);

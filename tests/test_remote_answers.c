@@ -234,11 +234,10 @@ static const char *doc(const char *inputs) {
     return doc_with(inputs, "\"y\": " ARRAY3, "", "\"/apply\": {\"post\": {}}");
 }
 
-/* A TEXT or JSON value as the host passes it: uint8 bytes of rank 1 (NULL:
- * none, for abstract_eval). */
-static tsr_array text_bytes(char *text) {
-    int64_t n = text ? (int64_t)strlen(text) : 0;
-    return make_array(text, TSR_UINT8, 1, &n);
+/* A TEXT or JSON input bound to its text. */
+static void text_ok(tsr_call *call, const char *name, const char *text) {
+    int rc = tsr_call_set_text(call, name, text);
+    cr_assert_eq(rc, 0, "binding %s failed: %d %s", name, rc, tsr_call_errmsg(call));
 }
 
 static tsr_options *options(const char *key, const char *value) {
@@ -391,8 +390,8 @@ Test(remote_answers, the_request_is_tesseracts_body_with_base64_arrays) {
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     bind_ok(call, "p.v", f64_vec(v, 3));
     bind_ok(call, "p.w", f64_vec(w, 3));
-    bind_ok(call, "k", text_bytes(k));
-    bind_ok(call, "f", text_bytes(f));
+    text_ok(call, "k", k);
+    text_ok(call, "f", f);
     run_ok(call);
     const char *req = last_request(&s);
     assert_contains(req, "POST /apply HTTP/1.1");
@@ -407,16 +406,20 @@ Test(remote_answers, the_request_is_tesseracts_body_with_base64_arrays) {
     cr_assert_null(strstr(req, "checksum"), "Tesseract refuses unknown keys: %s", req);
     tsr_call_free(call);
 
-    /* abstract_eval: shapes and dtypes, and the plain field's default. */
+    /* abstract_eval: shapes and dtypes of arrays, plain fields as given;
+     * f has no default, so it cannot be left out. */
     canned_set(&s, NULL, 200, "{\"y\": {\"shape\": [3], \"dtype\": \"float64\"}}");
     call = new_call(c, TSR_EP_ABSTRACT_EVAL);
     bind_ok(call, "p.v", f64_vec(NULL, 3));
     bind_ok(call, "p.w", f64_vec(NULL, 3));
-    bind_ok(call, "k", text_bytes(NULL));
-    bind_ok(call, "f", text_bytes(NULL));
-    const char *msg = run_fails(call, TSR_E_UNSUPPORTED); /* f has no default */
-    assert_contains(msg, "field 'f'");
-    assert_contains(msg, "abstract_eval");
+    text_ok(call, "k", k);
+    text_ok(call, "f", f);
+    run_ok(call);
+    assert_contains(last_request(&s), "\"w\":{\"shape\":[3],\"dtype\":\"float64\"}},"
+                                      "\"k\":7,\"f\":true}}");
+    cr_assert_eq(tsr_call_set_input(call, "f", NULL), 0);
+    const char *msg = run_fails(call, TSR_E_MISSING);
+    assert_contains(msg, "'f'");
     tsr_call_free(call);
     tsr_close(c);
     canned_stop(&s);
@@ -430,8 +433,7 @@ Test(remote_answers, abstract_eval_sends_shapes_and_the_defaults_of_plain_fields
     canned_set(&s, NULL, 200, "{\"y\": {\"shape\": [3], \"dtype\": \"float64\"}}");
     tsr_component *c = open_ok(canned_url(&s, ""), NULL);
     tsr_call *call = new_call(c, TSR_EP_ABSTRACT_EVAL);
-    bind_ok(call, "x", f64_vec(NULL, 3));
-    bind_ok(call, "k", text_bytes(NULL));
+    bind_ok(call, "x", f64_vec(NULL, 3)); /* k left out: its default is sent */
     run_ok(call);
     const tsr_array *y = tsr_call_output(call, "y");
     cr_assert_eq(y->rank, 1);
@@ -782,16 +784,16 @@ Test(remote_answers, a_text_result_that_is_not_a_string_is_refused) {
     cr_assert_eq(tsr_component_output(c, 0)->kind, TSR_KIND_TEXT);
     char name[] = "Ada";
     tsr_call *call = new_call(c, TSR_EP_APPLY);
-    bind_ok(call, "name", text_bytes(name));
+    text_ok(call, "name", name);
     canned_set(&s, NULL, 200, "{\"greeting\": [\"Hello\"]}");
     const char *msg = run_fails(call, TSR_E_PLUGIN_RESULT);
     assert_contains(msg, "the answer's output 'greeting' is not a string");
     assert_contains(last_request(&s), "{\"inputs\":{\"name\":\"Ada\"}}");
     canned_set(&s, NULL, 200, "{\"greeting\": \"Hello, Ada \\u2713\"}");
     run_ok(call);
-    const tsr_array *g = tsr_call_output(call, "greeting");
-    cr_assert_eq(g->shape[0], 14);
-    cr_assert_eq(memcmp(g->data, "Hello, Ada \xe2\x9c\x93", 14), 0);
+    size_t len;
+    cr_assert_str_eq(tsr_call_output_text(call, "greeting", &len), "Hello, Ada \xe2\x9c\x93");
+    cr_assert_eq(len, 14);
     tsr_call_free(call);
     tsr_close(c);
     canned_stop(&s);
@@ -808,7 +810,7 @@ Test(remote_answers, a_json_result_over_max_array_bytes_is_refused) {
     cr_assert_eq(tsr_component_output(c, 0)->kind, TSR_KIND_JSON);
     char name[] = "Ada";
     tsr_call *call = new_call(c, TSR_EP_APPLY);
-    bind_ok(call, "name", text_bytes(name));
+    text_ok(call, "name", name);
     char big[512];
     snprintf(big, sizeof big, "{\"info\": {\"a\": 0.1, \"%080d\": 1}}", 0);
     canned_set(&s, NULL, 200, big);
@@ -816,10 +818,7 @@ Test(remote_answers, a_json_result_over_max_array_bytes_is_refused) {
     assert_contains(msg, "info");
     canned_set(&s, NULL, 200, "{\"info\": {\"a\": 0.1,  \"b\": [1, null]}}");
     run_ok(call);
-    const tsr_array *info = tsr_call_output(call, "info");
-    const char *want = "{\"a\":0.1,\"b\":[1,null]}";
-    cr_assert_eq(info->shape[0], (int64_t)strlen(want));
-    cr_assert_eq(memcmp(info->data, want, strlen(want)), 0);
+    cr_assert_str_eq(tsr_call_output_text(call, "info", NULL), "{\"a\":0.1,\"b\":[1,null]}");
     tsr_call_free(call);
     tsr_close(c);
     canned_stop(&s);
@@ -832,7 +831,7 @@ Test(remote_answers, a_json_input_that_is_not_one_value_is_refused_before_sendin
     tsr_component *c = open_ok(canned_url(&s, ""), NULL);
     char smuggled[] = "1, \"extra\": 2";
     tsr_call *call = new_call(c, TSR_EP_APPLY);
-    bind_ok(call, "k", text_bytes(smuggled));
+    text_ok(call, "k", smuggled);
     const char *msg = run_fails(call, TSR_E_PAYLOAD);
     assert_contains(msg, "'k'");
     assert_contains(msg, "is not one JSON value");

@@ -42,8 +42,8 @@ static int parent_count(const char *name) {
     return k;
 }
 
-/* A TEXT or JSON input's bytes, or NULL (abstract_eval may be given no
- * value). */
+/* A TEXT or JSON input's bytes (the host gives them to every endpoint,
+ * abstract_eval included), or NULL. */
 static const char *value_bytes(const tsr_array *x, size_t *len) {
     *len = x->data && x->dtype == TSR_UINT8 && x->rank == 1 ? (size_t)x->shape[0] : 0;
     return x->data && x->dtype == TSR_UINT8 && x->rank == 1 ? x->data : NULL;
@@ -69,22 +69,12 @@ static void abstract_arrays(json_t *v, int depth) {
 
 /* A TEXT input as a JSON string; a JSON input as its own text, once it
  * parses as one JSON value (so that no text can add to the request
- * around it). abstract_eval without a value sends the schema's default. */
+ * around it). */
 static int write_value(writer *w, int32_t i) {
     const tsr_field *f = &w->s->desc.inputs[i];
     size_t len;
     const char *text = value_bytes(&w->a->inputs[i], &len);
     int json = remote_input(w->s, i)->kind == REMOTE_JSON;
-    if (!text && w->abstract) {
-        const char *d = remote_input(w->s, i)->default_json;
-        if (!d)
-            return payload_fail(&w->ctx, TSR_E_UNSUPPORTED, f->name,
-                                "a %s value without a default in the server's schema: "
-                                "abstract_eval was given no value to send for it",
-                                json ? "JSON" : "text");
-        jw_raw_value(&w->jw, d, strlen(d));
-        return 0;
-    }
     if (!text)
         return payload_fail(&w->ctx, TSR_E_ARGUMENT, f->name,
                             "a %s field is passed as uint8 bytes of rank 1",
