@@ -364,7 +364,7 @@ def _leaf(name: str, field: Any, where: str, side: str) -> _Leaf:
         adapter = TypeAdapter(annotation)
     except Exception as e:  # noqa: BLE001 - pydantic refuses the annotation on its own
         raise TypeError(f"{where} has annotation {_fmt(field.annotation)}, which pydantic "
-                        f"cannot validate alone: {e}") from None
+                        f"cannot validate alone: {str(e).splitlines()[0]}") from None
     kind, code = (_TEXT, KIND_TEXT) if choices is not None else (_JSON, KIND_JSON)
     diff = kind == _JSON and _holds_differentiable(field.annotation)
     return _Leaf(name, path, np.dtype("uint8"), DTYPE_CODES["uint8"], [None], (), diff, doc,
