@@ -11,17 +11,20 @@ A ``Component`` describes the component and runs its endpoints:
 * ``name``, ``version``, ``description``: from ``tesseract_config.yaml``
   beside the file when it has them; else the folder's name, "0", and the
   module's docstring (or "").
-* ``inputs`` / ``outputs``: one tuple per leaf field,
-  ``(name, dtype, dims, differentiable, doc)``. ``name`` is dotted for nested
-  pydantic models ("mesh.nodes"), depth-first in field order; ``dtype`` is
-  Tessera's dtype code (``DTYPE_CODES``); ``dims`` has one entry per axis, an
-  int for a fixed size, None for any size; [] for a scalar. Fields are
-  tesseract-core arrays (``Array[(3, None), Float64]``, ``Float32``,
-  ``Differentiable[...]``) and plain ``bool`` / ``int`` / ``float``
-  (bool, int64, float64 scalars). Anything else (str, Literal, lists and
-  dicts, ``Array[..., X]`` of any rank, ``Array[shape, None]`` of any dtype,
-  unions other than Optional) makes ``load`` raise TypeError naming the
-  field.
+* ``inputs`` / ``outputs``: one tuple per leaf field, ``(name, dtype,
+  dims, differentiable, doc, kind, choices)``. ``name`` is dotted for nested
+  pydantic models outside containers ("mesh.nodes"), depth-first in field
+  order; ``kind`` is tsr_kind (KIND_ARRAY, KIND_TEXT, KIND_JSON).
+  Arrays (``Array[(3, None), Float64]``, ``Float32``, ``Differentiable[...]``,
+  Optional of these): ``dtype`` Tessera's code (``DTYPE_CODES``), ``dims`` an
+  int per fixed axis, None for any size, [] for a scalar, None for
+  ``Array[..., X]`` (TSR_RANK_ANY). ``str`` is TEXT; ``Literal`` of strs and
+  str ``Enum`` are TEXT with ``choices`` (the values). Anything else pydantic
+  validates on its own (plain int/float/bool, Optional of a non-array, lists,
+  dicts, tuples, unions, Any, models inside containers, ``Array[shape,
+  None]``) is JSON, differentiable when a Differentiable array is inside.
+  TEXT/JSON fields are described as uint8 with dims [None]. A field pydantic
+  cannot build an adapter for makes ``load`` raise TypeError naming it.
 * ``endpoints``: "apply" and those of "jacobian", "jvp", "vjp",
   "abstract_eval" whose function the module defines
   (``jacobian_vector_product`` is "jvp", ``vector_jacobian_product`` "vjp").
@@ -86,13 +89,28 @@ and ``module`` are the file and the imported module.
 ``format_error(exc)`` gives "ExcType: message" and the traceback lines of the
 component's own files, for an error message.
 
-No HTTP, no JSON, no serialisation on the call path; tesseract-core's
-runtime is imported only for its schema types and abstract-eval schemas.
+TEXT and JSON values cross as bytes: an input is a uint8 view of UTF-8
+text (TEXT) or JSON text (JSON; arrays inside as encoded array objects),
+decoded and validated by pydantic (the field's own adapter when the model
+is built with model_construct); a result is ``bytes``: a str's UTF-8 (an
+Enum's value), or the JSON that tesseract-core writes for the value
+(``dump_python(mode="json")`` with base64 arrays, then orjson). Defaults of
+TEXT/JSON inputs are those bytes. Invalid inputs raise ``InvalidInput``
+(a ValueError) whose ``loc`` is the first error's Tesseract location and
+whose message's last line is ``loc: inputs.a.b``: the plugin ABI carries a
+message only, so that line is how a host learns the place.
+jvp/vjp/jacobian take ``in_paths`` / ``out_paths`` (tsr_args.wrt_in_paths,
+wrt_out_paths): a path inside a differentiable JSON input ("weights.{a}",
+"layers.[0].k") names the array found there; a missing key, a non-array
+leaf or a path outside the indexed field raise InvalidInput with loc
+("vjp_inputs", k). Arrays stay on the fast path: no JSON for them.
 Importing it needs ``tesseract-core[runtime]`` (fastapi, uvicorn, fsspec,
 lz4 besides the base package's dependencies); without them it calls
-sys.exit(1), which this module and ``load`` turn into ImportError. Calls are
-not wrapped in tesseract-core's run context (``mpa.start_run``), so a
-component's ``log_metric`` / ``log_parameter`` / ``log_artifact`` fail.
+sys.exit(1), which this module and ``load`` turn into ImportError. Every call
+runs in tesseract-runtime's run context (see _run_context): log_metric,
+log_parameter, log_artifact write <TESSERACT_OUTPUT_PATH or ".">/logs/ as
+tesseract-runtime does (or to MLflow when TESSERACT_MLFLOW_TRACKING_URI is
+set), in-process and in a worker alike.
 """
 
 from __future__ import annotations
