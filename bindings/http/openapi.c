@@ -33,11 +33,35 @@ const char *serve_endpoint_route(tsr_endpoint ep) {
     }
 }
 
-static json_t *dtype_enum(void) {
+/* The dtypes a field takes; complex ones only where the field is complex
+ * (as tesseract-core lists those castable to the field's). */
+static json_t *dtype_enum(tsr_dtype dtype) {
+    int complex_field = dtype == TSR_COMPLEX64 || dtype == TSR_COMPLEX128;
     json_t *e = json_array();
     for (size_t i = 0; i < sizeof array_dtypes / sizeof array_dtypes[0]; i++)
-        json_array_append_new(e, json_string(array_dtypes[i]));
+        if (complex_field || strncmp(array_dtypes[i], "complex", 7) != 0)
+            json_array_append_new(e, json_string(array_dtypes[i]));
     return e;
+}
+
+/* tesseract-core's model title: EncodedArrayModel__<shape>__<dtype>__<flags>,
+ * the shape "anyrank", "scalar" or its axes joined by '_' ("any" for a
+ * free one). */
+static void array_title(const tsr_field *f, int diff, char *title, size_t cap) {
+    int used = snprintf(title, cap, "EncodedArrayModel__");
+    if (f->rank == TSR_RANK_ANY) used += snprintf(title + used, cap - (size_t)used, "anyrank");
+    else if (f->rank == 0) used += snprintf(title + used, cap - (size_t)used, "scalar");
+    for (int32_t k = 0; k < f->rank && used > 0 && (size_t)used < cap; k++) {
+        const tsr_dim *d = &f->dims[k];
+        if (d->symbol || d->size < 0)
+            used += snprintf(title + used, cap - (size_t)used, "%sany", k ? "_" : "");
+        else
+            used += snprintf(title + used, cap - (size_t)used, "%s%lld", k ? "_" : "",
+                             (long long)d->size);
+    }
+    if (used > 0 && (size_t)used < cap)
+        snprintf(title + used, cap - (size_t)used, "__%s__%s", tsr_dtype_name(f->dtype),
+                 diff ? "DIFFERENTIABLE" : "noflags");
 }
 
 /* [3, null] for a shape of a fixed and a free axis (symbols are free);
@@ -73,20 +97,21 @@ static json_t *shape_schema(const tsr_field *f) {
 
 static json_t *array_schema(const tsr_field *f) {
     int diff = (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0;
-    char title[160];
-    snprintf(title, sizeof title, "EncodedArrayModel__%s__%s%s",
-             f->rank == TSR_RANK_ANY ? "any" : f->rank ? "shaped" : "scalar",
-             tsr_dtype_name(f->dtype), diff ? "__DIFFERENTIABLE" : "");
-    json_t *dtype = json_pack("{s:s, s:o, s:[s], s:s}", "type", "string", "enum", dtype_enum(),
-                              "examples", tsr_dtype_name(f->dtype), "title", "Dtype");
-    json_t *props = json_pack("{s:{s:s, s:s, s:s}, s:o, s:o, s:{s:s}}", "object_type", "type",
-                              "string", "const", "array", "default", "array", "shape",
+    char title[OPENAPI_MAX_FIELD_TITLE];
+    array_title(f, diff, title, sizeof title);
+    json_t *dtype = json_pack("{s:s, s:o, s:[s], s:s, s:s}", "type", "string", "enum",
+                              dtype_enum(f->dtype), "examples", tsr_dtype_name(f->dtype), "title",
+                              "Dtype", "description", "Data type of the array");
+    json_t *props = json_pack("{s:{s:s, s:s, s:s, s:s, s:s}, s:o, s:o, s:{s:s}}", "object_type",
+                              "type", "string", "const", "array", "default", "array", "title",
+                              "Object Type", "description",
+                              "Indicates that this dict can be parsed to an array.", "shape",
                               shape_schema(f), "dtype", dtype, "data", "title", "Data");
     json_t *a = json_pack("{s:o, s:b, s:s, s:[s,s,s], s:s}", "properties", props,
                           "additionalProperties", 0, "type", "object", "required", "shape",
                           "dtype", "data", "title", title);
     if (f->doc) json_object_set_new(a, "description", json_string(f->doc));
-    if (diff) json_object_set_new(a, "array_flags", json_pack("[s]", "DIFFERENTIABLE"));
+    json_object_set_new(a, "array_flags", diff ? json_pack("[s]", "DIFFERENTIABLE") : json_array());
     return a;
 }
 
@@ -146,7 +171,9 @@ static json_t *value_schema(const tsr_field *f, const char *leaf) {
                          ? json_stringn((const char *)d->data, (size_t)d->shape[0])
                          : json_loadb((const char *)d->data, (size_t)d->shape[0],
                                       JSON_DECODE_ANY, NULL);
-        if (dv) json_object_set_new(v, "default", dv);
+        /* Optional[...] = None: pydantic as tesseract-core serves it writes no default */
+        if (dv && json_is_null(dv)) json_decref(dv);
+        else if (dv) json_object_set_new(v, "default", dv);
     }
     return v;
 }
@@ -313,14 +340,18 @@ json_t *serve_openapi_doc(const tsr_component *c, const http_serve_options *opts
     json_object_set_new(schemas, "Apply_OutputSchema",
                         fields_model(c, 1, "Apply_OutputSchema", out_diff, out_order));
     json_t *apply_in = new_model("ApplyInputSchema");
-    json_object_set_new(json_object_get(apply_in, "properties"), "inputs",
-                        ref("Apply_InputSchema"));
+    json_t *inputs_ref = ref("Apply_InputSchema");
+    json_object_set_new(inputs_ref, "description",
+                        json_string("The input data to apply the Tesseract to."));
+    json_object_set_new(json_object_get(apply_in, "properties"), "inputs", inputs_ref);
     json_array_append_new(json_object_get(apply_in, "required"), json_string("inputs"));
     json_object_set_new(apply_in, "differentiable_arrays", in_diff);
     json_object_set_new(apply_in, "field_order", in_order);
     json_object_set_new(schemas, "ApplyInputSchema", apply_in);
     json_t *apply_out = ref("Apply_OutputSchema");
     json_object_set_new(apply_out, "title", json_string("ApplyOutputSchema"));
+    json_object_set_new(apply_out, "description",
+                        json_string("The output data from applying the Tesseract."));
     json_object_set_new(apply_out, "differentiable_arrays", out_diff);
     json_object_set_new(apply_out, "field_order", out_order);
     json_object_set_new(schemas, "ApplyOutputSchema", apply_out);
