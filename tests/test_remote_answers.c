@@ -234,6 +234,12 @@ static const char *doc(const char *inputs) {
     return doc_with(inputs, "\"y\": " ARRAY3, "", "\"/apply\": {\"post\": {}}");
 }
 
+/* A TEXT or JSON input bound to its text. */
+static void text_ok(tsr_call *call, const char *name, const char *text) {
+    int rc = tsr_call_set_text(call, name, text);
+    cr_assert_eq(rc, 0, "binding %s failed: %d %s", name, rc, tsr_call_errmsg(call));
+}
+
 static tsr_options *options(const char *key, const char *value) {
     tsr_options *o = tsr_options_new();
     cr_assert_not_null(o);
@@ -282,15 +288,12 @@ Test(remote_answers, documents_that_are_not_a_schema_are_refused_with_the_reason
         int code;
         const char *why;
     } cases[] = {
-        {"\"name\": {\"type\": \"string\"}", "", NULL, TSR_E_DESCRIPTOR,
-         "input 'name' is of type 'string'"},
-        {"\"xs\": {\"type\": \"array\", \"items\": {\"type\": \"number\"}}", "", NULL,
-         TSR_E_DESCRIPTOR, "input 'xs' is a list"},
-        {"\"m\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"string\"}]}", "", NULL,
-         TSR_E_DESCRIPTOR, "input 'm' is a union"},
-        {"\"x\": {\"properties\": {\"object_type\": {\"const\": \"array\"}, \"shape\": "
-         "{\"type\": \"array\"}, \"dtype\": {\"const\": \"float64\"}}}",
-         "", NULL, TSR_E_DESCRIPTOR, "input 'x' is an array of any rank"},
+        {"\"name\": {\"type\": \"file\"}", "", NULL, TSR_E_DESCRIPTOR,
+         "input 'name' is of type 'file', which no JSON value has"},
+        {"\"m\": {\"type\": 7}", "", NULL, TSR_E_DESCRIPTOR,
+         "input 'm' is of type '(not a string)'"},
+        {"\"t\": {\"type\": \"string\", \"enum\": [\"a\", 1]}", "", NULL,
+         TSR_E_DESCRIPTOR, "input 't': value 1 of its \"enum\" is not a string"},
         {"\"x\": {\"title\": \"EncodedArrayModel__3__None__noflags\", \"properties\": "
          "{\"object_type\": {\"const\": \"array\"}, \"shape\": {\"minItems\": 1, \"maxItems\": "
          "1}, \"dtype\": {\"examples\": [\"float64\"]}}}",
@@ -380,16 +383,15 @@ Test(remote_answers, the_request_is_tesseracts_body_with_base64_arrays) {
     cr_assert_eq(tsr_component_n_inputs(c), 4);
     cr_assert_str_eq(tsr_component_input(c, 0)->name, "p.v");
     cr_assert_str_eq(tsr_component_input(c, 1)->name, "p.w");
-    cr_assert_eq(tsr_component_input(c, 2)->dtype, TSR_INT64);
-    cr_assert_eq(tsr_component_input(c, 3)->dtype, TSR_BOOL);
+    cr_assert_eq(tsr_component_input(c, 2)->kind, TSR_KIND_JSON);
+    cr_assert_eq(tsr_component_input(c, 3)->kind, TSR_KIND_JSON);
     double v[3] = {1, 2, 3}, w[3] = {0};
-    int64_t k = 7;
-    uint8_t f = 1;
+    char k[] = "7", f[] = "true";
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     bind_ok(call, "p.v", f64_vec(v, 3));
     bind_ok(call, "p.w", f64_vec(w, 3));
-    bind_ok(call, "k", make_array(&k, TSR_INT64, 0, NULL));
-    bind_ok(call, "f", make_array(&f, TSR_BOOL, 0, NULL));
+    text_ok(call, "k", k);
+    text_ok(call, "f", f);
     run_ok(call);
     const char *req = last_request(&s);
     assert_contains(req, "POST /apply HTTP/1.1");
@@ -404,16 +406,20 @@ Test(remote_answers, the_request_is_tesseracts_body_with_base64_arrays) {
     cr_assert_null(strstr(req, "checksum"), "Tesseract refuses unknown keys: %s", req);
     tsr_call_free(call);
 
-    /* abstract_eval: shapes and dtypes, and the plain field's default. */
+    /* abstract_eval: shapes and dtypes of arrays, plain fields as given;
+     * f has no default, so it cannot be left out. */
     canned_set(&s, NULL, 200, "{\"y\": {\"shape\": [3], \"dtype\": \"float64\"}}");
     call = new_call(c, TSR_EP_ABSTRACT_EVAL);
     bind_ok(call, "p.v", f64_vec(NULL, 3));
     bind_ok(call, "p.w", f64_vec(NULL, 3));
-    bind_ok(call, "k", make_array(NULL, TSR_INT64, 0, NULL));
-    bind_ok(call, "f", make_array(NULL, TSR_BOOL, 0, NULL));
-    const char *msg = run_fails(call, TSR_E_UNSUPPORTED); /* f has no default */
-    assert_contains(msg, "field 'f'");
-    assert_contains(msg, "abstract_eval");
+    text_ok(call, "k", k);
+    text_ok(call, "f", f);
+    run_ok(call);
+    assert_contains(last_request(&s), "\"w\":{\"shape\":[3],\"dtype\":\"float64\"}},"
+                                      "\"k\":7,\"f\":true}}");
+    cr_assert_eq(tsr_call_set_input(call, "f", NULL), 0);
+    const char *msg = run_fails(call, TSR_E_MISSING);
+    assert_contains(msg, "'f'");
     tsr_call_free(call);
     tsr_close(c);
     canned_stop(&s);
@@ -427,8 +433,7 @@ Test(remote_answers, abstract_eval_sends_shapes_and_the_defaults_of_plain_fields
     canned_set(&s, NULL, 200, "{\"y\": {\"shape\": [3], \"dtype\": \"float64\"}}");
     tsr_component *c = open_ok(canned_url(&s, ""), NULL);
     tsr_call *call = new_call(c, TSR_EP_ABSTRACT_EVAL);
-    bind_ok(call, "x", f64_vec(NULL, 3));
-    bind_ok(call, "k", make_array(NULL, TSR_INT64, 0, NULL));
+    bind_ok(call, "x", f64_vec(NULL, 3)); /* k left out: its default is sent */
     run_ok(call);
     const tsr_array *y = tsr_call_output(call, "y");
     cr_assert_eq(y->rank, 1);
@@ -762,6 +767,74 @@ Test(remote_answers, a_cancel_ends_a_request_left_unanswered_at_once) {
     assert_contains(msg, "cancelled");
     canned_set(&s, NULL, 200, NULL);
     cr_assert_eq(run_apply(call), 0, "%s", tsr_call_errmsg(call)); /* a new connection */
+    tsr_call_free(call);
+    tsr_close(c);
+    canned_stop(&s);
+}
+
+/* ---- TEXT and JSON results a server gets wrong ------------------------------ */
+
+#define TEXT_DOC "\"name\": {\"type\": \"string\"}"
+
+Test(remote_answers, a_text_result_that_is_not_a_string_is_refused) {
+    canned s;
+    canned_start(&s, doc_with(TEXT_DOC, "\"greeting\": {\"type\": \"string\"}", "",
+                              "\"/apply\": {\"post\": {}}"));
+    tsr_component *c = open_ok(canned_url(&s, ""), NULL);
+    cr_assert_eq(tsr_component_output(c, 0)->kind, TSR_KIND_TEXT);
+    char name[] = "Ada";
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    text_ok(call, "name", name);
+    canned_set(&s, NULL, 200, "{\"greeting\": [\"Hello\"]}");
+    const char *msg = run_fails(call, TSR_E_PLUGIN_RESULT);
+    assert_contains(msg, "the answer's output 'greeting' is not a string");
+    assert_contains(last_request(&s), "{\"inputs\":{\"name\":\"Ada\"}}");
+    canned_set(&s, NULL, 200, "{\"greeting\": \"Hello, Ada \\u2713\"}");
+    run_ok(call);
+    size_t len;
+    cr_assert_str_eq(tsr_call_output_text(call, "greeting", &len), "Hello, Ada \xe2\x9c\x93");
+    cr_assert_eq(len, 14);
+    tsr_call_free(call);
+    tsr_close(c);
+    canned_stop(&s);
+}
+
+Test(remote_answers, a_json_result_over_max_array_bytes_is_refused) {
+    canned s;
+    canned_start(&s, doc_with(TEXT_DOC, "\"info\": {\"type\": \"object\", "
+                              "\"additionalProperties\": {\"type\": \"number\"}}", "",
+                              "\"/apply\": {\"post\": {}}"));
+    tsr_options *o = options("max_array_bytes", "64");
+    tsr_component *c = open_ok(canned_url(&s, ""), o);
+    tsr_options_free(o);
+    cr_assert_eq(tsr_component_output(c, 0)->kind, TSR_KIND_JSON);
+    char name[] = "Ada";
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    text_ok(call, "name", name);
+    char big[512];
+    snprintf(big, sizeof big, "{\"info\": {\"a\": 0.1, \"%080d\": 1}}", 0);
+    canned_set(&s, NULL, 200, big);
+    const char *msg = run_fails(call, TSR_E_LIMIT);
+    assert_contains(msg, "info");
+    canned_set(&s, NULL, 200, "{\"info\": {\"a\": 0.1,  \"b\": [1, null]}}");
+    run_ok(call);
+    cr_assert_str_eq(tsr_call_output_text(call, "info", NULL), "{\"a\":0.1,\"b\":[1,null]}");
+    tsr_call_free(call);
+    tsr_close(c);
+    canned_stop(&s);
+}
+
+Test(remote_answers, a_json_input_that_is_not_one_value_is_refused_before_sending) {
+    canned s;
+    canned_start(&s, doc_with("\"k\": {\"type\": \"integer\"}", "\"y\": " ARRAY3, "",
+                              "\"/apply\": {\"post\": {}}"));
+    tsr_component *c = open_ok(canned_url(&s, ""), NULL);
+    char smuggled[] = "1, \"extra\": 2";
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    text_ok(call, "k", smuggled);
+    const char *msg = run_fails(call, TSR_E_PAYLOAD);
+    assert_contains(msg, "'k'");
+    assert_contains(msg, "is not one JSON value");
     tsr_call_free(call);
     tsr_close(c);
     canned_stop(&s);

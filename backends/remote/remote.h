@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "core/backend.h"
 #include "remote_http.h"
 #include "remote_schema.h"
@@ -81,6 +83,21 @@ int remote_url_join(const char *base, const char *path, char **url, char **shown
 int remote_token_header(const struct tsr_options *o, char **header, char *why, size_t n);
 /* Wipe and free a header that held a token. */
 void remote_token_free(char *header);
+
+/* A JSON value's nesting Tessera walks (abstract_eval's arrays inside
+ * one, the arrays inside an answer's JSON result). */
+#define REMOTE_MAX_JSON_DEPTH 256
+
+/* remote_json.c: v as compact JSON text, malloc'd; NULL when out of
+ * memory or nested deeper than JW_MAX_DEPTH. */
+char *remote_json_text(json_t *v);
+
+/* remote_paths.c: the paths of a call's wrt entries (out: 0 wrt_in, 1
+ * wrt_out), NULL when the host sets none; entry k's path, its field's
+ * name when paths is NULL. */
+const char *const *remote_wrt_paths(const tsr_args *a, int out);
+const char *remote_wrt_path(const tsr_field *fields, const int32_t *idx, const char *const *paths,
+                            int32_t k);
 
 /* remote_request.c: the body of a call, Tesseract's request for the
  * call's endpoint with arrays in base64 (malloc'd, *len bytes); *bytes:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The properties of an OpenAPI model as Tessera fields: tesseract-core's
- * encoded arrays, plain booleans, integers and numbers, and nested models
- * (their fields named with dots). */
+ * encoded arrays (of one rank, or any), nested models (their fields named
+ * with dots), and TEXT and JSON fields (remote_values.c) for the rest. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +9,6 @@
 #include "core/schema.h"
 #include "remote_schema_read.h"
 #include "tessera/tessera.h"
-
-/* Strings kept with the schema, for its fields and its descriptor alike;
- * remote_schema_free frees them. */
-char *remote_keep(remote_schema *s, const char *text) {
-    char **grown = realloc(s->strings, (s->n_strings + 1) * sizeof *grown);
-    if (!grown) return NULL;
-    s->strings = grown;
-    char *copy = strdup(text);
-    if (copy) s->strings[s->n_strings++] = copy;
-    return copy;
-}
 
 #define REF_PREFIX "#/components/schemas/"
 
@@ -115,6 +104,10 @@ static int array_dims(const field_reader *r, json_t *array, const char *name, ts
     json_t *shape = remote_resolve(r, given, name, NULL, NULL);
     if (!shape) return TSR_E_LOAD;
     json_t *lo = member(shape, "minItems"), *hi = member(shape, "maxItems");
+    if (!lo && !hi && !member(shape, "prefixItems")) {
+        f->rank = TSR_RANK_ANY; /* Array[..., dtype]: a list of any length */
+        return 0;
+    }
     if (!json_is_integer(lo) || !json_is_integer(hi) ||
         json_integer_value(lo) != json_integer_value(hi) || json_integer_value(lo) < 0) {
         snprintf(r->why, r->n,
@@ -196,29 +189,10 @@ static int is_array_model(json_t *v) {
     return json_is_string(c) && strcmp(json_string_value(c), "array") == 0;
 }
 
-/* bool, int64 or float64 for a plain JSON type; TSR_DTYPE_INVALID else. */
-static tsr_dtype plain_dtype(json_t *v) {
-    const char *type = string_of(member(v, "type"));
-    if (!type) return TSR_DTYPE_INVALID;
-    if (strcmp(type, "boolean") == 0) return TSR_BOOL;
-    if (strcmp(type, "integer") == 0) return TSR_INT64;
-    if (strcmp(type, "number") == 0) return TSR_FLOAT64;
-    return TSR_DTYPE_INVALID;
-}
-
-static int unsupported(const field_reader *r, json_t *v, const char *name) {
-    const char *type = string_of(member(v, "type"));
-    char what[64];
-    if (member(v, "anyOf") || member(v, "oneOf")) snprintf(what, sizeof what, "a union");
-    else if (!type) snprintf(what, sizeof what, "of no type Tessera knows");
-    else if (strcmp(type, "array") == 0) snprintf(what, sizeof what, "a list");
-    else if (strcmp(type, "object") == 0) snprintf(what, sizeof what, "a dict");
-    else snprintf(what, sizeof what, "of type '%.40s'", type);
-    snprintf(r->why, r->n,
-             "%s '%s' is %s; Tessera fields are arrays, booleans, integers and numbers, "
-             "possibly in nested models",
-             r->side, name, what);
-    return TSR_E_DESCRIPTOR;
+/* A nested model outside containers: its fields become dotted names. */
+static int is_nested_model(json_t *v) {
+    json_t *extra = member(v, "additionalProperties");
+    return json_is_object(member(v, "properties")) && (!extra || json_is_false(extra));
 }
 
 static int nomem(const field_reader *r) {
@@ -237,11 +211,12 @@ static int read_property(const field_reader *r, json_t *prop, const char *name, 
     json_t *doc = NULL, *dflt = NULL;
     json_t *v = remote_resolve(r, prop, name, &doc, &dflt);
     if (!v) return TSR_E_LOAD;
-    tsr_dtype plain = plain_dtype(v);
-    if (!is_array_model(v) && plain == TSR_DTYPE_INVALID) {
-        if (json_is_object(member(v, "properties")))
-            return remote_read_fields(r, v, name, depth + 1);
-        return unsupported(r, v, name);
+    int array = is_array_model(v);
+    remote_kind kind = array ? REMOTE_ARRAY : remote_is_text(v) ? REMOTE_TEXT : REMOTE_JSON;
+    if (kind == REMOTE_JSON) {
+        if (is_nested_model(v)) return remote_read_fields(r, v, name, depth + 1);
+        int rc = remote_json_check(r, v, name);
+        if (rc) return rc;
     }
     remote_schema *s = r->s;
     if (s->n_fields >= 2 * SCHEMA_MAX_FIELDS) {
@@ -254,16 +229,18 @@ static int read_property(const field_reader *r, json_t *prop, const char *name, 
     f->name = remote_keep(s, name);
     f->doc = doc ? remote_keep(s, json_string_value(doc)) : NULL;
     if (!f->name || (doc && !f->doc)) return nomem(r);
-    if (plain != TSR_DTYPE_INVALID) {
-        f->dtype = plain;
-        s->extra[k].kind = REMOTE_PLAIN;
-        if (dflt && !json_is_null(dflt)) {
-            char *text = json_dumps(dflt, JSON_ENCODE_ANY | JSON_COMPACT);
-            s->extra[k].default_json = text ? remote_keep(s, text) : NULL;
-            free(text);
-            if (!s->extra[k].default_json) return nomem(r);
-        }
-        return remote_read_default(r, k, dflt, required);
+    if (kind != REMOTE_ARRAY) {
+        /* Bytes of text: what the host passes (the descriptor's dtype,
+         * rank and dims of such a field are not read). */
+        f->kind = kind == REMOTE_TEXT ? TSR_KIND_TEXT : TSR_KIND_JSON;
+        f->dtype = TSR_UINT8;
+        f->rank = 1;
+        s->dims[(size_t)k * TSR_MAX_FIELD_RANK] = (tsr_dim)TSR_ANY;
+        s->extra[k].kind = kind;
+        int rc = kind == REMOTE_TEXT ? remote_text_choices(r, v, f) : 0;
+        if (!rc && kind == REMOTE_JSON && remote_json_differentiable(r, prop, name))
+            f->flags |= TSR_FIELD_DIFFERENTIABLE;
+        return rc ? rc : remote_value_default(r, k, dflt, required);
     }
     int rc = array_dims(r, v, name, f, s->dims + (size_t)k * TSR_MAX_FIELD_RANK);
     if (!rc) rc = array_dtype(r, v, name, f);

@@ -3,14 +3,15 @@
  * of the field names, the wrt lists of dotted names, and tangent_vector /
  * cotangent_vector keyed by dotted names. Arrays are written by the
  * library's payload code in base64 ({"shape", "dtype"} for abstract_eval);
- * plain fields as JSON values. */
-#include <math.h>
+ * TEXT fields as JSON strings, JSON fields as their JSON. Derivatives at
+ * paths inside JSON fields are named by their paths. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "remote.h"
 #include "codecs/array_encode.h"
+#include "codecs/json_hoist.h"
 
 typedef struct writer {
     json_writer jw;
@@ -41,33 +42,69 @@ static int parent_count(const char *name) {
     return k;
 }
 
-/* A plain input: a JSON boolean, integer or number; for abstract_eval,
- * which has no values, the schema's default. */
-static int write_plain(writer *w, int32_t i) {
+/* A TEXT or JSON input's bytes (the host gives them to every endpoint,
+ * abstract_eval included), or NULL. */
+static const char *value_bytes(const tsr_array *x, size_t *len) {
+    *len = x->data && x->dtype == TSR_UINT8 && x->rank == 1 ? (size_t)x->shape[0] : 0;
+    return x->data && x->dtype == TSR_UINT8 && x->rank == 1 ? x->data : NULL;
+}
+
+/* abstract_eval: arrays inside a JSON value as {"shape", "dtype"}, as
+ * tesseract-core's abstract inputs describe them. */
+static void abstract_arrays(json_t *v, int depth) {
+    if (depth > REMOTE_MAX_JSON_DEPTH) return;
+    size_t i;
+    const char *key;
+    json_t *x, *tmp;
+    if (json_is_array(v)) json_array_foreach(v, i, x) abstract_arrays(x, depth + 1);
+    if (!json_is_object(v)) return;
+    json_t *type = json_object_get(v, "object_type");
+    if (json_is_string(type) && strcmp(json_string_value(type), "array") == 0) {
+        json_object_foreach_safe(v, tmp, key, x)
+            if (strcmp(key, "shape") != 0 && strcmp(key, "dtype") != 0) json_object_del(v, key);
+        return;
+    }
+    json_object_foreach(v, key, x) abstract_arrays(x, depth + 1);
+}
+
+/* A TEXT input as a JSON string; a JSON input as its own text, once it
+ * parses as one JSON value (so that no text can add to the request
+ * around it). */
+static int write_value(writer *w, int32_t i) {
     const tsr_field *f = &w->s->desc.inputs[i];
-    const tsr_array *x = &w->a->inputs[i];
-    if (w->abstract) {
-        const char *d = remote_input(w->s, i)->default_json;
-        if (!d)
-            return payload_fail(&w->ctx, TSR_E_UNSUPPORTED, f->name,
-                                    "a plain %s without a default in the server's schema: "
-                                    "abstract_eval, which is given shapes and dtypes only, has "
-                                    "no value to send for it",
-                                    tsr_dtype_name(f->dtype));
-        jw_raw_value(&w->jw, d, strlen(d));
+    size_t len;
+    const char *text = value_bytes(&w->a->inputs[i], &len);
+    int json = remote_input(w->s, i)->kind == REMOTE_JSON;
+    if (!text)
+        return payload_fail(&w->ctx, TSR_E_ARGUMENT, f->name,
+                            "a %s field is passed as uint8 bytes of rank 1",
+                            json ? "JSON" : "text");
+    json_error_t jerr;
+    json_t *v = NULL;
+    hoist_doc hoist = {0};
+    if (!json) v = json_stringn(text, len);
+    else if (w->abstract || len < HOIST_MIN) v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    else v = hoist_parse(text, len, JSON_DECODE_ANY, &hoist, &jerr);
+    if (!v) {
+        hoist_free(&hoist);
+        if (!json)
+            return payload_fail(&w->ctx, TSR_E_PAYLOAD, f->name, "is not UTF-8 text");
+        return payload_fail(&w->ctx, TSR_E_PAYLOAD, f->name,
+                            "is not one JSON value (line %d, column %d: %s)", jerr.line,
+                            jerr.column, jerr.text);
+    }
+    hoist_free(&hoist);
+    if (json && !w->abstract) {
+        json_decref(v);
+        jw_raw_value(&w->jw, text, len);
         return 0;
     }
-    switch (f->dtype) {
-    case TSR_BOOL: jw_bool(&w->jw, *(const uint8_t *)x->data != 0); return 0;
-    case TSR_INT64: jw_int(&w->jw, *(const int64_t *)x->data); return 0;
-    default: break;
-    }
-    double v = *(const double *)x->data;
-    if (!isfinite(v))
-        return payload_fail(&w->ctx, TSR_E_PAYLOAD, f->name,
-                                "is %s, which a plain JSON number cannot be",
-                                isnan(v) ? "NaN" : "infinite");
-    jw_double(&w->jw, v);
+    if (json) abstract_arrays(v, 0);
+    char *out = remote_json_text(v);
+    json_decref(v);
+    if (!out) return payload_fail(&w->ctx, TSR_E_NOMEM, f->name, "out of memory");
+    jw_raw_value(&w->jw, out, strlen(out));
+    free(out);
     return 0;
 }
 
@@ -103,8 +140,9 @@ static int write_inputs(writer *w) {
         /* An optional input left out stays out: the server applies its own default. */
         if (tsr_input_absent(&w->a->inputs[i])) continue;
         jw_key(&w->jw, seg);
-        int rc = remote_input(w->s, i)->kind == REMOTE_PLAIN ? write_plain(w, i)
-                                                             : write_array(w, &w->a->inputs[i], name);
+        int rc = remote_input(w->s, i)->kind != REMOTE_ARRAY
+                     ? write_value(w, i)
+                     : write_array(w, &w->a->inputs[i], name);
         if (rc) return rc;
     }
     for (; open > 0; open--) jw_end_object(&w->jw);
@@ -113,22 +151,24 @@ static int write_inputs(writer *w) {
 }
 
 static void write_names(writer *w, const char *key, const int32_t *idx, int32_t count,
-                        const tsr_field *fields) {
+                        const tsr_field *fields, const char *const *paths) {
     jw_key(&w->jw, key);
     jw_begin_array(&w->jw);
-    for (int32_t k = 0; k < count; k++) jw_string(&w->jw, fields[idx[k]].name);
+    for (int32_t k = 0; k < count; k++) jw_string(&w->jw, remote_wrt_path(fields, idx, paths, k));
     jw_end_array(&w->jw);
 }
 
 /* tangent_vector (jvp: one per jvp_input) or cotangent_vector (vjp: one
  * per vjp_output), keyed by dotted names. */
-static int write_seeds(writer *w, const char *key, const int32_t *idx, const tsr_field *fields) {
+static int write_seeds(writer *w, const char *key, const int32_t *idx, const tsr_field *fields,
+                       const char *const *paths) {
     jw_key(&w->jw, key);
     jw_begin_object(&w->jw);
     for (int32_t k = 0; k < w->a->n_seeds; k++) {
         char path[PAYLOAD_PATH_MAX];
-        path_join(path, key, fields[idx[k]].name);
-        jw_key(&w->jw, fields[idx[k]].name);
+        const char *name = remote_wrt_path(fields, idx, paths, k);
+        path_join(path, key, name);
+        jw_key(&w->jw, name);
         int rc = write_array(w, &w->a->seeds[k], path);
         if (rc) return rc;
     }
@@ -142,20 +182,21 @@ static int write_request(writer *w) {
     jw_begin_object(&w->jw);
     int rc = write_inputs(w);
     if (rc) return rc;
+    const char *const *in_paths = remote_wrt_paths(a, 0), *const *out_paths = remote_wrt_paths(a, 1);
     switch (a->endpoint) {
     case TSR_EP_JACOBIAN:
-        write_names(w, "jac_inputs", a->wrt_in, a->n_wrt_in, d->inputs);
-        write_names(w, "jac_outputs", a->wrt_out, a->n_wrt_out, d->outputs);
+        write_names(w, "jac_inputs", a->wrt_in, a->n_wrt_in, d->inputs, in_paths);
+        write_names(w, "jac_outputs", a->wrt_out, a->n_wrt_out, d->outputs, out_paths);
         break;
     case TSR_EP_JVP:
-        write_names(w, "jvp_inputs", a->wrt_in, a->n_wrt_in, d->inputs);
-        write_names(w, "jvp_outputs", a->wrt_out, a->n_wrt_out, d->outputs);
-        rc = write_seeds(w, "tangent_vector", a->wrt_in, d->inputs);
+        write_names(w, "jvp_inputs", a->wrt_in, a->n_wrt_in, d->inputs, in_paths);
+        write_names(w, "jvp_outputs", a->wrt_out, a->n_wrt_out, d->outputs, out_paths);
+        rc = write_seeds(w, "tangent_vector", a->wrt_in, d->inputs, in_paths);
         break;
     case TSR_EP_VJP:
-        write_names(w, "vjp_inputs", a->wrt_in, a->n_wrt_in, d->inputs);
-        write_names(w, "vjp_outputs", a->wrt_out, a->n_wrt_out, d->outputs);
-        rc = write_seeds(w, "cotangent_vector", a->wrt_out, d->outputs);
+        write_names(w, "vjp_inputs", a->wrt_in, a->n_wrt_in, d->inputs, in_paths);
+        write_names(w, "vjp_outputs", a->wrt_out, a->n_wrt_out, d->outputs, out_paths);
+        rc = write_seeds(w, "cotangent_vector", a->wrt_out, d->outputs, out_paths);
         break;
     default: break;
     }

@@ -5,7 +5,10 @@
  * decoded by the library's payload code (base64, json, lz4; binref is
  * refused: a server's file paths mean nothing here) into the call's dtype,
  * and copied into the buffer core gave, or one sized now when its shape
- * depends on values. Anything else is TSR_E_PLUGIN_RESULT. */
+ * depends on values. A TEXT result is a JSON string, a JSON result any
+ * JSON value (arrays inside it as the server encoded them, binref
+ * refused), each kept as its bytes in a buffer sized by the answer.
+ * Anything else is TSR_E_PLUGIN_RESULT. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,19 +46,43 @@ static json_t *lookup(json_t *obj, const char *name) {
     return NULL;
 }
 
-/* The output and the input whose names place result k (either NULL). */
+/* The output and the input whose names (or paths inside JSON fields)
+ * place result k (either NULL). */
 static void result_fields(const reader *r, int32_t k, const char **out, const char **in) {
     const tsr_args *a = r->a;
     const tsr_plugin *d = &r->s->desc;
+    const char *const *ip = remote_wrt_paths(a, 0), *const *op = remote_wrt_paths(a, 1);
     *out = *in = NULL;
     switch (a->endpoint) {
-    case TSR_EP_JVP: *out = d->outputs[a->wrt_out[k]].name; break;
-    case TSR_EP_VJP: *in = d->inputs[a->wrt_in[k]].name; break;
+    case TSR_EP_JVP: *out = remote_wrt_path(d->outputs, a->wrt_out, op, k); break;
+    case TSR_EP_VJP: *in = remote_wrt_path(d->inputs, a->wrt_in, ip, k); break;
     case TSR_EP_JACOBIAN:
-        *out = d->outputs[a->wrt_out[k / a->n_wrt_in]].name;
-        *in = d->inputs[a->wrt_in[k % a->n_wrt_in]].name;
+        *out = remote_wrt_path(d->outputs, a->wrt_out, op, k / a->n_wrt_in);
+        *in = remote_wrt_path(d->inputs, a->wrt_in, ip, k % a->n_wrt_in);
         break;
     default: *out = d->outputs[k].name; break;
+    }
+}
+
+/* How result k travels: apply's and abstract_eval's are their outputs';
+ * a derivative is an array, at a path inside a JSON field too. */
+static remote_kind result_kind(const reader *r, int32_t k) {
+    if (r->a->endpoint != TSR_EP_APPLY && r->a->endpoint != TSR_EP_ABSTRACT_EVAL)
+        return REMOTE_ARRAY;
+    return remote_output(r->s, k)->kind;
+}
+
+/* Whether a derivative's result k is at a path inside a JSON field: its
+ * dtype is then the answer's (the host set none). */
+static int inside_json(const reader *r, int32_t k) {
+    const tsr_args *a = r->a;
+    switch (a->endpoint) {
+    case TSR_EP_JVP: return remote_output(r->s, a->wrt_out[k])->kind == REMOTE_JSON;
+    case TSR_EP_VJP: return remote_input(r->s, a->wrt_in[k])->kind == REMOTE_JSON;
+    case TSR_EP_JACOBIAN:
+        return remote_output(r->s, a->wrt_out[k / a->n_wrt_in])->kind == REMOTE_JSON ||
+               remote_input(r->s, a->wrt_in[k % a->n_wrt_in])->kind == REMOTE_JSON;
+    default: return 0;
     }
 }
 
@@ -92,7 +119,7 @@ static int store(reader *r, int32_t k, const decoded_array *dec) {
                  shape_str(e->shape, e->rank, expected, sizeof expected));
         return bad_answer(r, k, what);
     }
-    res->dtype = e->dtype;
+    res->dtype = inside_json(r, k) ? x->dtype : e->dtype;
     res->rank = x->rank;
     memcpy(res->shape, x->shape, (size_t)x->rank * sizeof(int64_t));
     if (r->a->endpoint == TSR_EP_ABSTRACT_EVAL) return 0; /* core checks the shape */
@@ -111,13 +138,74 @@ static int store(reader *r, int32_t k, const decoded_array *dec) {
     return 0;
 }
 
+/* An encoded array inside a JSON result whose data is a binref: the
+ * server's file means nothing here. 1 if v holds one. */
+static int holds_binref(json_t *v, int depth) {
+    size_t i;
+    const char *key;
+    json_t *x;
+    if (depth > REMOTE_MAX_JSON_DEPTH) return 1;
+    if (json_is_array(v)) json_array_foreach(v, i, x) if (holds_binref(x, depth + 1)) return 1;
+    if (!json_is_object(v)) return 0;
+    json_t *enc = json_object_get(json_object_get(v, "data"), "encoding");
+    if (json_is_string(enc) && strcmp(json_string_value(enc), "binref") == 0) return 1;
+    json_object_foreach(v, key, x) if (holds_binref(x, depth + 1)) return 1;
+    return 0;
+}
+
+/* A TEXT or JSON result: its bytes into a buffer of their size. */
+static int read_value(reader *r, int32_t k, json_t *v, remote_kind kind) {
+    if (r->a->endpoint == TSR_EP_ABSTRACT_EVAL) {
+        /* A shape without a value says nothing of its length: none. */
+        tsr_array *res = &r->a->results[k];
+        res->dtype = TSR_UINT8;
+        res->rank = 1;
+        res->shape[0] = 0;
+        return 0;
+    }
+    if (kind == REMOTE_TEXT && !json_is_string(v)) return bad_answer(r, k, "is not a string");
+    if (kind == REMOTE_JSON && holds_binref(v, 0))
+        return bad_answer(r, k, "holds a binref array (a file on the server), or nests more "
+                                "than 256 deep");
+    char *dumped = kind == REMOTE_JSON ? remote_json_text(v) : NULL;
+    const char *bytes = dumped ? dumped : json_string_value(v);
+    size_t len = dumped ? strlen(dumped) : json_string_length(v);
+    if (kind == REMOTE_JSON && !dumped)
+        return bad_answer(r, k, "cannot be written again (out of memory, or nested more than "
+                                "128 deep)");
+    tsr_array *res = &r->a->results[k];
+    int rc = 0;
+    if (res->data && (res->rank != 1 || (size_t)res->shape[0] != len)) {
+        rc = bad_answer(r, k, "is not of the length the host sized");
+    } else {
+        void *to = res->data;
+        res->dtype = TSR_UINT8;
+        res->rank = 1;
+        res->shape[0] = (int64_t)len;
+        if (!to) {
+            int code = TSR_E_PLUGIN_RESULT;
+            char cause[400];
+            to = r->sink->alloc(r->sink->user, k, &code, cause, sizeof cause);
+            if (!to) snprintf(r->why, r->n, "the answer cannot be kept: %s", cause);
+            if (!to) rc = code;
+        }
+        if (to) memcpy(to, bytes, len);
+    }
+    free(dumped);
+    return rc;
+}
+
 static int read_result(reader *r, int32_t k) {
     char path[2 * SCHEMA_MAX_NAME + 2];
     json_t *v = find_result(r, k, path, sizeof path);
-    if (!v) return bad_answer(r, k, "is missing");
+    remote_kind kind = result_kind(r, k);
+    if (!v && !(kind != REMOTE_ARRAY && r->a->endpoint == TSR_EP_ABSTRACT_EVAL))
+        return bad_answer(r, k, "is missing");
+    if (kind != REMOTE_ARRAY) return read_value(r, k, v, kind);
     decoded_array dec;
     int abstract = r->a->endpoint == TSR_EP_ABSTRACT_EVAL;
-    int rc = decode_array_value(v, r->a->results[k].dtype, abstract, &r->ctx, path, &dec);
+    tsr_dtype want = inside_json(r, k) ? TSR_DTYPE_INVALID : r->a->results[k].dtype;
+    int rc = decode_array_value(v, want, abstract, &r->ctx, path, &dec);
     if (rc) {
         snprintf(r->why, r->n, "the answer cannot be read: %s", r->err.message);
         return rc == TSR_E_NOMEM ? rc : TSR_E_PLUGIN_RESULT;
@@ -132,8 +220,11 @@ int remote_response_read(const remote_schema *s, const remote_sink *sink, const 
     reader r = {.s = s, .sink = sink, .a = sink->args, .why = why, .n = n};
     r.ctx.err = &r.err;
     json_error_t jerr;
-    hoist_doc hoist;
-    r.root = hoist_parse(text, len, 0, &hoist, &jerr);
+    hoist_doc hoist = {0};
+    /* Values are kept as text: nothing may be cut out of the answer then. */
+    int values = 0;
+    for (int32_t k = 0; k < r.a->n_results; k++) values |= result_kind(&r, k) != REMOTE_ARRAY;
+    r.root = values ? json_loadb(text, len, 0, &jerr) : hoist_parse(text, len, 0, &hoist, &jerr);
     int rc = 0;
     if (!json_is_object(r.root)) {
         char start[320];

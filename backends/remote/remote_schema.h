@@ -3,11 +3,14 @@
  * descriptor. Fields come from components.schemas.Apply_InputSchema and
  * Apply_OutputSchema: arrays (properties.object_type.const == "array")
  * with their rank and fixed sizes from "shape" (prefixItems, minItems,
- * maxItems; an axis of any size is TSR_DIM_ANY) and their dtype; nested
- * models as dotted names; plain JSON booleans, integers and numbers as
- * rank-0 bool, int64 and float64. An input the model does not list as
- * required is optional, or has the property's "default" as its default.
- * Endpoints come from "paths". */
+ * maxItems; an axis of any size is TSR_DIM_ANY; no minItems/maxItems:
+ * TSR_RANK_ANY) and their dtype; nested models as dotted names; strings
+ * as TEXT fields ("enum" or "const": their choices); every other value a
+ * JSON schema describes (booleans, integers, numbers, null, unions,
+ * lists, dicts, models inside them) as a JSON field, differentiable when
+ * an array inside is. An input the model does not list as required is
+ * optional, or has the property's "default" as its default. A side may
+ * have no fields. Endpoints come from "paths". */
 #ifndef TESSERA_CORE_REMOTE_SCHEMA_H
 #define TESSERA_CORE_REMOTE_SCHEMA_H
 
@@ -16,13 +19,14 @@
 
 #include "tessera/plugin.h"
 
-/* How a field travels: an encoded array, or a plain JSON value. */
-typedef enum remote_kind { REMOTE_ARRAY = 0, REMOTE_PLAIN = 1 } remote_kind;
+/* How a field travels: an encoded array, a JSON string (TEXT) or a JSON
+ * value (JSON). */
+typedef enum remote_kind { REMOTE_ARRAY = 0, REMOTE_TEXT = 1, REMOTE_JSON = 2 } remote_kind;
 
 typedef struct remote_field {
     remote_kind kind;
-    /* A plain input's default in the schema, as JSON text (NULL: none):
-     * what abstract_eval, which is given no values, sends for it. */
+    /* A TEXT or JSON input's default in the schema, as JSON text (NULL:
+     * none): what abstract_eval sends for it when it is given no value. */
     char *default_json;
     /* An input the server lets a request leave out, with a default Tessera
      * can hold (remote_schema_defaults.c); default_buf NULL: none. */

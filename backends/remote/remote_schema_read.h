@@ -27,8 +27,13 @@ typedef struct field_reader {
     size_t n;
 } field_reader;
 
+/* A TEXT field's choices: at most this many. */
+#define REMOTE_MAX_CHOICES 4096
+
 /* A copy of text kept with the schema; NULL when out of memory. */
 char *remote_keep(remote_schema *s, const char *text);
+/* A block of n bytes kept with the schema (zeroed); NULL when out of memory. */
+void *remote_keep_block(remote_schema *s, size_t n);
 
 /* v with $ref (to components.schemas), single-entry allOf and Optional
  * (anyOf/oneOf with one alternative besides null) followed; the first
@@ -45,6 +50,18 @@ json_t *remote_resolve(const field_reader *r, json_t *v, const char *name, json_
 int remote_read_default(const field_reader *r, int32_t k, json_t *dflt, int required);
 void remote_defaults_link(remote_schema *s, int32_t n_in);
 void remote_defaults_free(remote_schema *s);
+
+/* remote_values.c: fields that are not arrays. Whether v (resolved)
+ * describes a string (a TEXT field); whether v is a schema a JSON field
+ * can hold (0, or TSR_E_DESCRIPTOR with why); whether the JSON field name
+ * of schema prop holds differentiable arrays; field f's choices from v's
+ * "enum" or "const"; what input k takes when left out (as
+ * remote_read_default; also keeps the default's JSON for abstract_eval). */
+int remote_is_text(json_t *v);
+int remote_json_check(const field_reader *r, json_t *v, const char *name);
+int remote_json_differentiable(const field_reader *r, json_t *prop, const char *name);
+int remote_text_choices(const field_reader *r, json_t *v, tsr_field *f);
+int remote_value_default(const field_reader *r, int32_t k, json_t *dflt, int required);
 
 /* Append the fields of model's properties, their names under prefix
  * ("" at the top). 0, or a TSR_E_* code with why set. */

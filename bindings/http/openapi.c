@@ -3,9 +3,12 @@
  * writes it, for what its clients read: `paths` (which endpoints exist),
  * `Apply_InputSchema` / `Apply_OutputSchema` (every field: an array is an
  * object whose object_type is the constant "array", with its shape and
- * dtype; nested models are nested objects), and `ApplyInputSchema` /
- * `ApplyOutputSchema` with `differentiable_arrays` and `field_order`
- * (tesseract-jax). */
+ * dtype, any rank as tesseract-core writes Array[..., X]; nested models
+ * are nested objects; TEXT fields strings, with their choices as "enum";
+ * JSON fields a schema any JSON value meets, since Tessera knows no more
+ * of them), and `ApplyInputSchema` / `ApplyOutputSchema` with
+ * `differentiable_arrays` and `field_order` (tesseract-jax). A component
+ * without outputs has an empty Apply_OutputSchema. */
 #include <string.h>
 
 #include "serve_internal.h"
@@ -30,15 +33,41 @@ const char *serve_endpoint_route(tsr_endpoint ep) {
     }
 }
 
-static json_t *dtype_enum(void) {
+/* The dtypes a field takes; complex ones only where the field is complex
+ * (as tesseract-core lists those castable to the field's). */
+static json_t *dtype_enum(tsr_dtype dtype) {
+    int complex_field = dtype == TSR_COMPLEX64 || dtype == TSR_COMPLEX128;
     json_t *e = json_array();
     for (size_t i = 0; i < sizeof array_dtypes / sizeof array_dtypes[0]; i++)
-        json_array_append_new(e, json_string(array_dtypes[i]));
+        if (complex_field || strncmp(array_dtypes[i], "complex", 7) != 0)
+            json_array_append_new(e, json_string(array_dtypes[i]));
     return e;
 }
 
-/* [3, null] for a shape of a fixed and a free axis (symbols are free). */
+/* tesseract-core's model title: EncodedArrayModel__<shape>__<dtype>__<flags>,
+ * the shape "anyrank", "scalar" or its axes joined by '_' ("any" for a
+ * free one). */
+static void array_title(const tsr_field *f, int diff, char *title, size_t cap) {
+    int used = snprintf(title, cap, "EncodedArrayModel__");
+    if (f->rank == TSR_RANK_ANY) used += snprintf(title + used, cap - (size_t)used, "anyrank");
+    else if (f->rank == 0) used += snprintf(title + used, cap - (size_t)used, "scalar");
+    for (int32_t k = 0; k < f->rank && used > 0 && (size_t)used < cap; k++) {
+        const tsr_dim *d = &f->dims[k];
+        if (d->symbol || d->size < 0)
+            used += snprintf(title + used, cap - (size_t)used, "%sany", k ? "_" : "");
+        else
+            used += snprintf(title + used, cap - (size_t)used, "%s%lld", k ? "_" : "",
+                             (long long)d->size);
+    }
+    if (used > 0 && (size_t)used < cap)
+        snprintf(title + used, cap - (size_t)used, "__%s__%s", tsr_dtype_name(f->dtype),
+                 diff ? "DIFFERENTIABLE" : "noflags");
+}
+
+/* [3, null] for a shape of a fixed and a free axis (symbols are free);
+ * null for any rank. */
 static json_t *shape_list(const tsr_field *f) {
+    if (f->rank == TSR_RANK_ANY) return json_null();
     json_t *s = json_array();
     for (int32_t k = 0; k < f->rank; k++)
         json_array_append_new(s, f->dims[k].symbol || f->dims[k].size < 0
@@ -48,6 +77,9 @@ static json_t *shape_list(const tsr_field *f) {
 }
 
 static json_t *shape_schema(const tsr_field *f) {
+    if (f->rank == TSR_RANK_ANY)
+        return json_pack("{s:{s:s}, s:s, s:s, s:s}", "items", "type", "integer", "type", "array",
+                         "title", "Shape", "description", "Shape of the array");
     json_t *items = json_array();
     for (int32_t k = 0; k < f->rank; k++) {
         const tsr_dim *d = &f->dims[k];
@@ -65,19 +97,21 @@ static json_t *shape_schema(const tsr_field *f) {
 
 static json_t *array_schema(const tsr_field *f) {
     int diff = (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0;
-    char title[160];
-    snprintf(title, sizeof title, "EncodedArrayModel__%s__%s%s", f->rank ? "shaped" : "scalar",
-             tsr_dtype_name(f->dtype), diff ? "__DIFFERENTIABLE" : "");
-    json_t *dtype = json_pack("{s:s, s:o, s:[s], s:s}", "type", "string", "enum", dtype_enum(),
-                              "examples", tsr_dtype_name(f->dtype), "title", "Dtype");
-    json_t *props = json_pack("{s:{s:s, s:s, s:s}, s:o, s:o, s:{s:s}}", "object_type", "type",
-                              "string", "const", "array", "default", "array", "shape",
+    char title[OPENAPI_MAX_FIELD_TITLE];
+    array_title(f, diff, title, sizeof title);
+    json_t *dtype = json_pack("{s:s, s:o, s:[s], s:s, s:s}", "type", "string", "enum",
+                              dtype_enum(f->dtype), "examples", tsr_dtype_name(f->dtype), "title",
+                              "Dtype", "description", "Data type of the array");
+    json_t *props = json_pack("{s:{s:s, s:s, s:s, s:s, s:s}, s:o, s:o, s:{s:s}}", "object_type",
+                              "type", "string", "const", "array", "default", "array", "title",
+                              "Object Type", "description",
+                              "Indicates that this dict can be parsed to an array.", "shape",
                               shape_schema(f), "dtype", dtype, "data", "title", "Data");
     json_t *a = json_pack("{s:o, s:b, s:s, s:[s,s,s], s:s}", "properties", props,
                           "additionalProperties", 0, "type", "object", "required", "shape",
                           "dtype", "data", "title", title);
     if (f->doc) json_object_set_new(a, "description", json_string(f->doc));
-    if (diff) json_object_set_new(a, "array_flags", json_pack("[s]", "DIFFERENTIABLE"));
+    json_object_set_new(a, "array_flags", diff ? json_pack("[s]", "DIFFERENTIABLE") : json_array());
     return a;
 }
 
@@ -113,11 +147,43 @@ static json_t *field_title(const char *name) {
     return json_string(t);
 }
 
+static int is_value(const tsr_field *f) {
+    return f->kind == TSR_KIND_TEXT || f->kind == TSR_KIND_JSON;
+}
+
+/* A TEXT field as pydantic writes str (Literal[...] and str enums with
+ * "enum"), a JSON field as any JSON value ({}, tesseract-core's
+ * JsonValue): titled, described, with its default (the text of a TEXT
+ * field, the value of a JSON one). */
+static json_t *value_schema(const tsr_field *f, const char *leaf) {
+    json_t *v = f->kind == TSR_KIND_TEXT ? json_pack("{s:s}", "type", "string") : json_object();
+    if (f->kind == TSR_KIND_TEXT && f->choices && f->n_choices > 0) {
+        json_t *e = json_array();
+        for (int32_t k = 0; k < f->n_choices; k++)
+            json_array_append_new(e, json_string(f->choices[k]));
+        json_object_set_new(v, "enum", e);
+    }
+    json_object_set_new(v, "title", field_title(leaf));
+    if (f->doc) json_object_set_new(v, "description", json_string(f->doc));
+    const tsr_array *d = f->default_value;
+    if (d && d->data && d->dtype == TSR_UINT8 && d->rank == 1) {
+        json_t *dv = f->kind == TSR_KIND_TEXT
+                         ? json_stringn((const char *)d->data, (size_t)d->shape[0])
+                         : json_loadb((const char *)d->data, (size_t)d->shape[0],
+                                      JSON_DECODE_ANY, NULL);
+        /* Optional[...] = None: pydantic as tesseract-core serves it writes no default */
+        if (dv && json_is_null(dv)) json_decref(dv);
+        else if (dv) json_object_set_new(v, "default", dv);
+    }
+    return v;
+}
+
 /* An input's property: its array schema, with its default where it has
  * one, or for an optional input, as pydantic writes Optional[...] = None:
  * the array or null, titled and described outside. */
 static json_t *input_schema(const tsr_field *f, const char *leaf) {
-    json_t *a = array_schema(f);
+    json_t *a = is_value(f) ? value_schema(f, leaf) : array_schema(f);
+    if (is_value(f) && (f->default_value || !(f->flags & TSR_FIELD_OPTIONAL))) return a;
     if (f->default_value) {
         json_t *d = default_value(f->default_value);
         if (d) json_object_set_new(a, "default", d);
@@ -178,16 +244,21 @@ static json_t *fields_model(const tsr_component *c, int outputs, const char *tit
         const tsr_field *f = outputs ? tsr_component_output(c, i) : tsr_component_input(c, i);
         const char *leaf;
         json_t *parent = parent_of(model, order, f->name, &leaf);
-        json_object_set_new(json_object_get(parent, "properties"), leaf,
-                            outputs ? array_schema(f) : input_schema(f, leaf));
+        json_t *prop = !outputs ? input_schema(f, leaf)
+                       : is_value(f) ? value_schema(f, leaf) : array_schema(f);
+        json_object_set_new(json_object_get(parent, "properties"), leaf, prop);
         /* One that may be left out is not required, as in pydantic. */
         if (outputs || tsr_field_required(f))
             json_array_append_new(json_object_get(parent, "required"), json_string(leaf));
-        if (f->flags & TSR_FIELD_DIFFERENTIABLE)
+        /* A JSON field's differentiable arrays are inside it, at paths
+         * Tessera does not know. */
+        if ((f->flags & TSR_FIELD_DIFFERENTIABLE) && !is_value(f))
             json_object_set_new(diff, f->name,
                                 json_pack("{s:s, s:o}", "dtype", tsr_dtype_name(f->dtype),
                                           "shape", shape_list(f)));
     }
+    /* pydantic leaves out an empty "required" (a model without fields). */
+    if (json_array_size(json_object_get(model, "required")) == 0) json_object_del(model, "required");
     return model;
 }
 
@@ -203,9 +274,21 @@ static json_t *wrt_schema(const tsr_component *c, int outputs) {
     int32_t n = outputs ? tsr_component_n_outputs(c) : tsr_component_n_inputs(c);
     for (int32_t i = 0; i < n; i++) {
         const tsr_field *f = outputs ? tsr_component_output(c, i) : tsr_component_input(c, i);
-        if (f->flags & TSR_FIELD_DIFFERENTIABLE)
-            json_array_append_new(names, json_pack("{s:s, s:s}", "type", "string", "const",
-                                                   f->name));
+        if (!(f->flags & TSR_FIELD_DIFFERENTIABLE)) continue;
+        if (f->kind == TSR_KIND_JSON) { /* a path inside it: "weights.{a}", "layers.[0].k" */
+            char pattern[600] = "^";
+            size_t used = 1;
+            for (const char *ch = f->name; *ch && used + 4 < sizeof pattern; ch++) {
+                if (*ch == '.') pattern[used++] = '\\'; /* a dot of the name, not any character */
+                pattern[used++] = *ch;
+            }
+            memcpy(pattern + used, "\\.", 3);
+            json_array_append_new(names, json_pack("{s:s, s:s}", "type", "string", "pattern",
+                                                   pattern));
+            continue;
+        }
+        json_array_append_new(names, json_pack("{s:s, s:s}", "type", "string", "const",
+                                               f->name));
     }
     return json_pack("{s:{s:o}, s:s, s:i, s:b}", "items", "anyOf", names, "type", "array",
                      "minItems", 1, "uniqueItems", 1);
@@ -257,14 +340,18 @@ json_t *serve_openapi_doc(const tsr_component *c, const http_serve_options *opts
     json_object_set_new(schemas, "Apply_OutputSchema",
                         fields_model(c, 1, "Apply_OutputSchema", out_diff, out_order));
     json_t *apply_in = new_model("ApplyInputSchema");
-    json_object_set_new(json_object_get(apply_in, "properties"), "inputs",
-                        ref("Apply_InputSchema"));
+    json_t *inputs_ref = ref("Apply_InputSchema");
+    json_object_set_new(inputs_ref, "description",
+                        json_string("The input data to apply the Tesseract to."));
+    json_object_set_new(json_object_get(apply_in, "properties"), "inputs", inputs_ref);
     json_array_append_new(json_object_get(apply_in, "required"), json_string("inputs"));
     json_object_set_new(apply_in, "differentiable_arrays", in_diff);
     json_object_set_new(apply_in, "field_order", in_order);
     json_object_set_new(schemas, "ApplyInputSchema", apply_in);
     json_t *apply_out = ref("Apply_OutputSchema");
     json_object_set_new(apply_out, "title", json_string("ApplyOutputSchema"));
+    json_object_set_new(apply_out, "description",
+                        json_string("The output data from applying the Tesseract."));
     json_object_set_new(apply_out, "differentiable_arrays", out_diff);
     json_object_set_new(apply_out, "field_order", out_order);
     json_object_set_new(schemas, "ApplyOutputSchema", apply_out);
