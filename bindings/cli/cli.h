@@ -15,6 +15,8 @@
  *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/http)
  *   cmd_docs.c, docs_*.c
  *                 `tessera docs`: the component's API as an HTML page
+ *   cmd_test.c, test_run.c, test_compare.c
+ *                 `tessera test`: Tesseract regression cases (test_case.h)
  *   exit_guard.c  a component that ends the process is an error, never success
  *   own_stdout.c  the command's stdout is its results; what components print goes to stderr
  */
@@ -133,6 +135,10 @@ void cli_print_check_manifest_help(void);
 /* cmd_serve.c: `tessera serve`. */
 int cli_cmd_serve(int argc, char **argv);
 void cli_print_serve_help(void);
+/* cmd_test.c: `tessera test`. */
+int cli_cmd_test(int argc, char **argv);
+void cli_print_test_help(void);
+
 /* cmd_docs.c: `tessera docs`. */
 int cli_cmd_docs(int argc, char **argv);
 void cli_print_docs_help(void);

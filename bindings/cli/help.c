@@ -33,6 +33,8 @@ void cli_print_main_help(void) {
         "  check-manifest MANIFEST [PAYLOAD]\n"
         "                                run each endpoint once in a worker with small\n"
         "                                inputs: is the manifest safe in-process?\n"
+        "  test PLUGIN [CASE.json ...]   run Tesseract regression cases (by default\n"
+        "                                test_cases/*.json of the component)\n"
         "  info                          version, plugin ABI, the file I/O of binref\n"
         "                                files (io_uring or pread/pwrite), shared memory,\n"
         "                                kernel\n"

@@ -57,7 +57,14 @@ static int write_group(writer *w, const tsr_call *call, const tsr_component *c, 
 
         jw_key_n(&w->jw, rest, seg);
         if (leaf) {
-            int rc = write_array(w, tsr_call_result(call, i), name);
+            const tsr_field *field = tsr_component_output(c, i);
+            const tsr_array *a = tsr_call_result(call, i);
+            if (field->kind != TSR_KIND_ARRAY && a != NULL && !w->abstract) {
+                int rc = payload_write_kind_result(&w->jw, field, a, w->out, w->ctx, name);
+                if (rc != 0) return rc;
+                continue;
+            }
+            int rc = write_array(w, a, name);
             if (rc != 0) return rc;
             continue;
         }
