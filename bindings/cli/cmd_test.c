@@ -101,6 +101,7 @@ static int run_cases(const cli_options *o, char **cases, int n_cases) {
     tsr_error err = TSR_ERROR_INIT;
     cli_exit_guard_arm(path, "its load");
     if (tsr_open(path, o->library, &c, &err) != 0) {
+        cli_exit_guard_disarm();
         cli_error("test", "%s", err.message);
         return CLI_LOAD_FAILED;
     }
