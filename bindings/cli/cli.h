@@ -84,6 +84,14 @@ int cli_write_output(const cli_options *o, const char *text);
  * input at loc; request may be NULL), as `tessera serve` sends it. */
 void cli_report_failure(const cli_options *o, int code, const char *loc, const char *message,
                         const char *request, size_t request_len);
+/* The same with the type of the failure (NULL: the code's), and for a
+ * failed run (its type the endpoint's for a value it refused). */
+void cli_report_typed_failure(const cli_options *o, const char *type, int code, const char *loc,
+                              const char *message, const char *request, size_t request_len);
+void cli_report_run_failure(const cli_options *o, const tsr_call *call, const char *request,
+                            size_t request_len);
+/* tsr_call_errtype of a failed run. */
+const char *cli_call_errtype(const tsr_call *call);
 
 /* Print "tessera: error: ..." (or "tessera COMMAND: error: ...") to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -89,6 +89,7 @@ static void failure_class(int code, const char *message, char *out, size_t n) {
     case TSR_E_SHAPE:
     case TSR_E_NOT_DIFFERENTIABLE:
     case TSR_E_ARGUMENT:
+    case TSR_E_VALUE: /* refused by the schema's choices or by the endpoint's own validation */
         snprintf(out, n, "ValidationError");
         return;
     case TSR_E_PLUGIN:

@@ -24,12 +24,12 @@ static bool is_array_object(json_t *v) {
 int payload_read_text(tsr_payload *p, int32_t index, json_t *value, const char *path,
                       const payload_ctx *ctx) {
     if (!json_is_string(value) || hoist_is_list(value))
-        return payload_fail(ctx, TSR_E_DTYPE, path, "Input should be a valid string");
+        return payload_fail(ctx, TSR_E_VALUE, path, "Input should be a valid string");
     const char *text;
     size_t len;
     hoist_string(ctx->hoist, value, &text, &len);
     if (memchr(text, '\0', len) != NULL)
-        return payload_fail(ctx, TSR_E_DTYPE, path, "Input should be a valid string without NUL");
+        return payload_fail(ctx, TSR_E_VALUE, path, "Input should be a valid string without NUL");
     char *copy = malloc(len + 1);
     if (copy == NULL) return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
     memcpy(copy, text, len);

@@ -289,6 +289,17 @@ TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype
 #define TSR_ERROR_INPUT_MAX 256
 TSR_API int tsr_error_detail_json(int code, const char *loc, const char *message,
                                   const char *request, size_t request_len, char **out);
+/* The same with the type the failure carries (tsr_call_errtype: the one
+ * an endpoint gave when it refused a value); NULL, "" or the code's own
+ * name for tsr_error_type(code). For TSR_E_VALUE, msg is the cause alone
+ * (pydantic's sentence, the library's "component ..., endpoint ...: "
+ * lead and any further lines left out); without a type of the endpoint's,
+ * the type is read from that sentence ("string_type", "string_unicode",
+ * "literal_error", else "value_error"), and a literal_error has
+ * "ctx": {"expected": ...} as pydantic writes it. */
+TSR_API int tsr_error_detail_json_typed(const char *type, int code, const char *loc,
+                                        const char *message, const char *request,
+                                        size_t request_len, char **out);
 
 /* Release JSON text returned by this header's functions. Accepts NULL. */
 TSR_API void tsr_json_free(char *text);
