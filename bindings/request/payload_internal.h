@@ -61,10 +61,20 @@ int payload_read_json(tsr_payload *p, int32_t index, json_t *value, const char *
  * arrays in base64. Needs ctx->hoist still. */
 int payload_finish_json(tsr_payload *p, const payload_ctx *ctx);
 void kind_value_release_tree(kind_value *kv);
+/* Buffers that must outlive the writing of a response: the arrays of a
+ * JSON result, whose binref bytes the sink writes only when finished. */
+typedef struct kept_buffers {
+    void **items;
+    size_t n, cap;
+} kept_buffers;
+void kept_buffers_free(kept_buffers *k);
+
 /* A TEXT result as a JSON string, a JSON result as its tree with every
- * array object in the encoding of out. */
+ * array object in the encoding of out (its decoded data left in keep
+ * until the sink is finished). */
 int payload_write_kind_result(json_writer *jw, const tsr_field *field, const tsr_array *a,
-                              const array_out *out, const payload_ctx *ctx, const char *path);
+                              const array_out *out, kept_buffers *keep, const payload_ctx *ctx,
+                              const char *path);
 
 /* Decode the wrt lists and, for jvp and vjp, the tangent or cotangent
  * vector, from the request object. */

@@ -9,12 +9,22 @@
  * array fields. Results go the other way: a JSON output's arrays are
  * written in the encoding the request asked for.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codecs/array_encode.h"
 #include "codecs/json_hoist.h"
 #include "payload_internal.h"
+
+/* An item of a list inside a JSON value is a dotted index, as Tesseract's
+ * loc has it ("inputs.opts.layers.0.w"); "[k]" stays for the elements of
+ * an array. */
+static void item_path(char dst[PAYLOAD_PATH_MAX], const char *parent, size_t index) {
+    char part[24];
+    snprintf(part, sizeof part, "%zu", index);
+    path_join(dst, parent, part);
+}
 
 static bool is_array_object(json_t *v) {
     json_t *type = json_object_get(v, "object_type");
@@ -69,7 +79,7 @@ static int collect(kind_value *kv, json_t *v, const char *path, const payload_ct
         }
     } else if (json_is_array(v)) {
         for (size_t k = 0; k < json_array_size(v); k++) {
-            path_index(child, path, k);
+            item_path(child, path, k);
             int rc = collect(kv, json_array_get(v, k), child, ctx);
             if (rc != 0) return rc;
         }
@@ -109,7 +119,27 @@ typedef struct emitter {
     bool predecoded;
     decoded_array *arrays;
     size_t n_arrays, next;
+    kept_buffers *keep;   /* outputs: the decoded arrays, alive until the sink is done */
 } emitter;
+
+void kept_buffers_free(kept_buffers *k) {
+    for (size_t i = 0; i < k->n; i++) free(k->items[i]);
+    free(k->items);
+    k->items = NULL;
+    k->n = k->cap = 0;
+}
+
+static int keep_buffer(kept_buffers *k, void *buffer) {
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 8;
+        void **grown = realloc(k->items, cap * sizeof *grown);
+        if (grown == NULL) return -1;
+        k->items = grown;
+        k->cap = cap;
+    }
+    k->items[k->n++] = buffer;
+    return 0;
+}
 
 static int emit_array(emitter *e, json_t *v, const char *path) {
     if (e->predecoded) {
@@ -119,9 +149,16 @@ static int emit_array(emitter *e, json_t *v, const char *path) {
     }
     decoded_array d = {0};
     int rc = decode_array_value(v, TSR_DTYPE_INVALID, false, e->ctx, path, &d);
-    if (rc == 0) rc = write_encoded_array(e->jw, &d.array, e->out, e->ctx, path);
-    free(d.buffer);
-    return rc;
+    if (rc != 0) {
+        free(d.buffer);
+        return rc;
+    }
+    /* A binref sink reads the bytes when it is finished, after this. */
+    if (d.buffer != NULL && keep_buffer(e->keep, d.buffer) != 0) {
+        free(d.buffer);
+        return payload_fail(e->ctx, TSR_E_NOMEM, path, "out of memory");
+    }
+    return write_encoded_array(e->jw, &d.array, e->out, e->ctx, path);
 }
 
 static int emit(emitter *e, json_t *v, const char *path, int depth) {
@@ -146,7 +183,7 @@ static int emit(emitter *e, json_t *v, const char *path, int depth) {
     case JSON_ARRAY:
         jw_begin_array(e->jw);
         for (size_t k = 0; k < json_array_size(v); k++) {
-            path_index(child, path, k);
+            item_path(child, path, k);
             int rc = emit(e, json_array_get(v, k), child, depth + 1);
             if (rc != 0) return rc;
         }
@@ -220,7 +257,8 @@ void kind_value_release_tree(kind_value *kv) {
 }
 
 int payload_write_kind_result(json_writer *jw, const tsr_field *field, const tsr_array *a,
-                              const array_out *out, const payload_ctx *ctx, const char *path) {
+                              const array_out *out, kept_buffers *keep, const payload_ctx *ctx,
+                              const char *path) {
     const char *text = a->data != NULL ? (const char *)a->data : "";
     size_t len = a->rank == 1 ? (size_t)a->shape[0] : 0;
     if (a->dtype != TSR_UINT8 || a->rank != 1 || (len > 0 && a->data == NULL))
@@ -244,7 +282,7 @@ int payload_write_kind_result(json_writer *jw, const tsr_field *field, const tsr
         return payload_fail(ctx, TSR_E_PLUGIN_RESULT, path,
                             "the JSON result is malformed at line %d, column %d: %s", jerr.line,
                             jerr.column, jerr.text);
-    emitter e = {.jw = jw, .out = out, .ctx = ctx};
+    emitter e = {.jw = jw, .out = out, .ctx = ctx, .keep = keep};
     int rc = emit(&e, tree, path, 0);
     json_decref(tree);
     return rc;
