@@ -472,10 +472,26 @@ def test_a_literal_outside_its_values_and_a_bound_violated_name_their_place(tmp_
     with pytest.raises(glue.InvalidInput) as e:
         comp.apply([js("fast"), js("0")])
     assert e.value.loc == ("inputs", "opts", "size")
-    assert str(e.value).splitlines()[-1] == "loc: inputs.opts.size"
+    assert e.value.type == "greater_than_equal"
+    # the last line of the text the host gets is tsr_ctx_invalid's
+    assert glue.format_error(e.value).splitlines()[-1] == (
+        "invalid: greater_than_equal inputs.opts.size")
     with pytest.raises(glue.InvalidInput) as e:
         comp.apply([js("medium"), js("3")])
     assert e.value.loc == ("inputs", "opts", "mode")
+    assert e.value.type == "literal_error"
+    # not JSON at all
+    with pytest.raises(glue.InvalidInput) as e:
+        comp.apply([js("fast"), js("{nope")])
+    assert (e.value.loc, e.value.type) == (("inputs", "opts", "size"), "json_invalid")
+
+
+def test_a_long_invalid_message_keeps_its_last_line():
+    err = glue.InvalidInput("x" * 5000, ("inputs", "a\nb"), "Not A Type")
+    text = glue.format_error(err)
+    assert len(text.encode()) < 800
+    # an unusable type becomes value_error, a control character in the loc '?'
+    assert text.splitlines()[-1] == "invalid: value_error inputs.a?b"
 
 
 def test_unrepresentable_field(tmp_path):
