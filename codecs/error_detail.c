@@ -107,13 +107,21 @@ static json_t *message_text(const char *message) {
 }
 
 /* The cause of a message: the library's lead ("component 'c', endpoint
- * 'e', field 'f': ", a call's "input 'x': ") left out, first line only.
+ * 'e', field 'f': ", a call's "input 'x': ", "the plugin failed: ") left
+ * out, first line only.
  * An invalid value's msg is pydantic's sentence alone, as Tesseract's. */
 static void value_cause(const char *message, char *out, size_t n) {
     static const char *const leads[] = {"component '", "endpoint '", "field '", "input '"};
     const char *p = message;
     for (int again = 1; again;) {
         again = 0;
+        /* The host's lead of an endpoint's own message. */
+        static const char plugin_lead[] = "the plugin failed: ";
+        if (strncmp(p, plugin_lead, sizeof plugin_lead - 1) == 0) {
+            p += sizeof plugin_lead - 1;
+            again = 1;
+            continue;
+        }
         for (size_t k = 0; k < sizeof leads / sizeof leads[0]; k++) {
             size_t ln = strlen(leads[k]);
             if (strncmp(p, leads[k], ln) != 0) continue;

@@ -421,3 +421,32 @@ Test(payload_kinds, detail_types_of_invalid_values) {
     cr_assert_eq(tsr_error_detail_json_typed("x", TSR_E_VALUE, "a", "m", NULL, 0, NULL),
                  TSR_E_ARGUMENT);
 }
+
+/* An endpoint's own refusal of a value inside a JSON input
+ * (tsr_ctx_invalid): TSR_E_VALUE, the path it gave as loc and its type
+ * in the 422 (tsr_call_errtype), msg its sentence alone. */
+Test(payload_kinds, an_endpoint_refusal_keeps_its_type_and_path) {
+    tsr_component *c = open_ok(KINDS_JSON, NULL);
+    const char *request = "{\"inputs\":{\"x\":" X_JSON ",\"opts\":{\"steps\":-2}}}";
+    tsr_payload *p = NULL;
+    tsr_error err = TSR_ERROR_INIT;
+    cr_assert_eq(tsr_payload_parse(c, TSR_EP_APPLY, request, strlen(request), &p, &err), 0, "%s",
+                 err.message);
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    cr_assert_eq(tsr_payload_bind(p, call, &err), 0, "%s", err.message);
+    run_fails(call, TSR_E_VALUE);
+    cr_assert_str_eq(tsr_call_errloc(call), "inputs.opts.steps");
+    cr_assert_str_eq(tsr_call_errtype(call), "greater_than_equal");
+    char *body = NULL;
+    cr_assert_eq(tsr_error_detail_json_typed(tsr_call_errtype(call), tsr_call_errcode(call),
+                                             tsr_call_errloc(call), tsr_call_errmsg(call),
+                                             request, strlen(request), &body),
+                 0);
+    cr_assert_str_eq(body, "{\"detail\":[{\"type\":\"greater_than_equal\",\"loc\":[\"body\","
+                           "\"inputs\",\"opts\",\"steps\"],\"msg\":\"Input should be greater than "
+                           "or equal to 0\",\"input\":-2}]}");
+    tsr_json_free(body);
+    tsr_call_free(call);
+    tsr_payload_free(p);
+    tsr_close(c);
+}

@@ -90,8 +90,6 @@ void cli_report_typed_failure(const cli_options *o, const char *type, int code, 
                               const char *message, const char *request, size_t request_len);
 void cli_report_run_failure(const cli_options *o, const tsr_call *call, const char *request,
                             size_t request_len);
-/* tsr_call_errtype of a failed run. */
-const char *cli_call_errtype(const tsr_call *call);
 
 /* Print "tessera: error: ..." (or "tessera COMMAND: error: ...") to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

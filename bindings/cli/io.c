@@ -35,13 +35,8 @@ void cli_report_failure(const cli_options *o, int code, const char *loc, const c
 
 void cli_report_run_failure(const cli_options *o, const tsr_call *call, const char *request,
                             size_t request_len) {
-    cli_report_typed_failure(o, cli_call_errtype(call), tsr_call_errcode(call),
+    cli_report_typed_failure(o, tsr_call_errtype(call), tsr_call_errcode(call),
                              tsr_call_errloc(call), tsr_call_errmsg(call), request, request_len);
-}
-
-const char *cli_call_errtype(const tsr_call *call) {
-    (void)call;
-    return NULL;
 }
 
 void cli_report_typed_failure(const cli_options *o, const char *type, int code, const char *loc,

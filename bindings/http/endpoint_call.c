@@ -8,13 +8,6 @@
 
 #include "endpoint_call.h"
 
-/* The type of a failed run as the 422 names it (the endpoint's own for
- * an input it refused). */
-static const char *call_errtype(const tsr_call *call) {
-    (void)call;
-    return NULL;
-}
-
 void endpoint_call(const serve_config *cfg, tsr_endpoint ep, tsr_encoding enc, const char *body,
                    size_t len, serve_response *rs) {
     tsr_component *c = cfg->component;
@@ -40,7 +33,7 @@ void endpoint_call(const serve_config *cfg, tsr_endpoint ep, tsr_encoding enc, c
             err.code = rc;
             snprintf(err.message, sizeof err.message, "%s", tsr_call_errmsg(call));
             snprintf(err.loc, sizeof err.loc, "%s", tsr_call_errloc(call));
-            type = call_errtype(call);
+            type = tsr_call_errtype(call);   /* the endpoint's own for a value it refused */
         }
     }
     char *text = NULL;
