@@ -31,6 +31,14 @@ static bool is_array_object(json_t *v) {
     return type != NULL && json_is_string(type) && strcmp(json_string_value(type), "array") == 0;
 }
 
+/* tsr_payload_input of a TEXT or JSON input: its bytes as a uint8
+ * rank-1 array, as tsr_call_set_input binds such a field. */
+static void text_view(tsr_payload *p, int32_t index) {
+    const char *text = p->kinds[index].text;
+    p->inputs[index].array = (tsr_array){.data = (void *)text, .dtype = TSR_UINT8, .rank = 1,
+                                         .shape = {(int64_t)strlen(text)}};
+}
+
 int payload_read_text(tsr_payload *p, int32_t index, json_t *value, const char *path,
                       const payload_ctx *ctx) {
     if (!json_is_string(value) || hoist_is_list(value))
@@ -45,6 +53,7 @@ int payload_read_text(tsr_payload *p, int32_t index, json_t *value, const char *
     memcpy(copy, text, len);
     copy[len] = '\0';
     p->kinds[index].text = copy;
+    text_view(p, index);
     return 0;
 }
 
@@ -243,6 +252,7 @@ int payload_finish_json(tsr_payload *p, const payload_ctx *ctx) {
         kv->text = jw_finish(&jw);
         if (kv->text == NULL) return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
         kind_value_release_tree(kv);
+        text_view(p, i);
     }
     return 0;
 }

@@ -183,7 +183,10 @@ TSR_API void tsr_payload_free(tsr_payload *p);
 
 TSR_API tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
 /* A decoded input by field name, or NULL when the payload does not give it.
- * For abstract_eval, data is NULL. Valid as long as p. */
+ * For abstract_eval, data is NULL. A TEXT or JSON input is a uint8 rank-1
+ * array of its text (a JSON value as compact JSON, its arrays in base64),
+ * NUL-terminated after shape[0] bytes, as tsr_call_set_input binds such a
+ * field. Valid as long as p. */
 TSR_API const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
 /* jvp: the tangent of an input; vjp: the cotangent of an output; or NULL. */
 TSR_API const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
