@@ -105,6 +105,35 @@ Test(cli_test, an_expected_validation_error_passes_when_the_request_is_refused) 
     run_free(&r);
 }
 
+/* A value outside a TEXT field's choices and an endpoint's own refusal
+ * (TSR_E_VALUE) are ValidationErrors, as pydantic's are in tesseract-core;
+ * a case expecting outputs fails on them, naming the class. */
+Test(cli_test, a_refused_value_is_a_validation_error) {
+    static const char x[] = "\"x\": [1.0, 2.0]";
+    const char *payloads[] = {"\"method\": \"thrice\", \"opts\": 1", "\"opts\": {\"steps\": -1}"};
+    for (size_t k = 0; k < 2; k++) {
+        char text[512], path[512];
+        snprintf(text, sizeof text,
+                 "{\"endpoint\": \"apply\", \"payload\": {\"inputs\": {%s, %s}}, "
+                 "\"expected_exception\": \"pydantic.ValidationError\"}",
+                 x, payloads[k]);
+        write_case(dir, "refused.json", text);
+        snprintf(path, sizeof path, "%s/refused.json", dir);
+        cli_run r = run_cli(NULL, "test", TEST_PLUGIN("kinds_json"), path);
+        assert_ok(&r);
+        run_free(&r);
+        snprintf(text, sizeof text,
+                 "{\"endpoint\": \"apply\", \"payload\": {\"inputs\": {%s, %s}}, "
+                 "\"expected_outputs\": {\"y\": [1.0, 2.0]}}",
+                 x, payloads[k]);
+        write_case(dir, "refused.json", text);
+        r = run_cli(NULL, "test", TEST_PLUGIN("kinds_json"), path);
+        expect_status(&r, 1);
+        assert_contains(r.out, "ValidationError");
+        run_free(&r);
+    }
+}
+
 Test(cli_test, an_expected_exception_that_does_not_happen_or_does_not_match_fails) {
     cli_run r = run_case("none.json", "{\"endpoint\": \"apply\", " INPUTS
                                       ", \"expected_exception\": \"ValueError\"}");
