@@ -10,10 +10,15 @@ tesseract-runtime passes. Examples that need what this host cannot give
 (Docker, conda, Fortran, a GPU) are listed as skipped with the reason.
 
   run.py --tessera build/bin/tessera --examples build/third_party/tesseract-examples
-         [--short] [--modes inproc,worker] [--no-reference] [EXAMPLE ...]
+         [--short] [--modes inproc,worker] [--no-reference]
+         [--option KEY=VALUE ...] [EXAMPLE ...]
 
 --short runs a few quick examples in inproc mode only (the ctest form);
-the long form (every example, both modes) belongs in bench/.
+the long form (every example, both modes) belongs in bench/. --option
+passes a component option to `tessera test` (start_timeout_ms=180000 on a
+loaded machine; python_env=none to use this host's Python as
+tesseract-runtime does, where building an example's environment needs a
+network this host lacks).
 """
 import argparse
 import json
@@ -46,11 +51,13 @@ SKIPPED = {
 LINE = re.compile(r"^(PASS|FAIL) (\S+)")
 
 
-def tessera_run(tessera, folder, mode, timeout):
+def tessera_run(tessera, folder, mode, timeout, options=()):
     """{case file name: passed?} from `tessera test`, or an error text."""
+    args = [tessera, "test", "--mode", mode]
+    for o in options:
+        args += ["--option", o]
     try:
-        p = subprocess.run([tessera, "test", "--mode", mode, folder], capture_output=True,
-                           text=True, timeout=timeout)
+        p = subprocess.run(args + [folder], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, "timed out"
     verdicts = {}
@@ -88,6 +95,7 @@ def main():
     ap.add_argument("--modes", default="inproc,worker")
     ap.add_argument("--no-reference", action="store_true")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--option", action="append", default=[])
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     if not os.path.isdir(a.examples):
@@ -110,7 +118,7 @@ def main():
         ref_passed = sum(1 for s in ref.values() if s == "passed")
         ref_col = f"{ref_passed}/{len(cases)}" if ref else "-"
         for mode in modes:
-            verdicts, notes = tessera_run(a.tessera, folder, mode, a.timeout)
+            verdicts, notes = tessera_run(a.tessera, folder, mode, a.timeout, a.option)
             if verdicts is None:
                 verdicts, notes = {}, [notes]
             passed = sum(verdicts.values())
