@@ -155,9 +155,9 @@ static json_t *example_value(const json_t *field, size_t index, example_notes *n
     if (strcmp(kind, "text") == 0) {
         const json_t *def = json_object_get(field, "default");
         const json_t *first = json_array_get(json_object_get(field, "choices"), 0);
-        v = json_is_string(def) ? json_copy((json_t *)def)
-            : json_is_string(first) ? json_copy((json_t *)first)
-                                    : json_string("text");
+        v = json_string(json_is_string(def)     ? json_string_value(def)
+                        : json_is_string(first) ? json_string_value(first)
+                                                : "text");
     } else {
         v = json_null();
     }

@@ -34,8 +34,8 @@ static bool is_array_object(json_t *v) {
 /* tsr_payload_input of a TEXT or JSON input: its bytes as a uint8
  * rank-1 array, as tsr_call_set_input binds such a field. */
 static void text_view(tsr_payload *p, int32_t index) {
-    const char *text = p->kinds[index].text;
-    p->inputs[index].array = (tsr_array){.data = (void *)text, .dtype = TSR_UINT8, .rank = 1,
+    char *text = p->kinds[index].text;
+    p->inputs[index].array = (tsr_array){.data = text, .dtype = TSR_UINT8, .rank = 1,
                                          .shape = {(int64_t)strlen(text)}};
 }
 
