@@ -132,6 +132,31 @@ Test(cli_test, a_refused_value_is_a_validation_error) {
         assert_contains(r.out, "ValidationError");
         run_free(&r);
     }
+    /* A regex written against pydantic's message (its type, its loc)
+     * matches the refusal; one naming another type does not. */
+    static const struct {
+        const char *inputs, *regex;
+        int status;
+    } regexes[] = {
+        {"\"method\": \"thrice\", \"opts\": 1", "type=literal_error", 0},
+        {"\"method\": \"thrice\", \"opts\": 1", "inputs\\\\.method", 0},
+        {"\"method\": 3, \"opts\": 1", "string_type", 0},
+        {"\"opts\": {\"steps\": -1}", "greater_than_equal", 0},
+        {"\"opts\": {\"steps\": -1}", "literal_error", 1},
+    };
+    for (size_t k = 0; k < sizeof regexes / sizeof regexes[0]; k++) {
+        char text[512], path[512];
+        snprintf(text, sizeof text,
+                 "{\"endpoint\": \"apply\", \"payload\": {\"inputs\": {%s, %s}}, "
+                 "\"expected_exception\": \"pydantic.ValidationError\", "
+                 "\"expected_exception_regex\": \"%s\"}",
+                 x, regexes[k].inputs, regexes[k].regex);
+        write_case(dir, "regex.json", text);
+        snprintf(path, sizeof path, "%s/regex.json", dir);
+        cli_run r = run_cli(NULL, "test", TEST_PLUGIN("kinds_json"), path);
+        expect_status(&r, regexes[k].status);
+        run_free(&r);
+    }
 }
 
 Test(cli_test, an_expected_exception_that_does_not_happen_or_does_not_match_fails) {
