@@ -30,6 +30,8 @@ typedef struct worker_state {
     int32_t *wrt_in, *wrt_out;
     const char **wrt_in_paths, **wrt_out_paths;   /* tsr_args': the fields' names */
     size_t cap_inputs, cap_seeds, cap_results, cap_wrt_in, cap_wrt_out, cap_given;
+    char *path_buf;                 /* the request's paths inside JSON fields, copied */
+    size_t cap_path_buf;
 } worker_state;
 
 /* Run the request in the control block; leaves status, message and the

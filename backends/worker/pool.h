@@ -61,6 +61,7 @@ static inline worker_backend *worker_backend_of(const tsr_component *c) {
 typedef struct proxy_call {
     int last_worker;            /* the pool slot used last */
     int32_t n_staging;
+    int32_t n_in;               /* the component's inputs: staging[n_in...] hold seeds */
     result_buf staging[];       /* arena copies of inputs, then seeds */
 } proxy_call;
 
