@@ -641,13 +641,17 @@ class Component:
                 m = r
         return m
 
-    def _validate(self, node: _Node, vals: list) -> BaseModel:
-        def tree(n: _Node) -> dict:
-            return {key: vals[x] if x.__class__ is int else tree(x)
-                    for key, (_, x) in zip(n.keys, n.items)}
+    @staticmethod
+    def _tree(n: _Node, vals: list) -> dict:
+        # A method, not a recursive closure: that closure would be a cycle
+        # holding the inputs' views until the garbage collector runs, and
+        # the bridge would take them as kept by the component.
+        return {key: vals[x] if x.__class__ is int else Component._tree(x, vals)
+                for key, (_, x) in zip(n.keys, n.items)}
 
+    def _validate(self, node: _Node, vals: list) -> BaseModel:
         try:
-            return node.cls.model_validate(tree(node))
+            return node.cls.model_validate(self._tree(node, vals))
         except ValidationError as e:
             raise _invalid(e, ("inputs",)) from None
 
