@@ -33,6 +33,8 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->input_bound = calloc((size_t)n_in, 1);
     call->wrt_in = calloc((size_t)n_in, sizeof *call->wrt_in);
     call->wrt_out = calloc((size_t)n_out, sizeof *call->wrt_out);
+    call->wrt_in_paths = calloc((size_t)n_in, sizeof *call->wrt_in_paths);
+    call->wrt_out_paths = calloc((size_t)n_out, sizeof *call->wrt_out_paths);
     call->seeds = calloc((size_t)cap, sizeof *call->seeds);
     call->seed_set = calloc((size_t)cap, 1);
     call->results = calloc((size_t)cap, sizeof *call->results);
@@ -42,7 +44,8 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->result_bytes = calloc((size_t)cap, sizeof *call->result_bytes);
     call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
     call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
-    if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
+    if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->wrt_in_paths ||
+        !call->wrt_out_paths || !call->seeds ||
         !call->seed_set || !call->results || !call->expect || !call->bufs || !call->targets ||
         !call->result_bytes || !call->symval || !call->sym_from) {
         tsr_call_free(call);
@@ -68,6 +71,8 @@ TSR_API void tsr_call_free(tsr_call *call) {
     free(call->input_bound);
     free(call->wrt_in);
     free(call->wrt_out);
+    free(call->wrt_in_paths);
+    free(call->wrt_out_paths);
     free(call->seeds);
     free(call->seed_set);
     free(call->results);
@@ -177,7 +182,7 @@ static const char *item_at(int32_t k, char *buf, size_t n) {
 
 static int resolve_wrt(tsr_call *call, const char *label, const char *what,
                        const char *const *names, int32_t n, const field_info *fs, int32_t n_fs,
-                       int32_t *idx) {
+                       int32_t *idx, const char **paths) {
     if (n < 0 || n > n_fs || (n > 0 && !names))
         return call_fail_at(call, TSR_E_ARGUMENT, label, NULL,
                             "%s: invalid list (%d names for %d %ss)", label, (int)n, (int)n_fs,
@@ -200,6 +205,7 @@ static int resolve_wrt(tsr_call *call, const char *label, const char *what,
                 return call_fail_at(call, TSR_E_ARGUMENT, label, item_at(k, at, sizeof at),
                                     "%s: '%s' is named twice", label, names[k]);
         idx[k] = f;
+        paths[k] = fs[f].field.name;   /* a whole field's path is its name */
     }
     return 0;
 }
@@ -218,10 +224,10 @@ TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_
     call->results_valid = 0;
     memset(call->seed_set, 0, (size_t)call->cap_results);
     int rc = resolve_wrt(call, wrt_in_label(ep), "input", in_names, n_in, c->in, c->n_in,
-                         call->wrt_in);
+                         call->wrt_in, call->wrt_in_paths);
     if (!rc)
         rc = resolve_wrt(call, wrt_out_label(ep), "output", out_names, n_out, c->out, c->n_out,
-                         call->wrt_out);
+                         call->wrt_out, call->wrt_out_paths);
     if (rc) return rc;
     call->n_wrt_in = n_in;
     call->n_wrt_out = n_out;
@@ -424,6 +430,8 @@ int call_validate(tsr_call *call) {
                                             : 0,
         .results = call->results,
         .n_results = call->n_results,
+        .wrt_in_paths = call->wrt_in_paths,
+        .wrt_out_paths = call->wrt_out_paths,
     };
     return 0;
 }

@@ -99,6 +99,7 @@ struct tsr_call {
     text_slot *text;                 /* n_in, NULL until a text input is bound as an array */
     /* differentiation targets and their seeds */
     int32_t *wrt_in, *wrt_out;       /* capacity n_in / n_out */
+    const char **wrt_in_paths, **wrt_out_paths;   /* the same capacities: tsr_args' paths */
     int32_t n_wrt_in, n_wrt_out;
     int wrt_set;
     tsr_array *seeds;                /* n_in (jvp) or n_out (vjp) */

@@ -32,6 +32,8 @@ void worker_release_request(worker_state *ws) {
     free(ws->given);
     free(ws->wrt_in);
     free(ws->wrt_out);
+    free(ws->wrt_in_paths);
+    free(ws->wrt_out_paths);
 }
 
 /* What result k must be, as core lays results out. */
@@ -185,6 +187,26 @@ static int take_indices(const int32_t *src, int32_t count, const tsr_component *
     return 0;
 }
 
+/* The differentiation lists and their paths, grown together. */
+static int grow_wrt(worker_state *ws, size_t n_wi, size_t n_wo) {
+    size_t cap_in = ws->cap_wrt_in, cap_out = ws->cap_wrt_out;
+    if (grow(&ws->wrt_in, &ws->cap_wrt_in, n_wi, sizeof *ws->wrt_in) ||
+        grow(&ws->wrt_out, &ws->cap_wrt_out, n_wo, sizeof *ws->wrt_out))
+        return -1;
+    /* the paths' capacities follow the indices' */
+    if (ws->cap_wrt_in != cap_in || !ws->wrt_in_paths) {
+        void *p = realloc(ws->wrt_in_paths, (ws->cap_wrt_in + 1) * sizeof *ws->wrt_in_paths);
+        if (!p) return -1;
+        ws->wrt_in_paths = p;
+    }
+    if (ws->cap_wrt_out != cap_out || !ws->wrt_out_paths) {
+        void *p = realloc(ws->wrt_out_paths, (ws->cap_wrt_out + 1) * sizeof *ws->wrt_out_paths);
+        if (!p) return -1;
+        ws->wrt_out_paths = p;
+    }
+    return 0;
+}
+
 /* Counts of the request, checked against the endpoint and the schema. */
 static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *why, size_t n) {
     const tsr_component *c = ws->comp;
@@ -214,8 +236,7 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
     if (grow(&ws->inputs, &ws->cap_inputs, (size_t)n_in, sizeof *ws->inputs) ||
         grow(&ws->seeds, &ws->cap_seeds, (size_t)n_s, sizeof *ws->seeds) ||
         grow(&ws->results, &ws->cap_results, (size_t)n_r, sizeof *ws->results) ||
-        grow(&ws->wrt_in, &ws->cap_wrt_in, (size_t)n_wi, sizeof *ws->wrt_in) ||
-        grow(&ws->wrt_out, &ws->cap_wrt_out, (size_t)n_wo, sizeof *ws->wrt_out) ||
+        grow_wrt(ws, (size_t)n_wi, (size_t)n_wo) ||
         grow(&ws->given, &ws->cap_given, (size_t)n_r, sizeof *ws->given)) {
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;
@@ -233,11 +254,18 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
         .n_seeds = n_s,
         .results = ws->results,
         .n_results = n_r,
+        .wrt_in_paths = ws->wrt_in_paths,
+        .wrt_out_paths = ws->wrt_out_paths,
     };
     ws->n_results = n_r;
     ws->n_wrt_in = n_wi;
     int rc = take_indices(ws->v.wrt_in, n_wi, c, 1, ws->wrt_in, "wrt_in", why, n);
     if (!rc) rc = take_indices(ws->v.wrt_out, n_wo, c, 0, ws->wrt_out, "wrt_out", why, n);
+    /* Whole fields: each entry's path is its field's name. */
+    for (int32_t k = 0; !rc && k < n_wi; k++)
+        ws->wrt_in_paths[k] = tsr_component_input(c, ws->wrt_in[k])->name;
+    for (int32_t k = 0; !rc && k < n_wo; k++)
+        ws->wrt_out_paths[k] = tsr_component_output(c, ws->wrt_out[k])->name;
     return rc;
 }
 
