@@ -538,9 +538,10 @@ class InvalidInput(ValueError):
     "invalid: <type> <loc>" that tsr_ctx_invalid writes: the plugin ABI
     carries a message only, and that line is how the host learns both."""
 
-    def __init__(self, message: str, loc: tuple, type: str = "value_error") -> None:
+    def __init__(self, message: str, loc: tuple, error_type: str = "value_error") -> None:
         self.loc = tuple(loc)
-        self.type = type if re.fullmatch(r"[a-z0-9_]{1,63}", type or "") else "value_error"
+        self.type = error_type if re.fullmatch(r"[a-z0-9_]{1,63}", error_type or "") else (
+            "value_error")
         super().__init__(message)
 
     @property
