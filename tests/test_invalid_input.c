@@ -120,3 +120,19 @@ Test(invalid_input, a_line_that_only_looks_like_one_is_a_plain_plugin_failure) {
 Test(invalid_input, errtype_of_no_call_is_empty) {
     cr_assert_str_eq(tsr_call_errtype(NULL), "");
 }
+
+/* A batch item's refusal is the batch's, with its loc and type. */
+Test(invalid_input, a_batch_item_refused_fails_the_batch_at_its_path) {
+    for (size_t v = 0; v < N_VARIANTS; v++) {
+        tsr_component *c = open_variant(v);
+        double x[4] = {0, 5, -1, 5};   /* item 1 is refused */
+        tsr_call *call = new_call(c, TSR_EP_APPLY);
+        bind_ok(call, "x", f64_mat(x, 2, 2));
+        const char *msg = expect_failure(call, tsr_call_run_batch(call, 2), TSR_E_VALUE);
+        assert_contains(msg, "batch item 1");
+        cr_assert_str_eq(tsr_call_errloc(call), "inputs.x", "%s", variants[v].name);
+        cr_assert_str_eq(tsr_call_errtype(call), "greater_than_equal", "%s", variants[v].name);
+        tsr_call_free(call);
+        tsr_close(c);
+    }
+}

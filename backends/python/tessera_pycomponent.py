@@ -538,9 +538,10 @@ class InvalidInput(ValueError):
     "invalid: <type> <loc>" that tsr_ctx_invalid writes: the plugin ABI
     carries a message only, and that line is how the host learns both."""
 
-    def __init__(self, message: str, loc: tuple, type: str = "value_error") -> None:
+    def __init__(self, message: str, loc: tuple, error_type: str = "value_error") -> None:
         self.loc = tuple(loc)
-        self.type = type if re.fullmatch(r"[a-z0-9_]{1,63}", type or "") else "value_error"
+        self.type = error_type if re.fullmatch(r"[a-z0-9_]{1,63}", error_type or "") else (
+            "value_error")
         super().__init__(message)
 
     @property
@@ -641,13 +642,17 @@ class Component:
                 m = r
         return m
 
-    def _validate(self, node: _Node, vals: list) -> BaseModel:
-        def tree(n: _Node) -> dict:
-            return {key: vals[x] if x.__class__ is int else tree(x)
-                    for key, (_, x) in zip(n.keys, n.items)}
+    @staticmethod
+    def _tree(n: _Node, vals: list) -> dict:
+        # A method, not a recursive closure: that closure would be a cycle
+        # holding the inputs' views until the garbage collector runs, and
+        # the bridge would take them as kept by the component.
+        return {key: vals[x] if x.__class__ is int else Component._tree(x, vals)
+                for key, (_, x) in zip(n.keys, n.items)}
 
+    def _validate(self, node: _Node, vals: list) -> BaseModel:
         try:
-            return node.cls.model_validate(tree(node))
+            return node.cls.model_validate(self._tree(node, vals))
         except ValidationError as e:
             raise _invalid(e, ("inputs",)) from None
 

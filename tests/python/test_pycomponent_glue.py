@@ -758,3 +758,17 @@ def test_abstract_eval_needs_values_of_json_fields(tmp_path):
         comp.abstract_eval([((4,), 12), ((1,), 6)])
     # given its value (the host passes TEXT/JSON values to abstract_eval), it runs
     assert comp.abstract_eval([((4,), 12), ((1,), 6, b"3")]) == [((4,), 12)]
+
+
+def test_model_validate_holds_no_input_after_the_call():
+    # A cycle holding the inputs' views until the collector runs would make
+    # the bridge warn that the component kept them.
+    comp = glue.load(str(ROOT / "tests" / "pycomponents" / "kinds" / "tesseract_api.py"))
+    assert comp.input_build == "model_validate"
+    field = np.arange(6.0).reshape(2, 3)
+    field.flags.writeable = False
+    before = sys.getrefcount(field)
+    out = comp.apply([js("Ozzy"), js("sum"), js("2"), js("{}"), field])
+    assert out[0] == b"Hello Ozzy!" and out[1] == b"{}"
+    np.testing.assert_array_equal(out[2], 2 * field)
+    assert sys.getrefcount(field) == before
