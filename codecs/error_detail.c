@@ -106,22 +106,89 @@ static json_t *message_text(const char *message) {
     return json_string(text);
 }
 
+/* The cause of a message: the library's lead ("component 'c', endpoint
+ * 'e', field 'f': ", a call's "input 'x': ", "the plugin failed: ") left
+ * out, first line only.
+ * An invalid value's msg is pydantic's sentence alone, as Tesseract's. */
+static void value_cause(const char *message, char *out, size_t n) {
+    static const char *const leads[] = {"component '", "endpoint '", "field '", "input '"};
+    const char *p = message;
+    for (int again = 1; again;) {
+        again = 0;
+        /* The host's lead of an endpoint's own message. */
+        static const char plugin_lead[] = "the plugin failed: ";
+        if (strncmp(p, plugin_lead, sizeof plugin_lead - 1) == 0) {
+            p += sizeof plugin_lead - 1;
+            again = 1;
+            continue;
+        }
+        for (size_t k = 0; k < sizeof leads / sizeof leads[0]; k++) {
+            size_t ln = strlen(leads[k]);
+            if (strncmp(p, leads[k], ln) != 0) continue;
+            const char *end = strstr(p + ln, "': ");
+            const char *comma = strstr(p + ln, "', ");
+            if (comma != NULL && (end == NULL || comma < end)) end = comma;
+            if (end == NULL) break;
+            p = end + 3;
+            again = 1;
+            break;
+        }
+    }
+    size_t len = strcspn(p, "\n");
+    if (len >= n) len = n - 1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+/* An invalid value's type when the endpoint named none: read from
+ * pydantic's sentence, which the host and the request layer use. */
+static const char *value_type(const char *cause) {
+    static const char unicode[] = "Input should be a valid string, unable to parse raw data";
+    if (strcmp(cause, "Input should be a valid string") == 0) return "string_type";
+    if (strncmp(cause, unicode, sizeof unicode - 1) == 0) return "string_unicode";
+    if (strncmp(cause, "Input should be '", 17) == 0) return "literal_error";
+    return "value_error";
+}
+
 TSR_API int tsr_error_detail_json(int code, const char *loc, const char *message,
                                   const char *request, size_t request_len, char **out) {
+    return tsr_error_detail_json_typed(NULL, code, loc, message, request, request_len, out);
+}
+
+TSR_API int tsr_error_detail_json_typed(const char *type, int code, const char *loc,
+                                        const char *message, const char *request,
+                                        size_t request_len, char **out) {
     if (out == NULL) return TSR_E_ARGUMENT;
     *out = NULL;
     if (loc == NULL) loc = "";
+    if (message == NULL) message = "";
+    char cause[TSR_ERRMSG_MAX];
+    json_t *ctx = NULL;
+    if (code == TSR_E_VALUE) {
+        value_cause(message, cause, sizeof cause);
+        message = cause;
+        /* The code's own name is no type the endpoint chose. */
+        if (type == NULL || type[0] == '\0' || strcmp(type, tsr_error_type(code)) == 0)
+            type = value_type(cause);
+        /* pydantic says what a literal expects in ctx. */
+        if (strcmp(type, "literal_error") == 0 && strncmp(cause, "Input should be ", 16) == 0)
+            ctx = json_pack("{s:s}", "expected", cause + 16);
+    } else if (type == NULL || type[0] == '\0') {
+        type = tsr_error_type(code);
+    }
     json_t *input = input_at(loc, request, request_len);
     json_t *item = json_object();
     if (item == NULL) {
         json_decref(input);
+        json_decref(ctx);
         return TSR_E_NOMEM;
     }
-    /* Each set takes its value, also when it fails: all four run. */
-    int failed = json_object_set_new(item, "type", json_string(tsr_error_type(code))) |
+    /* Each set takes its value, also when it fails: all of them run. */
+    int failed = json_object_set_new(item, "type", json_string(type)) |
                  json_object_set_new(item, "loc", loc_list(loc)) |
-                 json_object_set_new(item, "msg", message_text(message ? message : "")) |
+                 json_object_set_new(item, "msg", message_text(message)) |
                  json_object_set_new(item, "input", input ? input : json_null());
+    if (ctx != NULL) failed |= json_object_set_new(item, "ctx", ctx);
     if (failed) {
         json_decref(item);
         return TSR_E_NOMEM;

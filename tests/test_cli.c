@@ -144,6 +144,36 @@ Test(cli_schema, prints_the_schema_as_one_json_line) {
     run_free(&r);
 }
 
+/* Each field says its kind; a TEXT field lists its choices; an array of
+ * any rank has a null shape. */
+Test(cli_schema, prints_kinds_and_choices) {
+    cli_run r = run_cli(NULL, "schema", TEST_PLUGIN("kinds"));
+    assert_ok(&r);
+    json_t *root = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(root, "not JSON: %s", r.out);
+    json_t *inputs = json_object_get(root, "inputs"), *outputs = json_object_get(root, "outputs");
+    const char *in_kinds[] = {"array", "text", "json", "array"};
+    for (size_t k = 0; k < 4; k++)
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(inputs, k), "kind")),
+                         in_kinds[k], "input %zu", k);
+    json_t *choices = json_object_get(json_array_get(inputs, 1), "choices");
+    cr_assert_eq(json_array_size(choices), 3);
+    cr_assert_str_eq(json_string_value(json_array_get(choices, 1)), "double");
+    cr_assert_str_eq(json_string_value(json_array_get(choices, 2)), "caf\xc3\xa9");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(inputs, 1), "default")),
+                     "single");
+    cr_assert_null(json_object_get(json_array_get(inputs, 2), "choices"), "json has no choices");
+    cr_assert(json_is_null(json_object_get(json_array_get(inputs, 3), "shape")), "any rank");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(outputs, 1), "kind")),
+                     "text");
+    json_decref(root);
+    run_free(&r);
+    r = run_cli(NULL, "schema", TEST_PLUGIN("no_outputs"));
+    assert_ok(&r);
+    assert_contains(r.out, "\"outputs\":[]");
+    run_free(&r);
+}
+
 Test(cli_schema, linear_needs_its_matrix_even_for_the_schema) {
     cli_run r = run_cli(NULL, "schema", "--config", MATRIX_CONFIG, BUNDLED_PLUGIN("linear"));
     assert_ok(&r);

@@ -458,3 +458,36 @@ Test(cli_docs, help_describes_the_command) {
     assert_contains(main_help.out, "  docs PLUGIN ");
     run_free(&main_help);
 }
+
+/* TEXT and JSON fields show their kind instead of a dtype and shape, a
+ * TEXT field its choices; an array of any rank shows (...); the example
+ * gives TEXT its default or first choice and JSON null, and it runs. */
+Test(cli_docs, text_json_and_any_rank_fields) {
+    cli_run r = docs_ok(TEST_PLUGIN("kinds"));
+    char *inputs = section_text(r.out, "inputs");
+    assert_contains(inputs, " mode text a string optional default \"single\" no how to scale "
+                            "one of single, double or café ");
+    assert_contains(inputs, " config json a JSON value optional no default no ");
+    assert_contains(inputs, " a float64 (...) required yes");
+    char *outputs = section_text(r.out, "outputs");
+    assert_contains(outputs, " label text a string no ");
+    assert_contains(outputs, " total float64 (...) yes");
+    free(inputs);
+    free(outputs);
+    run_free(&r);
+    r = docs_ok(TEST_PLUGIN("kinds_json"));
+    json_t *body = example_body(r.out);
+    json_t *in = json_object_get(body, "inputs");
+    cr_assert(json_is_null(json_object_get(in, "opts")), "opts: JSON null in the example");
+    cr_assert_null(json_object_get(in, "method"), "method has a default: left out");
+    char path[512], at[520];
+    snprintf(path, sizeof path, "%s/apply.json", dir);
+    cr_assert_eq(json_dump_file(body, path, 0), 0);
+    snprintf(at, sizeof at, "@%s", path);
+    cli_run call = run_cli(NULL, "apply", TEST_PLUGIN("kinds_json"), at);
+    assert_ok(&call);
+    assert_contains(call.out, "\"tag\":\"plain\"");
+    run_free(&call);
+    json_decref(body);
+    run_free(&r);
+}

@@ -321,3 +321,32 @@ Test(cli_gradcheck, help) {
     assert_contains(r.out, "derivative disagrees with the reference");
     run_free(&r);
 }
+
+/* A component with TEXT and JSON inputs beside its arrays: those are held
+ * fixed at the payload's values (mode "double" triples the derivative,
+ * so a check that lost the text would fail), the arrays still checked. */
+Test(cli_gradcheck, text_and_json_inputs_are_held_fixed_and_arrays_checked) {
+    static const char payload[] =
+        "{\"inputs\": {\"x\": [1.0, 2.0, 3.0], \"mode\": \"double\", \"config\": {\"k\": [1, 2]}, "
+        "\"a\": {\"object_type\": \"array\", \"shape\": [2, 2], \"dtype\": \"float64\", "
+        "\"data\": {\"buffer\": [[1.0, 2.0], [3.0, -1.0]], \"encoding\": \"json\"}}}}";
+    const case_ c = {.plugin = TEST_PLUGIN("kinds"), .payload = payload};
+    cli_run r = check(&c, EXTRA("-f", "json"));
+    assert_ok(&r);
+    json_t *root = parse_json(r.out);
+    cr_assert(json_is_true(json_object_get(root, "passed")), "%s", r.out);
+    cr_assert_gt(endpoint_int(root, "jvp", "checks"), 0, "%s", r.out);
+    cr_assert_gt(endpoint_int(root, "vjp", "checks"), 0, "%s", r.out);
+    cr_assert_eq(endpoint_int(root, "jvp", "failures"), 0, "%s", r.out);
+    cr_assert_eq(endpoint_int(root, "vjp", "failures"), 0, "%s", r.out);
+    json_decref(root);
+    run_free(&r);
+    /* a value outside the choices is refused, naming the field */
+    static const char bad[] =
+        "{\"inputs\": {\"x\": [1.0], \"mode\": \"triple\", \"config\": 1, \"a\": [1.0]}}";
+    const case_ b = {.plugin = TEST_PLUGIN("kinds"), .payload = bad};
+    r = check(&b, NULL);
+    cr_assert_neq(r.status, 0);
+    assert_contains(r.err, "mode");
+    run_free(&r);
+}

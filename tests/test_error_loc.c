@@ -412,3 +412,33 @@ Test(errloc_cli, casting_option_reaches_the_library) {
     assert_fails(&r, EXIT_USAGE, "option 'casting': invalid value 'unsafe' (expected exact or same_kind)");
     run_free(&r);
 }
+
+/* --error-format json of refused values: the 422 bodies tesseract-core's
+ * server writes, for a value outside the choices (before the endpoint
+ * runs), a number for a TEXT field and an endpoint's own refusal
+ * (tsr_ctx_invalid: its path and type). */
+Test(errloc_cli, error_format_json_of_refused_values) {
+    static const struct {
+        const char *request, *body;
+    } cases[] = {
+        {"{\"inputs\": {\"x\": [1.0], \"method\": \"thrice\", \"opts\": 1}}",
+         "{\"detail\":[{\"type\":\"literal_error\",\"loc\":[\"body\",\"inputs\",\"method\"],"
+         "\"msg\":\"Input should be 'plain' or 'twice'\",\"input\":\"thrice\",\"ctx\":{"
+         "\"expected\":\"'plain' or 'twice'\"}}]}"},
+        {"{\"inputs\": {\"x\": [1.0], \"method\": 2.5, \"opts\": 1}}",
+         "{\"detail\":[{\"type\":\"string_type\",\"loc\":[\"body\",\"inputs\",\"method\"],"
+         "\"msg\":\"Input should be a valid string\",\"input\":2.5}]}"},
+        {"{\"inputs\": {\"x\": [1.0], \"opts\": {\"steps\": -4}}}",
+         "{\"detail\":[{\"type\":\"greater_than_equal\",\"loc\":[\"body\",\"inputs\",\"opts\","
+         "\"steps\"],\"msg\":\"Input should be greater than or equal to 0\",\"input\":-4}]}"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cli_run r = run_cli(NULL, "apply", "--error-format", "json", TEST_PLUGIN("kinds_json"),
+                            cases[k].request);
+        cr_assert_neq(r.status, 0, "case %zu was taken", k);
+        char *got = last_line(r.err);
+        cr_assert_str_eq(got, cases[k].body, "case %zu", k);
+        free(got);
+        run_free(&r);
+    }
+}

@@ -5,7 +5,7 @@
  * meshstats (a nested model with plain counts and dicts of arrays),
  * binref_passthrough (plain inputs with defaults, a list of arrays out),
  * empty (no fields at all) and univariate (float32 scalars, every
- * derivative endpoint), and tests/pycomponents/kinds (a Literal option,
+ * derivative endpoint), and tests/pycomponents/remote_kinds (a Literal option,
  * free text, any-rank arrays, a dict of differentiable arrays). Each call
  * through the backend is compared with a direct POST of the same inputs
  * to the same server; text outside its choices and text that is not
@@ -48,8 +48,8 @@ static server servers[N_SERVERS] = {
     [BINREF] = {.name = "binref_passthrough", .api = EXAMPLE("binref_passthrough")},
     [EMPTY] = {.name = "empty", .api = EXAMPLE("empty")},
     [UNIVARIATE] = {.name = "univariate", .api = EXAMPLE("univariate")},
-    [KINDS] = {.name = "kinds", .api = PYCOMPONENT("kinds")},
-    [KINDS_TESSERA] = {.name = "kinds_tessera", .api = PYCOMPONENT("kinds"), .tessera = 1},
+    [KINDS] = {.name = "kinds", .api = PYCOMPONENT("remote_kinds")},
+    [KINDS_TESSERA] = {.name = "kinds_tessera", .api = PYCOMPONENT("remote_kinds"), .tessera = 1},
 };
 
 /* ---- the servers ----------------------------------------------------------- */

@@ -15,6 +15,8 @@
  *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/http)
  *   cmd_docs.c, docs_*.c
  *                 `tessera docs`: the component's API as an HTML page
+ *   cmd_test.c, test_run.c, test_compare.c
+ *                 `tessera test`: Tesseract regression cases (test_case.h)
  *   exit_guard.c  a component that ends the process is an error, never success
  *   own_stdout.c  the command's stdout is its results; what components print goes to stderr
  */
@@ -82,6 +84,12 @@ int cli_write_output(const cli_options *o, const char *text);
  * input at loc; request may be NULL), as `tessera serve` sends it. */
 void cli_report_failure(const cli_options *o, int code, const char *loc, const char *message,
                         const char *request, size_t request_len);
+/* The same with the type of the failure (NULL: the code's), and for a
+ * failed run (its type the endpoint's for a value it refused). */
+void cli_report_typed_failure(const cli_options *o, const char *type, int code, const char *loc,
+                              const char *message, const char *request, size_t request_len);
+void cli_report_run_failure(const cli_options *o, const tsr_call *call, const char *request,
+                            size_t request_len);
 
 /* Print "tessera: error: ..." (or "tessera COMMAND: error: ...") to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -133,6 +141,10 @@ void cli_print_check_manifest_help(void);
 /* cmd_serve.c: `tessera serve`. */
 int cli_cmd_serve(int argc, char **argv);
 void cli_print_serve_help(void);
+/* cmd_test.c: `tessera test`. */
+int cli_cmd_test(int argc, char **argv);
+void cli_print_test_help(void);
+
 /* cmd_docs.c: `tessera docs`. */
 int cli_cmd_docs(int argc, char **argv);
 void cli_print_docs_help(void);

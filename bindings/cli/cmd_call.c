@@ -61,8 +61,7 @@ static int run(tsr_endpoint ep, const cli_options *o, invocation *inv) {
         return CLI_PAYLOAD;
     }
     if (tsr_call_run(inv->call) != 0) {
-        cli_report_failure(o, tsr_call_errcode(inv->call), tsr_call_errloc(inv->call),
-                           tsr_call_errmsg(inv->call), request, request_len);
+        cli_report_run_failure(o, inv->call, request, request_len);
         return CLI_CALL_FAILED;
     }
     tsr_output_options out = {.struct_size = sizeof out, .encoding = o->encoding, .lz4 = o->lz4,

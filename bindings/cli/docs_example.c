@@ -143,6 +143,30 @@ static json_t *example_array(const json_t *field, size_t index, example_notes *n
     return encoded;
 }
 
+/* The example of an input: a TEXT field's default or first choice, or
+ * "text"; a JSON field null (its schema says no more); an array's
+ * encoded placeholder. */
+static json_t *example_value(const json_t *field, size_t index, example_notes *notes, char *why,
+                             size_t why_size) {
+    const char *kind = docs_string(field, "kind");
+    if (kind == NULL || strcmp(kind, "array") == 0)
+        return example_array(field, index, notes, why, why_size);
+    json_t *v = NULL;
+    if (strcmp(kind, "text") == 0) {
+        const json_t *def = json_object_get(field, "default");
+        const json_t *first = json_array_get(json_object_get(field, "choices"), 0);
+        v = json_string(json_is_string(def)     ? json_string_value(def)
+                        : json_is_string(first) ? json_string_value(first)
+                                                : "text");
+    } else {
+        v = json_null();
+    }
+    if (v == NULL)
+        snprintf(why, why_size, "input '%s': out of memory for its example",
+                 docs_string(field, "name"));
+    return v;
+}
+
 /* Put value at the dotted path name under obj, as Tesseract nests it:
  * 0, value taken; or -1, value left to the caller, when a part of the
  * path is already a field (a schema with both `a` and `a.b`). */
@@ -206,7 +230,7 @@ static char *apply_body(const json_t *schema, example_notes *notes, json_t *left
             json_array_append_new(left_out, json_string(name));
             continue;
         }
-        json_t *array = example_array(field, i, notes, why, why_size);
+        json_t *array = example_value(field, i, notes, why, why_size);
         if (array == NULL) {
             json_decref(body);
             return NULL;

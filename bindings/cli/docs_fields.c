@@ -60,14 +60,43 @@ static void required_cell(FILE *f, const json_t *field) {
     free(text);
 }
 
-static void field_row(FILE *f, const json_t *field, bool inputs, size_t parent_len, int depth) {
-    fputs("<tr>", f);
-    name_cell(f, docs_string(field, "name"), parent_len, depth);
+/* A TEXT field's allowed values, for its description cell. */
+static void choices_line(FILE *f, const json_t *choices) {
+    size_t k;
+    const json_t *c;
+    fputs("<p>one of ", f);
+    json_array_foreach(choices, k, c) {
+        if (k > 0) fputs(k + 1 == json_array_size(choices) ? " or " : ", ", f);
+        fputs("<code>", f);
+        docs_text(f, json_string_value(c));
+        fputs("</code>", f);
+    }
+    fputs("</p>", f);
+}
+
+/* An array's dtype and shape; a TEXT field is "text" (a JSON string) and
+ * a JSON field "json" (any JSON value), neither with a shape. */
+static void type_cells(FILE *f, const json_t *field) {
+    const char *kind = docs_string(field, "kind");
+    if (kind != NULL && strcmp(kind, "array") != 0) {
+        fputs("<td><code class=\"dtype\">", f);
+        docs_text(f, kind);
+        fputs("</code></td><td><span class=\"note\">", f);
+        fputs(strcmp(kind, "text") == 0 ? "a string" : "a JSON value", f);
+        fputs("</span></td>", f);
+        return;
+    }
     fputs("<td><code class=\"dtype\">", f);
     docs_text(f, docs_string(field, "dtype"));
     fputs("</code></td><td><code class=\"shape\">", f);
     docs_shape(f, json_object_get(field, "shape"));
     fputs("</code></td>", f);
+}
+
+static void field_row(FILE *f, const json_t *field, bool inputs, size_t parent_len, int depth) {
+    fputs("<tr>", f);
+    name_cell(f, docs_string(field, "name"), parent_len, depth);
+    type_cells(f, field);
     if (inputs) required_cell(f, field);
     fputs(json_is_true(json_object_get(field, "differentiable"))
               ? "<td><span class=\"yes\">yes</span></td>"
@@ -75,6 +104,8 @@ static void field_row(FILE *f, const json_t *field, bool inputs, size_t parent_l
           f);
     fputs("<td class=\"doc\">", f);
     docs_paragraphs(f, docs_string(field, "doc"));
+    const json_t *choices = json_object_get(field, "choices");
+    if (json_array_size(choices) > 0) choices_line(f, choices);
     fputs("</td></tr>\n", f);
 }
 

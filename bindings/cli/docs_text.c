@@ -91,6 +91,11 @@ void docs_paragraphs(FILE *f, const char *text) {
 void docs_shape(FILE *f, const json_t *shape) {
     size_t rank = json_array_size(shape), d;
     const json_t *dim;
+    /* An array of any rank (Array[..., dtype]) has no shape to list. */
+    if (!json_is_array(shape)) {
+        fputs("<span class=\"any\" title=\"any rank\">(...)</span>", f);
+        return;
+    }
     fputc('(', f);
     json_array_foreach(shape, d, dim) {
         if (d > 0) fputs(", ", f);

@@ -30,9 +30,20 @@ void cli_error(const char *command, const char *fmt, ...) {
 
 void cli_report_failure(const cli_options *o, int code, const char *loc, const char *message,
                         const char *request, size_t request_len) {
+    cli_report_typed_failure(o, NULL, code, loc, message, request, request_len);
+}
+
+void cli_report_run_failure(const cli_options *o, const tsr_call *call, const char *request,
+                            size_t request_len) {
+    cli_report_typed_failure(o, tsr_call_errtype(call), tsr_call_errcode(call),
+                             tsr_call_errloc(call), tsr_call_errmsg(call), request, request_len);
+}
+
+void cli_report_typed_failure(const cli_options *o, const char *type, int code, const char *loc,
+                              const char *message, const char *request, size_t request_len) {
     char *body = NULL;
     if (o->error_json &&
-        tsr_error_detail_json(code, loc, message, request, request_len, &body) == 0) {
+        tsr_error_detail_json_typed(type, code, loc, message, request, request_len, &body) == 0) {
         fflush(stdout);
         fprintf(stderr, "%s\n", body);
         tsr_json_free(body);

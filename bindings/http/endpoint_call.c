@@ -19,8 +19,9 @@ void endpoint_call(const serve_config *cfg, tsr_endpoint ep, tsr_encoding enc, c
                             .refuse_files = cfg->input_dir == NULL};
     tsr_payload *p = NULL;
     tsr_error err = {0};
+    const char *type = NULL;   /* the run's, when it failed */
     if (tsr_payload_parse_ex(c, ep, body ? body : "", len, &in, &p, &err) != 0) {
-        serve_error(rs, &err, route, name, body, len);
+        serve_error(rs, &err, NULL, route, name, body, len);
         return;
     }
     tsr_call *call = tsr_call_new(c, ep);
@@ -32,6 +33,7 @@ void endpoint_call(const serve_config *cfg, tsr_endpoint ep, tsr_encoding enc, c
             err.code = rc;
             snprintf(err.message, sizeof err.message, "%s", tsr_call_errmsg(call));
             snprintf(err.loc, sizeof err.loc, "%s", tsr_call_errloc(call));
+            type = tsr_call_errtype(call);   /* the endpoint's own for a value it refused */
         }
     }
     char *text = NULL;
@@ -41,7 +43,7 @@ void endpoint_call(const serve_config *cfg, tsr_endpoint ep, tsr_encoding enc, c
         rc = tsr_payload_format_results_ex(p, call, &out, &text, &err);
     }
     if (rc) {
-        serve_error(rs, &err, route, name, body, len);
+        serve_error(rs, &err, type, route, name, body, len);
     } else {
         rs->status = 200;
         rs->content_type = "application/json";

@@ -36,10 +36,11 @@ void serve_detail(serve_response *rs, int status, const char *fmt, ...) {
 
 /* The 422 body is the library's (tsr_error_detail_json), which the CLI
  * writes too: the same bytes for the same request. */
-static void validation_error(serve_response *rs, const tsr_error *err, const char *request,
-                             size_t request_len) {
+static void validation_error(serve_response *rs, const tsr_error *err, const char *type,
+                             const char *request, size_t request_len) {
     char *body = NULL;
-    if (tsr_error_detail_json(err->code, err->loc, err->message, request, request_len, &body)) {
+    if (tsr_error_detail_json_typed(type, err->code, err->loc, err->message, request, request_len,
+                                    &body)) {
         rs->status = 500;
         rs->len = 0;
         return;
@@ -51,7 +52,7 @@ static void validation_error(serve_response *rs, const tsr_error *err, const cha
     rs->len = strlen(body);
 }
 
-void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
+void serve_error(serve_response *rs, const tsr_error *err, const char *type, const char *endpoint,
                  const char *component, const char *request, size_t request_len) {
     switch (err->code) {
     case TSR_E_PAYLOAD:
@@ -63,7 +64,8 @@ void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
     case TSR_E_LIMIT:
     case TSR_E_ARGUMENT:
     case TSR_E_IO: /* a binref the request named */
-        validation_error(rs, err, request, request_len);
+    case TSR_E_VALUE: /* a value the schema or the endpoint refused */
+        validation_error(rs, err, type, request, request_len);
         return;
     case TSR_E_WORKER:
         /* No worker left to take calls (restart=never): come back later.

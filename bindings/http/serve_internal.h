@@ -48,8 +48,9 @@ void serve_config_free(serve_config *cfg);
 void serve_handle(const serve_config *cfg, const serve_request *rq, serve_response *rs);
 
 /* errors.c: the answer to a failed request (request_len bytes, for the
- * input a 422 quotes), from the library's error. */
-void serve_error(serve_response *rs, const tsr_error *err, const char *endpoint,
+ * input a 422 quotes), from the library's error; type is the call's
+ * (tsr_call_errtype) or NULL for the code's. */
+void serve_error(serve_response *rs, const tsr_error *err, const char *type, const char *endpoint,
                  const char *component, const char *request, size_t request_len);
 /* A plain answer {"detail": text} with status. */
 void serve_detail(serve_response *rs, int status, const char *fmt, ...)

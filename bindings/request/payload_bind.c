@@ -19,7 +19,12 @@ TSR_API int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *er
     if (p == NULL || call == NULL)
         return payload_fail(&ctx, TSR_E_ARGUMENT, NULL, "tsr_payload_bind: payload and call are required");
     for (int32_t i = 0; i < p->n_inputs; i++) {
-        int rc = tsr_call_set_input_at(call, i, p->given[i] ? &p->inputs[i].array : NULL);
+        int rc;
+        if (p->given[i] && p->kinds[i].text != NULL)
+            rc = tsr_call_set_text(call, tsr_component_input(p->component, i)->name,
+                                   p->kinds[i].text);
+        else
+            rc = tsr_call_set_input_at(call, i, p->given[i] ? &p->inputs[i].array : NULL);
         if (rc != 0) return from_call(call, rc, err);
     }
     if (p->wrt_in != NULL || p->wrt_out != NULL) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The "inputs" object of a request: nested objects follow the dots of the
- * schema's field names, leaves are arrays. */
+ * schema's field names, leaves are arrays, texts and JSON values (whose
+ * subtrees are never walked for field names). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,18 @@ static int read_member(tsr_payload *p, const char *name, json_t *value, const ch
     int32_t index = tsr_component_find_input(c, name);
     if (index >= 0) {
         const tsr_field *field = tsr_component_input(c, index);
-        int rc = decode_array_value(value, field->dtype, p->abstract, ctx, path, &p->inputs[index]);
+        int rc;
+        if (field->kind == TSR_KIND_TEXT) {
+            rc = payload_read_text(p, index, value, path, ctx);
+            if (rc == 0) p->given[index] = true;
+            return rc;
+        }
+        if (field->kind == TSR_KIND_JSON) {
+            rc = payload_read_json(p, index, value, path, ctx);
+            if (rc == 0) p->given[index] = true;
+            return rc;
+        }
+        rc = decode_array_value(value, field->dtype, p->abstract, ctx, path, &p->inputs[index]);
         if (rc == 0) p->given[index] = true;
         return rc;
     }

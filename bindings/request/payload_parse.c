@@ -63,7 +63,8 @@ static tsr_payload *payload_new(const tsr_component *c, tsr_endpoint ep) {
     size_t n = p->n_inputs > 0 ? (size_t)p->n_inputs : 1;
     p->inputs = calloc(n, sizeof *p->inputs);
     p->given = calloc(n, sizeof *p->given);
-    if (p->inputs == NULL || p->given == NULL) {
+    p->kinds = calloc(n, sizeof *p->kinds);
+    if (p->inputs == NULL || p->given == NULL || p->kinds == NULL) {
         tsr_payload_free(p);
         return NULL;
     }
@@ -129,12 +130,16 @@ TSR_API int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const 
     }
     if (rc == 0) rc = payload_read_inputs(p, json_object_get(root, "inputs"), &ctx);
     if (rc == 0) rc = payload_read_wrt(p, root, &ctx);
-    json_decref(root);
-    hoist_free(&hoist);
-    ctx.hoist = NULL;
     /* Binref arrays are read together, once every one is known. */
     if (rc == 0) rc = binref_batch_run(ctx.binrefs, &ctx);
     binref_batch_free(ctx.binrefs);
+    ctx.binrefs = NULL;
+    /* JSON values are written once their arrays are read; they may still
+     * point into the text through the hoist. */
+    if (rc == 0) rc = payload_finish_json(p, &ctx);
+    json_decref(root);
+    hoist_free(&hoist);
+    ctx.hoist = NULL;
     if (rc != 0) {
         tsr_payload_free(p);
         return rc;
@@ -159,6 +164,12 @@ TSR_API void tsr_payload_free(tsr_payload *p) {
     if (p == NULL) return;
     if (p->inputs != NULL)
         for (int32_t i = 0; i < p->n_inputs; i++) free(p->inputs[i].buffer);
+    if (p->kinds != NULL)
+        for (int32_t i = 0; i < p->n_inputs; i++) {
+            kind_value_release_tree(&p->kinds[i]);
+            free(p->kinds[i].text);
+        }
+    free(p->kinds);
     if (p->seeds != NULL)
         for (int32_t k = 0; k < p->n_seeds; k++) free(p->seeds[k].buffer);
     free(p->inputs);

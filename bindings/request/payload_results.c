@@ -12,6 +12,7 @@ typedef struct writer {
     const array_out *out;
     bool abstract;
     const payload_ctx *ctx;
+    kept_buffers keep;
 } writer;
 
 static int write_array(writer *w, const tsr_array *a, const char *path) {
@@ -57,7 +58,15 @@ static int write_group(writer *w, const tsr_call *call, const tsr_component *c, 
 
         jw_key_n(&w->jw, rest, seg);
         if (leaf) {
-            int rc = write_array(w, tsr_call_result(call, i), name);
+            const tsr_field *field = tsr_component_output(c, i);
+            const tsr_array *a = tsr_call_result(call, i);
+            if (field->kind != TSR_KIND_ARRAY && a != NULL && !w->abstract) {
+                int rc = payload_write_kind_result(&w->jw, field, a, w->out, &w->keep, w->ctx,
+                                                   name);
+                if (rc != 0) return rc;
+                continue;
+            }
+            int rc = write_array(w, a, name);
             if (rc != 0) return rc;
             continue;
         }
@@ -151,6 +160,7 @@ TSR_API int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *
     rc = write_results(&w, p, call);
     /* The bytes go to the files only once the whole text is made. */
     int files = binref_sink_finish(&sink, rc == 0, &ctx);
+    kept_buffers_free(&w.keep);
     if (rc == 0) rc = files;
     if (rc != 0) {
         jw_discard(&w.jw);

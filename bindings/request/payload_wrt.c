@@ -21,10 +21,33 @@ static bool wrt_keys_of(tsr_endpoint ep, wrt_keys *k) {
     }
 }
 
+static bool dtype_is_float(tsr_dtype d) {
+    return d == TSR_FLOAT32 || d == TSR_FLOAT64 || d == TSR_FLOAT16;
+}
+
 static bool listed(char **names, int32_t n, const char *name) {
     for (int32_t k = 0; k < n; k++)
         if (strcmp(names[k], name) == 0) return true;
     return false;
+}
+
+/* The field a wrt name stands for: the field of that name, or the JSON
+ * field a path inside it ("weights.{a}", "layers.[0].k") starts with. */
+static int32_t wrt_field(const tsr_component *c, const char *name, bool of_inputs) {
+    int32_t index = of_inputs ? tsr_component_find_input(c, name) : tsr_component_find_output(c, name);
+    if (index >= 0) return index;
+    char prefix[PAYLOAD_PATH_MAX];
+    for (const char *dot = strchr(name, '.'); dot != NULL; dot = strchr(dot + 1, '.')) {
+        size_t n = (size_t)(dot - name);
+        if (n >= sizeof prefix) break;
+        memcpy(prefix, name, n);
+        prefix[n] = '\0';
+        index = of_inputs ? tsr_component_find_input(c, prefix) : tsr_component_find_output(c, prefix);
+        if (index < 0) continue;
+        const tsr_field *f = of_inputs ? tsr_component_input(c, index) : tsr_component_output(c, index);
+        return f->kind == TSR_KIND_JSON && dot[1] != '\0' ? index : -1;
+    }
+    return -1;
 }
 
 /* A list of differentiable field names, each named once (Tesseract
@@ -48,7 +71,7 @@ static int read_names(const tsr_component *c, json_t *list, const char *key, boo
         if (!json_is_string(item))
             return payload_fail(ctx, TSR_E_PAYLOAD, path, "a field name must be a string");
         const char *name = json_string_value(item);
-        int32_t index = of_inputs ? tsr_component_find_input(c, name) : tsr_component_find_output(c, name);
+        int32_t index = wrt_field(c, name, of_inputs);
         if (index < 0)
             return payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path, "\"%s\" is not an %s field",
                                     name, of_inputs ? "input" : "output");
@@ -98,10 +121,19 @@ static int read_seeds(tsr_payload *p, json_t *vector, const wrt_keys *keys,
             return payload_fail(ctx, TSR_E_MISSING, path,
                                     "missing; every field of \"%s\" needs one", list_key);
         const tsr_component *c = p->component;
-        const tsr_field *field = tangents ? tsr_component_input(c, tsr_component_find_input(c, names[k]))
-                                          : tsr_component_output(c, tsr_component_find_output(c, names[k]));
-        int rc = decode_array_value(item, field->dtype, false, ctx, path, &p->seeds[k]);
-        if (rc != 0) return rc;
+        int32_t index = wrt_field(c, names[k], tangents);
+        const tsr_field *field = tangents ? tsr_component_input(c, index) : tsr_component_output(c, index);
+        /* A path inside a JSON value: a float array whose shape the
+         * component checks. */
+        bool inside = field->kind == TSR_KIND_JSON;
+        int rc = decode_array_value(item, inside ? TSR_DTYPE_INVALID : field->dtype, false, ctx,
+                                    path, &p->seeds[k]);
+        if (rc == 0 && inside && !dtype_is_float(p->seeds[k].array.dtype))
+            rc = decoded_convert(&p->seeds[k], TSR_FLOAT64, ctx, path);
+        if (rc != 0) {
+            p->n_seeds = k + 1;   /* its buffer is freed with the others */
+            return rc;
+        }
         p->n_seeds = k + 1;
     }
     return 0;

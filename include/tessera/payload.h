@@ -183,7 +183,10 @@ TSR_API void tsr_payload_free(tsr_payload *p);
 
 TSR_API tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
 /* A decoded input by field name, or NULL when the payload does not give it.
- * For abstract_eval, data is NULL. Valid as long as p. */
+ * For abstract_eval, data is NULL. A TEXT or JSON input is a uint8 rank-1
+ * array of its text (a JSON value as compact JSON, its arrays in base64),
+ * NUL-terminated after shape[0] bytes, as tsr_call_set_input binds such a
+ * field. Valid as long as p. */
 TSR_API const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
 /* jvp: the tangent of an input; vjp: the cotangent of an output; or NULL. */
 TSR_API const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
@@ -289,6 +292,17 @@ TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype
 #define TSR_ERROR_INPUT_MAX 256
 TSR_API int tsr_error_detail_json(int code, const char *loc, const char *message,
                                   const char *request, size_t request_len, char **out);
+/* The same with the type the failure carries (tsr_call_errtype: the one
+ * an endpoint gave when it refused a value); NULL, "" or the code's own
+ * name for tsr_error_type(code). For TSR_E_VALUE, msg is the cause alone
+ * (pydantic's sentence, the library's "component ..., endpoint ...: "
+ * lead and any further lines left out); without a type of the endpoint's,
+ * the type is read from that sentence ("string_type", "string_unicode",
+ * "literal_error", else "value_error"), and a literal_error has
+ * "ctx": {"expected": ...} as pydantic writes it. */
+TSR_API int tsr_error_detail_json_typed(const char *type, int code, const char *loc,
+                                        const char *message, const char *request,
+                                        size_t request_len, char **out);
 
 /* Release JSON text returned by this header's functions. Accepts NULL. */
 TSR_API void tsr_json_free(char *text);

@@ -1,39 +1,34 @@
-"""Fields beyond arrays (the remote backend's TEXT and JSON kinds): a
-Literal option, free text, an any-rank array, a dict of differentiable
-arrays, Optional and plain numbers; outputs of text, a dict of arrays, a
-plain count and an any-rank array:
+# SPDX-License-Identifier: MIT
+"""Every field kind in and out: text, text with choices, JSON (an int with
+a bound, a dict of arrays) and an array of any rank; text, JSON and
+any-rank results."""
 
-    summary = f"{label}/{mode}"          total = x * scale (any rank)
-    parts[k] = weights[k] * scale        n = len(weights) + (count or 0)
-"""
+from typing import Literal
 
-from typing import Literal, Optional
-
+import numpy as np
 from pydantic import BaseModel, Field
 
-from tesseract_core.runtime import Array, Differentiable, Float64
+from tesseract_core.runtime import Array, Float64
 
 
 class InputSchema(BaseModel):
-    mode: Literal["sum", "prod"] = Field(default="sum", description="How to combine.")
-    label: str = Field(description="Any text.")
-    x: Array[..., Float64] = Field(description="Any rank.")
-    weights: dict[str, Differentiable[Array[(None,), Float64]]]
-    count: Optional[int] = None
-    scale: float = 1.0
+    name: str
+    method: Literal["sum", "max"] = "sum"
+    steps: int = Field(default=1, ge=1)
+    weights: dict[str, Array[(None,), Float64]]
+    field: Array[..., Float64]
 
 
 class OutputSchema(BaseModel):
-    summary: str
-    total: Array[..., Float64]
-    parts: dict[str, Array[(None,), Float64]]
-    n: int
+    greeting: str
+    summary: dict[str, float]
+    scaled: Array[..., Float64]
 
 
 def apply(inputs: InputSchema) -> OutputSchema:
+    agg = np.sum if inputs.method == "sum" else np.max
     return OutputSchema(
-        summary=f"{inputs.label}/{inputs.mode}",
-        total=inputs.x * inputs.scale,
-        parts={k: v * inputs.scale for k, v in inputs.weights.items()},
-        n=len(inputs.weights) + (inputs.count or 0),
+        greeting=f"Hello {inputs.name}!",
+        summary={k: float(agg(v)) * inputs.steps for k, v in inputs.weights.items()},
+        scaled=inputs.field * inputs.steps,
     )
