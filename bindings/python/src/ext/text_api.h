@@ -11,6 +11,11 @@
 #pragma weak tsr_call_set_text
 #pragma weak tsr_call_output_text
 
+/* Whether the library carries TEXT and JSON values. */
+static inline int text_api_available(void) {
+    return tsr_call_set_text != NULL && tsr_call_output_text != NULL;
+}
+
 static inline int text_api_set(tsr_call *call, const char *name, const char *utf8) {
     if (!tsr_call_set_text) return TSR_E_UNSUPPORTED;
     return tsr_call_set_text(call, name, utf8);
