@@ -315,3 +315,33 @@ def test_kinds_component_has_regression_cases_in_tesseract_format():
         assert case["endpoint"] in ("apply", "vector_jacobian_product")
         assert "inputs" in case["payload"]
         assert ("expected_outputs" in case) != ("expected_exception" in case)
+
+
+@needs_host
+def test_torch_passes_text_and_json_through_and_differentiates_array_leaves_inside():
+    torch = pytest.importorskip("torch")
+    import tessera.torch as tt
+    with tessera.load(KINDS_COMPONENT) as c:
+        k0 = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        wb = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+        out = tt.apply(c, {"x": torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64),
+                           "method": "sum", "count": 1,
+                           "layers": [{"k": k0}, {"k": 1.5}],
+                           "weights": {"a": torch.ones(3, dtype=torch.float64), "b": wb}})
+        assert out["summary"] == "sum:1:2" and out["names"] == ["a", "b"]
+        out["y"].sum().backward()
+        assert float(k0.grad) == pytest.approx(6.0)
+        np.testing.assert_allclose(wb.grad.numpy(), np.ones(3))
+
+
+def test_dask_batch_keeps_text_and_json_inputs_the_same_for_every_item():
+    pytest.importorskip("dask")
+    from tessera.dask._batch import Split
+    fields = {f.name: f for f in Schema.from_ext(("c", "1", "", (
+        ("x", "float64", ("n",), True, "", None, False, "array", None),
+        ("m", None, None, False, "", None, False, "text", None),
+        ("cfg", None, None, False, "", None, False, "json", None)), ())).inputs}
+    split = Split("here", "input", {"x": np.zeros((4, 2)), "m": "linear",
+                                    "cfg": [1, 2, 3, 4, 5]}, fields)
+    assert split.size == 4 and set(split.batched) == {"x"}
+    assert split.shared == {"m": "linear", "cfg": [1, 2, 3, 4, 5]}

@@ -238,3 +238,62 @@ def refuse_path(component: Any, endpoint: str, what: str, path: str,
         _errors.TSR_E_NOT_DIFFERENTIABLE,
         f"{where(component, endpoint)}{what} '{path}': {why}",
         _errors.field_loc(what, path))
+
+
+# ---- JSON values with their array leaves taken out (JAX, PyTorch) -----------
+
+class _Leaf:
+    """A placeholder for the k-th operand inside a JSON value."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def split_leaves(value: Any, path: str, ops: list, paths: list, in_list: bool = False) -> Any:
+    """The value with its array leaves replaced by _Leaf placeholders,
+    appending each leaf to ops and its path to paths (the walk of
+    tessera._values.array_leaves)."""
+    if isinstance(value, dict):
+        return {k: split_leaves(v, f"{path}.{k}" if in_list else f"{path}.{{{k}}}", ops, paths)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [split_leaves(v, f"{path}.[{i}]", ops, paths, True) for i, v in enumerate(value)]
+    if is_array_like(value):
+        ops.append(value)
+        paths.append(path)
+        return _Leaf(len(ops) - 1)
+    return value
+
+
+def fill_leaves(skeleton: Any, ops: tuple) -> Any:
+    if isinstance(skeleton, _Leaf):
+        return ops[skeleton.k]
+    if isinstance(skeleton, dict):
+        return {k: fill_leaves(v, ops) for k, v in skeleton.items()}
+    if isinstance(skeleton, list):
+        return [fill_leaves(v, ops) for v in skeleton]
+    return skeleton
+
+
+def static_key(skeleton: Any) -> str:
+    """A hashable text of a static value (leaves as their index)."""
+    def plain(node: Any) -> Any:
+        if isinstance(node, _Leaf):
+            return {"\0leaf": node.k}
+        if isinstance(node, dict):
+            return {k: plain(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [plain(v) for v in node]
+        return node
+    return json.dumps(plain(skeleton), sort_keys=True, default=repr)
+
+
+def pick(out: dict, dotted: str) -> Any:
+    if dotted in out:
+        return out[dotted]
+    node: Any = out
+    for part in dotted.split("."):
+        node = node[part]
+    return node

@@ -24,7 +24,6 @@ other); forward-mode (``jvp``, ``jacfwd``) is not available on this route.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import jax
@@ -33,63 +32,6 @@ import numpy as np
 
 from .. import _errors, _values
 from .._component import Component
-
-
-class _Leaf:
-    """A placeholder for the k-th operand inside a JSON value."""
-
-    __slots__ = ("k",)
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-
-
-def _split(value: Any, path: str, ops: list, paths: list, in_list: bool = False) -> Any:
-    """The value with its array leaves replaced by _Leaf placeholders,
-    appending each leaf to ops and its path to paths (the walk of
-    tessera._values.array_leaves)."""
-    if isinstance(value, dict):
-        return {k: _split(v, f"{path}.{k}" if in_list else f"{path}.{{{k}}}", ops, paths)
-                for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_split(v, f"{path}.[{i}]", ops, paths, True) for i, v in enumerate(value)]
-    if _values.is_array_like(value):
-        ops.append(value)
-        paths.append(path)
-        return _Leaf(len(ops) - 1)
-    return value
-
-
-def _fill(skeleton: Any, ops: tuple) -> Any:
-    if isinstance(skeleton, _Leaf):
-        return ops[skeleton.k]
-    if isinstance(skeleton, dict):
-        return {k: _fill(v, ops) for k, v in skeleton.items()}
-    if isinstance(skeleton, list):
-        return [_fill(v, ops) for v in skeleton]
-    return skeleton
-
-
-def _static_key(skeleton: Any) -> str:
-    """A hashable text of a static value (leaves as their index)."""
-    def plain(node: Any) -> Any:
-        if isinstance(node, _Leaf):
-            return {"\0leaf": node.k}
-        if isinstance(node, dict):
-            return {k: plain(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [plain(v) for v in node]
-        return node
-    return json.dumps(plain(skeleton), sort_keys=True, default=repr)
-
-
-def _pick(out: dict, dotted: str) -> Any:
-    if dotted in out:
-        return out[dotted]
-    node: Any = out
-    for part in dotted.split("."):
-        node = node[part]
-    return node
 
 
 class _Route:
@@ -121,7 +63,7 @@ class _Route:
         out.update(zip(self.arrays, ops[:n]))
         leaves = ops[n:]
         for name, sk in self.skeletons.items():
-            out[name] = _fill(sk, leaves)
+            out[name] = _values.fill_leaves(sk, leaves)
         return out
 
     def shapes(self, avals: tuple) -> tuple:
@@ -133,20 +75,20 @@ class _Route:
             probe = self.inputs(tuple(jax.ShapeDtypeStruct(s, d) for s, d in key[:n]) + zeros[n:])
             try:
                 res = self.comp.abstract_eval(probe)
-                got = tuple(jax.ShapeDtypeStruct(_pick(res, o).shape, _pick(res, o).dtype)
+                got = tuple(jax.ShapeDtypeStruct(_values.pick(res, o).shape, _values.pick(res, o).dtype)
                             for o in self.outputs)
             except (_errors.UnsupportedError, AttributeError, TypeError):
                 # No abstract evaluation from this component: one run on zeros.
                 res = self.comp.apply(self.inputs(zeros))
-                got = tuple(jax.ShapeDtypeStruct(np.shape(_pick(res, o)),
-                                                 np.asarray(_pick(res, o)).dtype)
+                got = tuple(jax.ShapeDtypeStruct(np.shape(_values.pick(res, o)),
+                                                 np.asarray(_values.pick(res, o)).dtype)
                             for o in self.outputs)
             self._shapes[key] = got
         return got
 
     def _host_apply(self, *ops):
         out = self.comp.apply(self.inputs(tuple(np.asarray(o) for o in ops)))
-        return tuple(np.asarray(_pick(out, o)) for o in self.outputs)
+        return tuple(np.asarray(_values.pick(out, o)) for o in self.outputs)
 
     def _host_vjp(self, ops, cts):
         names = self.arrays + self.paths
@@ -209,7 +151,7 @@ def apply(comp: Component, inputs: dict, operand) -> dict:
             ops.append(operand(value, f, comp))
         elif f.kind == "json":
             found: list = []
-            sk = _split(value, f.name, found, paths)
+            sk = _values.split_leaves(value, f.name, found, paths)
             if found:
                 skeletons[f.name] = sk
                 leaves.extend(jnp.asarray(x) if isinstance(x, jax.core.Tracer)
@@ -230,8 +172,8 @@ def apply(comp: Component, inputs: dict, operand) -> dict:
         out = comp.apply(route.inputs(tuple(np.asarray(o) for o in all_ops)))
         return jax.tree_util.tree_map(
             lambda x: jnp.asarray(x) if isinstance(x, np.ndarray) else x, out)
-    key = (tuple(sorted((n, _static_key(v)) for n, v in statics.items())),
-           tuple(sorted((n, _static_key(v)) for n, v in skeletons.items())),
+    key = (tuple(sorted((n, _values.static_key(v)) for n, v in statics.items())),
+           tuple(sorted((n, _values.static_key(v)) for n, v in skeletons.items())),
            tuple(arrays), tuple(paths))
     cache = comp.__dict__.setdefault("_jax_valued", {})
     route = cache.get(key)
