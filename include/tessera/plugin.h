@@ -449,6 +449,24 @@ static inline int tsr_ctx_errorf(tsr_ctx *ctx, const char *fmt, ...) {
     return -1;
 }
 
+/* Refuse an input value the schema's types let through but the component
+ * does not accept (a number out of range, a dict key that must exist, a
+ * Python component's pydantic validation): the call fails with
+ * TSR_E_VALUE, tsr_call_errloc is `path` (a Tesseract path such as
+ * "inputs.mesh.n_points"), and error details (422 bodies) carry `type`
+ * (pydantic's vocabulary: "greater_than_equal", "missing", "value_error";
+ * NULL: "value_error"). The convention on the wire is the message's last
+ * line, "invalid: <type> <path>", which the host strips from the message
+ * it reports; it works under every host that has TSR_E_VALUE. Returns -1. */
+static inline int tsr_ctx_invalid(tsr_ctx *ctx, const char *path, const char *type,
+                                  const char *message) {
+    char buf[768];
+    (void)snprintf(buf, sizeof buf, "%s\ninvalid: %s %s", message, type ? type : "value_error",
+                   path);
+    ctx->host->set_error(ctx, buf);
+    return -1;
+}
+
 static inline void *tsr_ctx_alloc(tsr_ctx *ctx, int32_t index) {
     return ctx->host->alloc_result(ctx, index);
 }
