@@ -157,6 +157,7 @@ TSR_API const char *tsr_error_type(int code) {
     case TSR_E_TIMEOUT: return "timeout";
     case TSR_E_SHM: return "shared_memory_error";
     case TSR_E_CANCELLED: return "cancelled";
+    case TSR_E_VALUE: return "literal_error";
     default: return "value_error";   /* TSR_E_PAYLOAD, TSR_E_ARGUMENT and unknown codes */
     }
 }

@@ -77,6 +77,7 @@ TSR_API void tsr_call_free(tsr_call *call) {
     free(call->symval);
     free(call->sym_from);
     cast_release(call);
+    text_release(call);
     cancel_release(call);
     free(call);
 }
@@ -115,6 +116,7 @@ TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array
     }
     call->n_bound += !call->input_bound[index];
     call->input_bound[index] = 1;
+    if (call->comp->in[index].field.kind != TSR_KIND_ARRAY) return text_bind_array(call, index, a);
     return 0;
 }
 
@@ -137,6 +139,26 @@ TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array
                             "'%s' is not an input (inputs: %s)", name ? name : "(null)", known);
     }
     return tsr_call_set_input_at(call, i, a);
+}
+
+TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8) {
+    if (!call) return TSR_E_ARGUMENT;
+    int32_t i = tsr_component_find_input(call->comp, name);
+    if (i < 0) return tsr_call_set_input(call, name, NULL);   /* names the known inputs */
+    const field_info *f = &call->comp->in[i];
+    if (f->field.kind == TSR_KIND_ARRAY)
+        return call_fail_at(call, TSR_E_DTYPE, "inputs", f->field.name,
+                            "input '%s' is an array, not text (bind it with tsr_call_set_input)",
+                            f->field.name);
+    if (!utf8)
+        return call_fail_at(call, TSR_E_ARGUMENT, "inputs", f->field.name,
+                            "input '%s': the text is NULL", f->field.name);
+    tsr_array a = {.data = (void *)(uintptr_t)utf8, .dtype = TSR_UINT8, .rank = 1};
+    a.shape[0] = (int64_t)strlen(utf8);
+    int rc = tsr_call_set_input_at(call, i, &a);
+    /* A C string: its NUL is there already, no copy needed. */
+    if (!rc && call->text) call->text[i].copy = 0;
+    return rc;
 }
 
 /* Names of the differentiation lists, as in Tesseract's payloads. */
@@ -442,6 +464,14 @@ int call_run_begin(tsr_call *call, call_run_state *s) {
         int rc = call_validate(call);
         if (rc) return rc;
     }
+    /* Text is checked at every run: its bytes may change, not its header. */
+    if (c->n_text_in) {
+        int rc = text_inputs_check(call);
+        if (rc) {
+            call->validated = 0;
+            return rc;
+        }
+    }
     if (call->parent) batch_point_results(call);
     if (!fn && call->ep == TSR_EP_ABSTRACT_EVAL) {
         s->skipped = 1;
@@ -548,6 +578,16 @@ TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name)
         if (strcmp(rname, name) == 0) return &call->results[k];
     }
     return NULL;
+}
+
+TSR_API const char *tsr_call_output_text(const tsr_call *call, const char *name, size_t *len) {
+    if (!call || !name || call->ep != TSR_EP_APPLY) return NULL;
+    int32_t o = find_field(call->comp->out, call->comp->n_out, name);
+    if (o < 0 || call->comp->out[o].field.kind == TSR_KIND_ARRAY) return NULL;
+    const tsr_array *r = tsr_call_output(call, name);
+    if (!r || !r->data || r->rank != 1) return NULL;
+    if (len) *len = (size_t)r->shape[0];
+    return r->data;
 }
 
 TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,

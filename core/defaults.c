@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "codecs/utf8.h"
 
 #define ALIGN_UP(n) (((n) + TSR_ALIGNMENT - 1) / TSR_ALIGNMENT * TSR_ALIGNMENT)
 
@@ -26,7 +27,8 @@ int backend_default_mismatch(const tsr_field *f, const tsr_dim *dims, const tsr_
                  tsr_dtype_name(f->dtype));
         return -1;
     }
-    if (d->rank != f->rank) {
+    int any_rank = f->rank == TSR_RANK_ANY;
+    if (any_rank ? (d->rank < 0 || d->rank > TSR_MAX_FIELD_RANK) : d->rank != f->rank) {
         snprintf(why, n, "its default has rank %d, the field %d", (int)d->rank, (int)f->rank);
         return -1;
     }
@@ -38,7 +40,7 @@ int backend_default_mismatch(const tsr_field *f, const tsr_dim *dims, const tsr_
                      (long long)d->shape[i]);
             return -1;
         }
-        if (!dims[i].symbol && dims[i].size != TSR_DIM_ANY && d->shape[i] != dims[i].size) {
+        if (!any_rank && !dims[i].symbol && dims[i].size != TSR_DIM_ANY && d->shape[i] != dims[i].size) {
             snprintf(why, n, "its default has size %lld in dimension %d, the field declares %lld",
                      (long long)d->shape[i], (int)i, (long long)dims[i].size);
             return -1;
@@ -74,14 +76,24 @@ int defaults_load(const char *component, field_info *fi, const tsr_field *f, con
         return refuse(err, component, what, f->name, why);
     size_t bytes;
     shape_bytes(d, &bytes); /* checked above */
-    /* Never NULL, even when empty: a NULL input reads as "not given". */
-    void *copy = aligned_alloc(TSR_ALIGNMENT, bytes ? ALIGN_UP(bytes) : TSR_ALIGNMENT);
+    if (f->kind != TSR_KIND_ARRAY) {
+        if (!utf8_valid(d->data, bytes))
+            return refuse(err, component, what, f->name, "its default is not valid UTF-8");
+        if (f->n_choices > 0 && tsr_text_choice(d, f->choices, f->n_choices) < 0)
+            return refuse(err, component, what, f->name,
+                          "its default is not one of its choices");
+    }
+    /* Never NULL, even when empty: a NULL input reads as "not given". One
+     * byte more, a NUL, after text (plugin.h: text is a C string). */
+    size_t alloc = ALIGN_UP(bytes + 1);
+    void *copy = aligned_alloc(TSR_ALIGNMENT, alloc);
     if (!copy) {
         error_set(err, TSR_E_NOMEM, "component '%s': out of memory copying the default of %s '%s'",
                   component, what, f->name);
         return TSR_E_NOMEM;
     }
     if (bytes) memcpy(copy, d->data, bytes);
+    ((char *)copy)[bytes] = '\0';
     fi->default_copy = *d;
     fi->default_copy.data = copy;
     fi->field.default_value = &fi->default_copy;

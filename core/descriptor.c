@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "codecs/utf8.h"
 
 /* The size of the first version of each struct: a plugin may be newer
  * (larger) but never smaller. */
@@ -65,12 +66,58 @@ static void field_read(const tsr_field *src, size_t size, tsr_field *f) {
     memset(f, 0, sizeof *f);
     memcpy(f, src, size < sizeof *f ? size : sizeof *f);
     if (!FIELD_HAS(size, default_value)) f->flags &= ~TSR_FIELD_OPTIONAL;
+    /* A layout that has kind but not all of choices: an array field (the
+     * memcpy above may have read part of the members). */
+    if (!FIELD_HAS(size, n_choices)) {
+        f->kind = TSR_KIND_ARRAY;
+        f->choices = NULL;
+        f->n_choices = 0;
+    }
+}
+
+/* A TEXT field's choices: each a UTF-8 C string of bounded length. */
+static int choices_load(const char *label, const tsr_field *f, const char *what,
+                        tsr_error *err) {
+    if (f->n_choices < 0 || f->n_choices > SCHEMA_MAX_CHOICES) {
+        error_set(err, TSR_E_DESCRIPTOR,
+                  "component '%s': %s '%s' has n_choices %d (allowed 0 to %d)", label, what,
+                  f->name, (int)f->n_choices, SCHEMA_MAX_CHOICES);
+        return TSR_E_DESCRIPTOR;
+    }
+    if (f->n_choices == 0) return 0;
+    if (f->kind != TSR_KIND_TEXT) {
+        error_set(err, TSR_E_DESCRIPTOR,
+                  "component '%s': %s '%s' has choices, but only a TEXT field may have them",
+                  label, what, f->name);
+        return TSR_E_DESCRIPTOR;
+    }
+    if (!f->choices) {
+        error_set(err, TSR_E_DESCRIPTOR,
+                  "component '%s': %s '%s' has %d choices but a NULL choices array", label, what,
+                  f->name, (int)f->n_choices);
+        return TSR_E_DESCRIPTOR;
+    }
+    for (int32_t k = 0; k < f->n_choices; k++) {
+        const char *ch = f->choices[k];
+        size_t len = ch ? strnlen(ch, SCHEMA_MAX_CHOICE_BYTES + 1) : 0;
+        if (!ch || len > SCHEMA_MAX_CHOICE_BYTES ||
+            !utf8_valid((const unsigned char *)ch, len)) {
+            error_set(err, TSR_E_DESCRIPTOR,
+                      "component '%s': %s '%s' choice %d is %s", label, what, f->name, (int)k,
+                      !ch ? "NULL"
+                      : len > SCHEMA_MAX_CHOICE_BYTES ? "too long"
+                                                      : "not valid UTF-8");
+            return TSR_E_DESCRIPTOR;
+        }
+    }
+    return 0;
 }
 
 /* Copy and check one field; `what` is "input" or "output". */
 static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, const char *what,
                       int32_t index, tsr_error *err) {
     const char *label = c->desc->name;
+    tsr_field norm;
     if (!f->name) {
         error_set(err, TSR_E_DESCRIPTOR, "component '%s': %s %d has no name", label, what,
                   (int)index);
@@ -83,15 +130,38 @@ static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, cons
                   label, what, (int)index, SCHEMA_MAX_NAME, f->name, SCHEMA_MAX_NAME);
         return TSR_E_DESCRIPTOR;
     }
+    if (f->kind > TSR_KIND_JSON) {
+        error_set(err, TSR_E_DESCRIPTOR,
+                  "component '%s': %s '%s' has an unknown kind %u (expected TSR_KIND_ARRAY, "
+                  "TSR_KIND_TEXT or TSR_KIND_JSON)",
+                  label, what, f->name, (unsigned)f->kind);
+        return TSR_E_DESCRIPTOR;
+    }
+    if (choices_load(label, f, what, err)) return TSR_E_DESCRIPTOR;
+    if (f->kind != TSR_KIND_ARRAY) {
+        /* Bytes of text: uint8, rank 1, any length, whatever the plugin
+         * wrote there, so that the array machinery carries them. */
+        static const tsr_dim any_len[1] = {TSR_ANY};
+        norm = *f;
+        norm.dtype = TSR_UINT8;
+        norm.rank = 1;
+        norm.dims = any_len;
+        if (norm.n_choices == 0) norm.choices = NULL;
+        f = &norm;
+    } else if (f->rank == TSR_RANK_ANY) {
+        norm = *f;
+        norm.dims = NULL;
+        f = &norm;
+    }
     if (!tsr_dtype_name(f->dtype)) {
         error_set(err, TSR_E_DESCRIPTOR, "component '%s': %s '%s' has an unknown dtype %d", label,
                   what, f->name, (int)f->dtype);
         return TSR_E_DESCRIPTOR;
     }
-    if (f->rank < 0 || f->rank > TSR_MAX_FIELD_RANK) {
+    if ((f->rank < 0 && f->rank != TSR_RANK_ANY) || f->rank > TSR_MAX_FIELD_RANK) {
         error_set(err, TSR_E_DESCRIPTOR,
-                  "component '%s': %s '%s' has rank %d (allowed 0 to %d)", label, what, f->name,
-                  (int)f->rank, TSR_MAX_FIELD_RANK);
+                  "component '%s': %s '%s' has rank %d (allowed 0 to %d, or TSR_RANK_ANY)",
+                  label, what, f->name, (int)f->rank, TSR_MAX_FIELD_RANK);
         return TSR_E_DESCRIPTOR;
     }
     if (f->rank > 0 && !f->dims) {
@@ -99,7 +169,14 @@ static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, cons
                   what, f->name, (int)f->rank);
         return TSR_E_DESCRIPTOR;
     }
-    if ((f->flags & TSR_FIELD_DIFFERENTIABLE) && !is_float_dtype(f->dtype)) {
+    if ((f->flags & TSR_FIELD_DIFFERENTIABLE) && f->kind == TSR_KIND_TEXT) {
+        error_set(err, TSR_E_DESCRIPTOR,
+                  "component '%s': %s '%s' is TEXT and cannot be differentiable", label, what,
+                  f->name);
+        return TSR_E_DESCRIPTOR;
+    }
+    if ((f->flags & TSR_FIELD_DIFFERENTIABLE) && f->kind == TSR_KIND_ARRAY &&
+        !is_float_dtype(f->dtype)) {
         error_set(err, TSR_E_DESCRIPTOR,
                   "component '%s': %s '%s' is marked differentiable but its dtype %s is not a "
                   "floating-point or complex type",
@@ -108,7 +185,7 @@ static int field_load(tsr_component *c, field_info *fi, const tsr_field *f, cons
     }
     memset(fi, 0, sizeof *fi);
     fi->field = *f;
-    fi->field.dims = fi->dims;
+    fi->field.dims = f->rank == TSR_RANK_ANY ? NULL : fi->dims;
     for (int32_t i = 0; i < f->rank; i++) {
         tsr_dim d = f->dims[i];
         fi->dims[i] = d;
@@ -201,12 +278,12 @@ static void mark_static_outputs(tsr_component *c) {
     uint8_t *bound = calloc(c->n_sym > 0 ? (size_t)c->n_sym : 1, 1);
     for (int32_t i = 0; bound && i < c->n_in; i++) {
         if (c->in[i].field.flags & TSR_FIELD_OPTIONAL) continue;
-        for (int32_t d = 0; d < c->in[i].field.rank; d++)
+        for (int32_t d = 0; d < c->in[i].field.rank; d++)   /* none when any rank */
             if (c->in[i].kind[d] == DIM_SYMBOL) bound[c->in[i].sym[d]] = 1;
     }
     for (int32_t o = 0; o < c->n_out; o++) {
         field_info *f = &c->out[o];
-        int known = bound != NULL;
+        int known = bound != NULL && f->field.rank != TSR_RANK_ANY;
         for (int32_t d = 0; known && d < f->field.rank; d++)
             known = f->kind[d] == DIM_FIXED || (f->kind[d] == DIM_SYMBOL && bound[f->sym[d]]);
         f->shape_static = (uint8_t)known;
@@ -251,9 +328,17 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
     rc = fields_load(c, d->outputs, d->n_outputs, d->field_size, "output", &c->out, &c->n_out,
                      err);
     if (rc) return rc;
-    if (c->n_out == 0) {
-        error_set(err, TSR_E_DESCRIPTOR, "component '%s': it declares no outputs", d->name);
-        return TSR_E_DESCRIPTOR;
+    /* No outputs is allowed: apply then returns no results. */
+    for (int32_t i = 0; i < c->n_in; i++)
+        if (c->in[i].field.kind != TSR_KIND_ARRAY) c->n_text_in++;
+    if (c->n_text_in) {
+        c->text_in = calloc((size_t)c->n_text_in, sizeof *c->text_in);
+        if (!c->text_in) {
+            error_set(err, TSR_E_NOMEM, "component '%s': out of memory", d->name);
+            return TSR_E_NOMEM;
+        }
+        for (int32_t i = 0, k = 0; i < c->n_in; i++)
+            if (c->in[i].field.kind != TSR_KIND_ARRAY) c->text_in[k++] = i;
     }
     mark_static_outputs(c);
     c->ep[TSR_EP_APPLY] = d->apply;
@@ -289,6 +374,9 @@ void descriptor_free(tsr_component *c) {
     free(c->in);
     free(c->out);
     free(c->sym_names);
+    free(c->text_in);
+    c->text_in = NULL;
+    c->n_text_in = 0;
     c->in = c->out = NULL;
     c->n_in = c->n_out = 0;
     c->sym_names = NULL;

@@ -28,6 +28,8 @@ struct tsr_component {
     field_info *in, *out;
     int32_t n_sym;
     const char **sym_names;          /* n_sym symbol names, in id order */
+    int32_t *text_in;                /* indices of TEXT and JSON inputs, checked every run */
+    int32_t n_text_in;
     int thread_safe;
     tsr_fd_method fd_method;         /* how missing derivatives are served */
     uint32_t fd_samples;
@@ -77,6 +79,15 @@ typedef struct result_target {
     size_t bytes;
 } result_target;
 
+/* text.c: a TEXT or JSON input bound as an array, whose bytes are copied
+ * at each run to put a NUL after them. */
+typedef struct text_slot {
+    const void *src;                 /* the caller's bytes */
+    char *buf;                       /* the copy, cap bytes */
+    size_t cap;
+    uint8_t copy;                    /* bound by tsr_call_set_input: copy at each run */
+} text_slot;
+
 struct tsr_call {
     host_ctx ctx;                    /* first: (tsr_call *) == (host_ctx *) */
     tsr_component *comp;
@@ -85,6 +96,7 @@ struct tsr_call {
     tsr_array *inputs;               /* n_in */
     uint8_t *input_bound;            /* n_in */
     int32_t n_bound;
+    text_slot *text;                 /* n_in, NULL until a text input is bound as an array */
     /* differentiation targets and their seeds */
     int32_t *wrt_in, *wrt_out;       /* capacity n_in / n_out */
     int32_t n_wrt_in, n_wrt_out;
@@ -169,6 +181,14 @@ int cast_accepts(const struct tsr_call *call, tsr_dtype given, tsr_dtype field);
 int cast_begin(struct tsr_call *call);
 void cast_end(struct tsr_call *call);
 void cast_release(struct tsr_call *call);
+
+/* text.c. text_bind_array: input i, a TEXT or JSON field, was bound to
+ * array a (tsr_call_set_input). text_inputs_check, at each run after the
+ * inputs' checks: copies what needs a NUL, then checks each text as UTF-8
+ * and against its choices (TSR_E_VALUE, the call failed). */
+int text_bind_array(struct tsr_call *call, int32_t i, const tsr_array *a);
+int text_inputs_check(struct tsr_call *call);
+void text_release(struct tsr_call *call);
 
 /* descriptor.c: validate a plugin's descriptor and copy its schema. */
 int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err);

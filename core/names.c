@@ -49,6 +49,7 @@ TSR_API const char *tsr_strerror(int code) {
     case TSR_E_SHM: return "shared memory unavailable or full";
     case TSR_E_LIMIT: return "limit exceeded";
     case TSR_E_CANCELLED: return "call cancelled";
+    case TSR_E_VALUE: return "value not allowed";
     }
     return "unknown error code";
 }

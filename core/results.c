@@ -31,7 +31,8 @@ void result_layout_of(const tsr_component *c, tsr_endpoint ep, const int32_t *wr
     out->out = o;
     out->in = i;
     out->dtype = o >= 0 ? c->out[o].field.dtype : c->in[i].field.dtype;
-    out->rank = (o >= 0 ? c->out[o].field.rank : 0) + (i >= 0 ? c->in[i].field.rank : 0);
+    int32_t ro = o >= 0 ? c->out[o].field.rank : 0, ri = i >= 0 ? c->in[i].field.rank : 0;
+    out->rank = ro == TSR_RANK_ANY || ri == TSR_RANK_ANY ? TSR_RANK_ANY : ro + ri;
 }
 
 const char *result_layout_name(const tsr_component *c, const result_layout *l, char *buf,
@@ -69,14 +70,29 @@ const char *call_result_name(const tsr_call *call, int32_t k, char *buf, size_t 
     return result_layout_name(call->comp, &l, buf, n);
 }
 
+/* Whether result k is a TEXT or JSON output's (apply). */
+static int result_is_text(const tsr_call *call, int32_t k) {
+    const field_info *of = result_out_field(call, k);
+    return of && of->field.kind != TSR_KIND_ARRAY && call->ep == TSR_EP_APPLY;
+}
+
 /* Check a shape the plugin chose for result k, binding output symbols that
  * no input fixed. Returns 0, or -1 with a cause in why. */
 static int result_shape_check(tsr_call *call, int32_t k, const tsr_array *r, char *why,
                               size_t n) {
     const field_info *of = result_out_field(call, k);
     const tsr_array *in = result_in_array(call, k);
-    int32_t out_rank = of ? of->field.rank : 0;
     int32_t in_rank = in ? in->rank : 0;
+    int32_t out_rank = of ? of->field.rank : 0;
+    /* Any rank: the endpoint's choice, what the trailing dims leave. */
+    if (out_rank == TSR_RANK_ANY) {
+        out_rank = r->rank - in_rank;
+        if (out_rank < 0 || out_rank > TSR_MAX_FIELD_RANK) {
+            snprintf(why, n, "rank %d set, %d to %d expected", (int)r->rank, (int)in_rank,
+                     (int)(in_rank + TSR_MAX_FIELD_RANK));
+            return -1;
+        }
+    }
     if (r->rank != out_rank + in_rank) {
         snprintf(why, n, "rank %d set, rank %d expected", (int)r->rank,
                  (int)(out_rank + in_rank));
@@ -111,11 +127,17 @@ int results_prepare(tsr_call *call) {
         const field_info *of = result_out_field(call, k);
         const tsr_array *in = result_in_array(call, k);
         int32_t out_rank = of ? of->field.rank : 0;
+        /* An output of any rank stands as one unknown dim until the
+         * endpoint sets its shape. */
+        if (out_rank == TSR_RANK_ANY) out_rank = 1;
         r->data = NULL;
         r->dtype = of ? of->field.dtype : c->in[call->wrt_in[k]].field.dtype;
         r->rank = out_rank + (in ? in->rank : 0);
         int known = 1;
-        if (of) {
+        if (of && of->field.rank == TSR_RANK_ANY) {
+            known = 0;
+            r->shape[0] = -1;
+        } else if (of) {
             known = shape_from_symbols(of, call->symval, r->shape) == 0;
             /* Unknown dims are -1 until the plugin sets them. */
             for (int32_t d = 0; !known && d < out_rank; d++)
@@ -191,7 +213,10 @@ void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t 
         snprintf(why, n, "%s: its size overflows", name);
         return NULL;
     }
-    if (!(r->data = result_place(call, k, bytes, name, code, why, n))) return NULL;
+    /* Text is followed by a NUL (plugin.h): one byte more. */
+    int text = result_is_text(call, k);
+    if (!(r->data = result_place(call, k, bytes + (size_t)text, name, code, why, n))) return NULL;
+    if (text) ((char *)r->data)[bytes] = '\0';
     result_fill(call->comp->opts.unwritten, r);
     *e = *r;
     return r->data;
@@ -230,6 +255,9 @@ int results_check(tsr_call *call) {
                              "%s: the plugin changed its data pointer, dtype or shape after "
                              "allocation",
                              call_result_name(call, k, name, sizeof name));
+        /* The NUL after text again: a worker, or the plugin, could have
+         * written over it. Its buffer has the byte (call_result_alloc). */
+        if (result_is_text(call, k)) ((char *)r->data)[r->shape[0]] = '\0';
     }
     return 0;
 }

@@ -15,6 +15,11 @@
 #define SCHEMA_MAX_FIELDS 4096
 #define SCHEMA_MAX_NAME 256
 #define SCHEMA_MAX_SYMBOLS 1024   /* distinct symbolic dims (ids are int16) */
+#define SCHEMA_MAX_CHOICES 4096   /* choices of one TEXT field */
+#define SCHEMA_MAX_CHOICE_BYTES 4096
+/* Entries of one derivative list (jvp_inputs, ...): paths inside JSON
+ * fields may name more entries than there are fields. */
+#define SCHEMA_MAX_WRT 1024
 
 /* Kind of one declared dimension, resolved once at load. */
 enum dim_kind { DIM_FIXED, DIM_ANY, DIM_SYMBOL };

@@ -52,6 +52,28 @@ static int write_default(json_writer *w, const tsr_array *d) {
     return write_encoded_array(w, d, &o, &ctx, "default");
 }
 
+static const char *kind_name(uint32_t kind) {
+    return kind == TSR_KIND_TEXT ? "text" : kind == TSR_KIND_JSON ? "json" : "array";
+}
+
+/* A TEXT default as its string; a JSON default as its JSON value (as a
+ * string when it does not parse: the component checks its own values). */
+static void write_text_default(json_writer *w, const tsr_field *f) {
+    const tsr_array *d = f->default_value;
+    size_t len = (size_t)d->shape[0];
+    const char *text = d->data;   /* NUL-terminated (defaults.c) */
+    if (f->kind == TSR_KIND_JSON) {
+        json_error_t jerr;
+        json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+        if (v) {
+            json_decref(v);
+            jw_raw_value(w, text, len);
+            return;
+        }
+    }
+    jw_string(w, text);
+}
+
 static void write_fields(json_writer *w, const tsr_component *c, bool inputs) {
     int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     jw_begin_array(w);
@@ -60,10 +82,14 @@ static void write_fields(json_writer *w, const tsr_component *c, bool inputs) {
         jw_begin_object(w);
         jw_key(w, "name");
         jw_string(w, f->name);
+        /* Text and JSON keep dtype uint8 and shape [null], their form on
+         * the plugin ABI, for readers that know arrays only; "kind" and
+         * "choices" come last. */
         jw_key(w, "dtype");
         write_optional_string(w, tsr_dtype_name(f->dtype));
         jw_key(w, "shape");
-        write_dims(w, f);
+        if (f->rank == TSR_RANK_ANY) jw_null(w);   /* any rank */
+        else write_dims(w, f);
         jw_key(w, "differentiable");
         jw_bool(w, (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0);
         jw_key(w, "doc");
@@ -73,8 +99,17 @@ static void write_fields(json_writer *w, const tsr_component *c, bool inputs) {
             jw_bool(w, tsr_field_required(f));
             if (f->default_value) {
                 jw_key(w, "default");
-                (void)write_default(w, f->default_value);   /* fails only out of memory */
+                if (f->kind != TSR_KIND_ARRAY) write_text_default(w, f);
+                else (void)write_default(w, f->default_value);   /* fails only out of memory */
             }
+        }
+        jw_key(w, "kind");
+        jw_string(w, kind_name(f->kind));
+        if (f->kind == TSR_KIND_TEXT && f->n_choices > 0) {
+            jw_key(w, "choices");
+            jw_begin_array(w);
+            for (int32_t k = 0; k < f->n_choices; k++) jw_string(w, f->choices[k]);
+            jw_end_array(w);
         }
         jw_end_object(w);
     }

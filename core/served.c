@@ -57,10 +57,10 @@ static const char *label_of(const char *section, const char *field, int32_t k, c
 
 /* The leading dims of `a` against field f, binding its symbols; section
  * and k name it (label_of). */
-static int match(served *s, const field_info *f, const tsr_array *a, const char *section,
-                 int32_t k, char *why, size_t n) {
+static int match(served *s, const field_info *f, const tsr_array *a, int32_t rank,
+                 const char *section, int32_t k, char *why, size_t n) {
     char cause[300], label[SCHEMA_MAX_NAME + 32];
-    if (shape_match(f, a->shape, f->field.rank, s->symval, s->sym_from, s->c->sym_names, cause,
+    if (shape_match(f, a->shape, rank, s->symval, s->sym_from, s->c->sym_names, cause,
                     sizeof cause) != 0) {
         snprintf(why, n, "%s: %s", label_of(section, f->field.name, k, label, sizeof label),
                  cause);
@@ -80,9 +80,10 @@ static int check_seeds(served *s, const tsr_args *args, char *why, size_t n) {
     for (int32_t k = 0; k < args->n_seeds; k++) {
         const field_info *f = jvp ? &c->in[args->wrt_in[k]] : &c->out[args->wrt_out[k]];
         const tsr_array *seed = &args->seeds[k];
-        int rc = match(s, f, seed, section, k, why, n);
+        int rc = match(s, f, seed, seed->rank, section, k, why, n);
         if (rc) return rc;
-        if (jvp && !same_shape(seed, args->inputs[args->wrt_in[k]].shape, f->field.rank)) {
+        if (jvp && (seed->rank != args->inputs[args->wrt_in[k]].rank ||
+                    !same_shape(seed, args->inputs[args->wrt_in[k]].shape, seed->rank))) {
             char label[SCHEMA_MAX_NAME + 32];
             snprintf(why, n, "%s: not shaped like its input",
                      label_of(section, f->field.name, k, label, sizeof label));
@@ -109,11 +110,16 @@ static int check_result(served *s, const tsr_args *args, int32_t k, char *why, s
                  (int)k);
         return TSR_E_PAYLOAD;
     }
-    int rc = l.out >= 0 ? match(s, &c->out[l.out], r, NULL, k, why, n) : 0;
-    int32_t at = l.out >= 0 ? c->out[l.out].field.rank : 0;
+    /* The trailing dims are the input's actual shape (of any rank). */
+    int32_t in_rank = l.in >= 0 ? args->inputs[l.in].rank : 0;
+    int32_t at = l.out >= 0 ? r->rank - in_rank : 0;
+    if (at < 0 || (l.out < 0 && r->rank != in_rank)) {
+        snprintf(why, n, "result %d: rank %d", (int)k, (int)r->rank);
+        return TSR_E_PAYLOAD;
+    }
+    int rc = l.out >= 0 ? match(s, &c->out[l.out], r, at, NULL, k, why, n) : 0;
     if (!rc && l.in >= 0 &&
-        memcmp(r->shape + at, args->inputs[l.in].shape,
-               (size_t)c->in[l.in].field.rank * sizeof(int64_t)) != 0) {
+        memcmp(r->shape + at, args->inputs[l.in].shape, (size_t)in_rank * sizeof(int64_t)) != 0) {
         snprintf(why, n, "result %d: its trailing dims are not the shape of input '%s'", (int)k,
                  c->in[l.in].field.name);
         rc = TSR_E_PAYLOAD;
@@ -137,7 +143,7 @@ int served_check(served *s, const tsr_args *args, char *why, size_t n) {
                      wrt ? "differentiated" : "not optional");
             return TSR_E_PAYLOAD;
         }
-        int rc = match(s, &c->in[i], &args->inputs[i], "input", i, why, n);
+        int rc = match(s, &c->in[i], &args->inputs[i], args->inputs[i].rank, "input", i, why, n);
         if (rc) return rc;
     }
     int rc = check_seeds(s, args, why, n);

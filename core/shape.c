@@ -27,6 +27,10 @@ const char *shape_str(const int64_t *shape, int32_t rank, char *buf, size_t n) {
 }
 
 const char *field_shape_str(const field_info *f, char *buf, size_t n) {
+    if (f->field.rank == TSR_RANK_ANY) {
+        snprintf(buf, n, "(any rank)");
+        return buf;
+    }
     size_t used = 0;
     int w = snprintf(buf, n, "(");
     used = w > 0 ? (size_t)w : 0;
@@ -46,6 +50,20 @@ const char *field_shape_str(const field_info *f, char *buf, size_t n) {
 
 int shape_match(const field_info *f, const int64_t *shape, int32_t rank, int64_t *symval,
                 const char **sym_from, const char *const *sym_names, char *why, size_t n) {
+    if (f->field.rank == TSR_RANK_ANY) {
+        /* Any rank a field may have; its dims carry no constraint. */
+        if (rank < 0 || rank > TSR_MAX_FIELD_RANK) {
+            snprintf(why, n, "rank %d given, any rank from 0 to %d expected", (int)rank,
+                     TSR_MAX_FIELD_RANK);
+            return -1;
+        }
+        for (int32_t i = 0; i < rank; i++)
+            if (shape[i] < 0) {
+                snprintf(why, n, "dimension %d is negative (%lld)", (int)i, (long long)shape[i]);
+                return -1;
+            }
+        return 0;
+    }
     if (rank != f->field.rank) {
         char decl[128];
         snprintf(why, n, "rank %d given, rank %d expected %s", (int)rank, (int)f->field.rank,
@@ -88,6 +106,7 @@ int shape_match(const field_info *f, const int64_t *shape, int32_t rank, int64_t
 }
 
 int shape_from_symbols(const field_info *f, const int64_t *symval, int64_t *shape) {
+    if (f->field.rank == TSR_RANK_ANY) return -1;   /* the endpoint decides */
     for (int32_t i = 0; i < f->field.rank; i++) {
         switch (f->kind[i]) {
         case DIM_FIXED: shape[i] = f->dims[i].size; break;

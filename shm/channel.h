@@ -51,7 +51,7 @@
 
 /* The lowest TSR_E_* code: a status from the other side that is not
  * between it and -1 is not a code, and is not passed on as one. */
-#define CHAN_STATUS_MIN TSR_E_CANCELLED
+#define CHAN_STATUS_MIN TSR_E_VALUE
 
 enum chan_state {
     CHAN_IDLE = 0,

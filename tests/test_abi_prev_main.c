@@ -3,9 +3,12 @@
  * frozen) loads and runs with this library in every mode: its schema (a
  * default, covered by field_size), init with the host's config, apply, jvp
  * and vjp, and a failure it reports, as a plugin binary built before this
- * release would. The plugin ABI version and the sizes of the structs the
- * two sides share are those of the current header. */
+ * release would. The plugin ABI version is the current header's, and so
+ * are the sizes of the structs the two sides share, but for those this
+ * release grew by appending (ABI 1.1: tsr_field's kind and choices,
+ * tsr_args' wrt paths), whose old size is where the new members start. */
 #include <dlfcn.h>
+#include <stddef.h>
 
 #include <tessera/plugin.h>
 
@@ -34,9 +37,15 @@ Test(abi_prev_main, the_frozen_header_has_this_releases_abi_version_and_struct_s
                           sizeof(tsr_dim)};
     const char *names[] = {"tsr_plugin", "tsr_field", "tsr_array", "tsr_args",
                            "tsr_host_api", "tsr_ctx", "tsr_dim"};
-    for (size_t k = 0; k < sizeof now / sizeof now[0]; k++)
-        cr_expect_eq(sizes[k], now[k], "sizeof(%s): %zu then, %zu now", names[k], sizes[k],
-                     now[k]);
+    /* grown by appending: the old layout ends where the new members start */
+    const size_t then[] = {sizeof(tsr_plugin), offsetof(tsr_field, kind), sizeof(tsr_array),
+                           offsetof(tsr_args, wrt_in_paths), sizeof(tsr_host_api),
+                           sizeof(tsr_ctx), sizeof(tsr_dim)};
+    for (size_t k = 0; k < sizeof now / sizeof now[0]; k++) {
+        cr_expect_eq(sizes[k], then[k], "sizeof(%s): %zu then, %zu expected", names[k],
+                     sizes[k], then[k]);
+        cr_expect_leq(sizes[k], now[k], "sizeof(%s) shrank", names[k]);
+    }
     const uint32_t *abi = dlsym(h, "prev_main_abi_version");
     cr_assert_not_null(abi, "%s", dlerror());
     cr_assert_eq(*abi, TSR_PLUGIN_ABI_VERSION);
@@ -51,6 +60,10 @@ static void runs_in(tsr_mode mode) {
     cr_assert_eq(tsr_component_n_inputs(c), 2);
     const tsr_field *scale = tsr_component_input(c, 1);
     cr_assert_str_eq(scale->name, "scale");
+    /* members past its field_size read as an array field without choices */
+    cr_assert_eq(scale->kind, TSR_KIND_ARRAY);
+    cr_assert_null(scale->choices);
+    cr_assert_eq(scale->n_choices, 0);
     cr_assert_not_null(scale->default_value, "the default behind field_size was read");
     cr_assert_eq(*(const double *)scale->default_value->data, 2.0);
     cr_assert_eq(tsr_field_required(scale), 0);

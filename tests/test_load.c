@@ -168,7 +168,7 @@ Test(load, rank_above_maximum) {
     expect_refusal("big_rank", "big_rank", TSR_E_DESCRIPTOR, "deep");
 }
 
-/* A field of rank -1 is refused, naming the field. */
+/* A field of rank -2 (below TSR_RANK_ANY) is refused, naming the field. */
 Test(load, negative_rank) {
     expect_refusal("neg_rank", "neg_rank", TSR_E_DESCRIPTOR, "negative");
 }

@@ -876,9 +876,10 @@ Test(payload_schema, schema_lists_fields_dims_and_endpoints) {
     assert_contains(text, "{\"name\":\"payload_fields\",\"version\":\"1.0\","
                           "\"description\":\"nested names and mixed dtypes for payload tests\",");
     assert_contains(text, "{\"name\":\"mesh.nodes\",\"dtype\":\"float64\",\"shape\":[\"n\",2],"
-                          "\"differentiable\":true,\"doc\":\"node coordinates\",\"required\":true}");
+                          "\"differentiable\":true,\"doc\":\"node coordinates\",\"required\":true,"
+                          "\"kind\":\"array\"}");
     assert_contains(text, "{\"name\":\"flags\",\"dtype\":\"bool\",\"shape\":[null],"
-                          "\"differentiable\":false,\"doc\":null}");
+                          "\"differentiable\":false,\"doc\":null,\"kind\":\"array\"}");
     assert_contains(text, "{\"name\":\"scale\",\"dtype\":\"float32\",\"shape\":[],");
     assert_contains(text, "\"endpoints\":[\"apply\",\"jvp\"]}");
     json_t *root = json_loads(text, 0, NULL);

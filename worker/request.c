@@ -81,15 +81,18 @@ static void *resolve(worker_state *ws, const binref *ref, int data, int32_t slot
     return files_input(ws, slot, ref, what, why, n);
 }
 
-/* A wire array as the plugin sees it. `dtype` and `rank` are the schema's;
- * slot and what as for resolve(). */
+/* A wire array as the plugin sees it. `dtype` and `rank` are the schema's
+ * (rank TSR_RANK_ANY: any the channel holds; served_check checks it);
+ * slot and what as for resolve(). text: a TEXT or JSON input, whose bytes
+ * are followed by a NUL (one more byte in the binref). */
 static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_dtype dtype,
-                      int32_t rank, int data, int32_t slot, const char *what,
+                      int32_t rank, int data, int text, int32_t slot, const char *what,
                       const array_name *an, char *why, size_t n) {
     char label[SERVE_LABEL_MAX];
 #define LABEL name_text(ws, an, label, sizeof label)
     binref ref = w->ref;
     int32_t wdtype = w->dtype, wrank = w->rank;
+    if (rank == TSR_RANK_ANY && wrank >= 0 && wrank <= TSR_MAX_RANK) rank = wrank;
     if (wdtype != (int32_t)dtype || wrank != rank) {
         snprintf(why, n, "%s: dtype %d and rank %d sent, %s and rank %d expected", LABEL,
                  (int)wdtype, (int)wrank, tsr_dtype_name(dtype), (int)rank);
@@ -121,7 +124,7 @@ static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_d
     }
     if (empty) count = 0;
     if (data == NO_DATA || data == SHAPE_ONLY || (unknown && ref.bytes == 0)) return 0;
-    uint64_t bytes = count * tsr_dtype_size(dtype);
+    uint64_t bytes = count * tsr_dtype_size(dtype) + (uint64_t)(text != 0);
     if (unknown || ref.bytes != bytes) {
         snprintf(why, n, "%s: a binref of %llu bytes for %llu elements of %s", LABEL,
                  (unsigned long long)ref.bytes, (unsigned long long)count, tsr_dtype_name(dtype));
@@ -136,6 +139,12 @@ static int take_array(worker_state *ws, const wire_array *w, tsr_array *a, tsr_d
     char cause[300];
     if (!(a->data = resolve(ws, &ref, data, slot, what, cause, sizeof cause))) {
         snprintf(why, n, "%s: %s", LABEL, cause);
+        return TSR_E_PAYLOAD;
+    }
+    /* With files the bytes are read later, and the NUL put after them then
+     * (files_text_nul); in the arena it must be there now. */
+    if (text && !ws->files && ((const char *)a->data)[bytes - 1] != '\0') {
+        snprintf(why, n, "%s: the text is not followed by a NUL", LABEL);
         return TSR_E_PAYLOAD;
     }
     return 0;
@@ -235,7 +244,8 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
 static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t n) {
     const tsr_component *c = ws->comp;
     int abstract = ws->ep == TSR_EP_ABSTRACT_EVAL;
-    if (ws->files && !abstract) {
+    /* abstract_eval too: the bytes of text inputs cross there as well. */
+    if (ws->files) {
         int rc = files_begin(ws, args, why, n);
         if (rc) return rc;
     }
@@ -246,8 +256,10 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
             ws->inputs[i] = (tsr_array){.data = NULL, .dtype = TSR_DTYPE_INVALID, .rank = 0};
             continue;   /* served_check refuses it where it may not be absent */
         }
+        int text = f->kind != TSR_KIND_ARRAY;
         int rc = take_array(ws, &ws->v.inputs[i], &ws->inputs[i], f->dtype, f->rank,
-                            abstract ? NO_DATA : WANT_DATA, i, f->name, &an, why, n);
+                            abstract && !text ? NO_DATA : WANT_DATA, text, i, f->name, &an, why,
+                            n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
@@ -255,7 +267,7 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
         const tsr_field *f = jvp ? tsr_component_input(c, ws->wrt_in[k])
                                  : tsr_component_output(c, ws->wrt_out[k]);
         array_name an = {jvp ? "tangent_vector" : "cotangent_vector", f->name, 0};
-        int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->dtype, f->rank, WANT_DATA,
+        int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->dtype, f->rank, WANT_DATA, 0,
                             args->n_inputs + k, f->name, &an, why, n);
         if (rc) return rc;
     }
@@ -265,11 +277,21 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
         result_expect(ws, args->n_wrt_in, k, &dtype, &rank);
         array_name an = {NULL, NULL, k};
         int rc = take_array(ws, &ws->v.results[k], &ws->results[k], dtype, rank,
-                            abstract ? SHAPE_ONLY : MAY_ALLOCATE, k, NULL, &an, why, n);
+                            abstract ? SHAPE_ONLY : MAY_ALLOCATE, 0, k, NULL, &an, why, n);
         if (rc) return rc;
         ws->given[k] = ws->results[k].data;
     }
     return 0;
+}
+
+/* With files: each text input's buffer (read from the spool, the
+ * worker's own) ends with the NUL the plugin relies on. */
+static void files_text_nul(worker_state *ws, const tsr_args *args) {
+    for (int32_t i = 0; i < args->n_inputs; i++) {
+        const tsr_field *f = tsr_component_input(ws->comp, i);
+        tsr_array *a = &ws->inputs[i];
+        if (f->kind != TSR_KIND_ARRAY && a->data) ((char *)a->data)[a->shape[0]] = '\0';
+    }
 }
 
 /* ---- tsr_ctx_alloc ------------------------------------------------------ */
@@ -327,7 +349,7 @@ static void *alloc_from_host(void *user, int32_t k, int *code, char *why, size_t
     int32_t rank;
     result_expect(ws, ws->n_wrt_in, k, &dtype, &rank);
     array_name an = {NULL, NULL, k};
-    int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, k, NULL, &an, why, n);
+    int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, 0, k, NULL, &an, why, n);
     if (rc) return alloc_refused(code, TSR_E_WORKER, why, n, why);
     if (memcmp(a.shape, r->shape, (size_t)r->rank * sizeof(int64_t)) != 0)
         return alloc_refused(code, TSR_E_WORKER, why, n, "the host allocated another shape");
@@ -406,10 +428,12 @@ void worker_run_request(worker_state *ws) {
         answer(b, rc, "malformed request from the host: %s", why);
         return;
     }
-    if (ws->files && ws->ep != TSR_EP_ABSTRACT_EVAL &&
-        (rc = files_read_inputs(ws, why, sizeof why)) != 0) {
-        answer(b, rc, "cannot read the arrays of the request: %s", why);
-        return;
+    if (ws->files) {
+        if ((rc = files_read_inputs(ws, why, sizeof why)) != 0) {
+            answer(b, rc, "cannot read the arrays of the request: %s", why);
+            return;
+        }
+        files_text_nul(ws, &args);
     }
     if (atomic_load(&b->cancel)) {
         answer(b, TSR_E_CANCELLED, "cancelled before the plugin ran");

@@ -153,8 +153,16 @@ void *files_result(worker_state *ws, int32_t k, uint64_t bytes, char *why, size_
         snprintf(why, n, "result %d is not part of the request", (int)k);
         return NULL;
     }
-    void *p = reserve(&f->out[k], bytes, why, n);
-    if (p) f->sized[k] = bytes;
+    /* One byte more, a NUL: text results are C strings (plugin.h). */
+    if (bytes > SIZE_MAX - 2 * TSR_ALIGNMENT) {
+        snprintf(why, n, "%llu bytes do not fit this address space", (unsigned long long)bytes);
+        return NULL;
+    }
+    char *p = reserve(&f->out[k], bytes + 1, why, n);
+    if (p) {
+        p[bytes] = '\0';
+        f->sized[k] = bytes;
+    }
     return p;
 }
 

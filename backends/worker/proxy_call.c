@@ -33,20 +33,23 @@ void worker_call_free(tsr_component *c, void *call_state) {
 
 /* The binref of an array, copying it into the arena when it lies outside
  * (with files: appending it to the request's file through *fw). */
-static int wire_input(tsr_call *call, int slot, const tsr_array *a, result_buf *staging,
+static int wire_input(tsr_call *call, int slot, const tsr_array *a, int text, result_buf *staging,
                       binref_writer **fw, wire_array *w) {
     tsr_component *c = call_component(call);
     worker_backend *wb = worker_backend_of(c);
     size_t bytes = 0;
     shape_bytes(a, &bytes); /* validated before: cannot overflow */
+    /* Text crosses with the NUL core put after it (request.c checks it). */
+    bytes += (size_t)(text != 0);
     w->dtype = a->dtype;
     w->rank = a->rank;
     memcpy(w->shape, a->shape, (size_t)a->rank * sizeof(int64_t));
     memset(&w->ref, 0, sizeof w->ref);
     /* An absent optional input crosses as what it is: dtype invalid, rank
      * 0, no bytes (request.c knows it by that). */
-    if (call_args(call)->endpoint == TSR_EP_ABSTRACT_EVAL || tsr_input_absent(a))
-        return 0; /* shapes only */
+    /* abstract_eval sends shapes only, but the bytes of text (options). */
+    if ((call_args(call)->endpoint == TSR_EP_ABSTRACT_EVAL && !text) || tsr_input_absent(a))
+        return 0;
     if (wb->spool) return files_wire(call, slot, fw, a, bytes, &w->ref);
     if (bytes > 0 && (uintptr_t)a->data % wire_alignment(a->dtype) == 0 &&
         arena_locate(wb->arena, a->data, bytes, &w->ref) == 0) {
@@ -118,12 +121,15 @@ static int write_request(tsr_call *call, proxy_call *pc, chan_end *end, binref_w
     memcpy(v.wrt_in, args->wrt_in, (size_t)args->n_wrt_in * sizeof(int32_t));
     memcpy(v.wrt_out, args->wrt_out, (size_t)args->n_wrt_out * sizeof(int32_t));
     int32_t n_in = args->n_inputs;
+    component_schema sc = backend_schema(call_component(call));
     for (int32_t i = 0; i < n_in; i++) {
-        int rc = wire_input(call, slot, &args->inputs[i], &pc->staging[i], fw, &v.inputs[i]);
+        int text = sc.in[i].field.kind != TSR_KIND_ARRAY;
+        int rc = wire_input(call, slot, &args->inputs[i], text, &pc->staging[i], fw, &v.inputs[i]);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
-        int rc = wire_input(call, slot, &args->seeds[k], &pc->staging[n_in + k], fw, &v.seeds[k]);
+        int rc = wire_input(call, slot, &args->seeds[k], 0, &pc->staging[n_in + k], fw,
+                            &v.seeds[k]);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) wire_result(call, &args->results[k], &v.results[k]);

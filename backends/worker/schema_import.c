@@ -18,6 +18,7 @@ struct imported_schema {
     tsr_field *fields;      /* inputs then outputs */
     tsr_dim *dims;
     tsr_array *defaults;    /* one per input; used by those that have one */
+    const char **choices;   /* every TEXT field's choices, one after another */
     void **default_bufs;    /* their data (tsr_array_from_json) */
     size_t n_defaults;
 };
@@ -45,6 +46,20 @@ static int import_default(imported_schema *s, json_t *f, tsr_field *out, size_t 
         if (json_is_false(json_object_get(f, "required"))) out->flags |= TSR_FIELD_OPTIONAL;
         return 0;
     }
+    if (out->kind != TSR_KIND_ARRAY) {
+        /* Text: the string's bytes; JSON: the value's text. */
+        char *bytes = json_is_string(def) ? strdup(json_string_value(def))
+                                          : json_dumps(def, JSON_ENCODE_ANY | JSON_COMPACT);
+        if (!bytes) {
+            snprintf(why, n, "out of memory");
+            return -1;
+        }
+        s->default_bufs[i] = bytes;
+        s->defaults[i] = (tsr_array){.data = bytes, .dtype = TSR_UINT8, .rank = 1};
+        s->defaults[i].shape[0] = (int64_t)strlen(bytes);
+        out->default_value = &s->defaults[i];
+        return 0;
+    }
     char *text = json_dumps(def, JSON_ENCODE_ANY | JSON_COMPACT);
     tsr_error err = {0};
     if (!text) snprintf(err.message, sizeof err.message, "out of memory");
@@ -61,8 +76,42 @@ static int import_default(imported_schema *s, json_t *f, tsr_field *out, size_t 
     return 0;
 }
 
+/* "kind" (absent: an array, as older workers wrote) and "choices". */
+static int import_kind(json_t *f, tsr_field *out, const char ***choices, char *why, size_t n) {
+    const char *kind = str_or_null(f, "kind");
+    if (!kind || strcmp(kind, "array") == 0) out->kind = TSR_KIND_ARRAY;
+    else if (strcmp(kind, "text") == 0) out->kind = TSR_KIND_TEXT;
+    else if (strcmp(kind, "json") == 0) out->kind = TSR_KIND_JSON;
+    else {
+        snprintf(why, n, "the worker's schema gives field '%s' an unknown kind", out->name);
+        return -1;
+    }
+    json_t *list = json_object_get(f, "choices");
+    if (!list) return 0;
+    if (!json_is_array(list)) {
+        snprintf(why, n, "the worker's schema has malformed choices for field '%s'", out->name);
+        return -1;
+    }
+    out->choices = *choices;
+    out->n_choices = (int32_t)json_array_size(list);
+    size_t k;
+    json_t *ch;
+    json_array_foreach(list, k, ch) *(*choices)++ = json_string_value(ch);   /* NULL: refused at load */
+    return 0;
+}
+
+static size_t count_choices(json_t *list) {
+    size_t total = 0, i;
+    json_t *f;
+    json_array_foreach(list, i, f) {
+        json_t *ch = json_object_get(f, "choices");
+        if (json_is_array(ch)) total += json_array_size(ch);
+    }
+    return total;
+}
+
 static int import_fields(imported_schema *s, json_t *list, tsr_field *fields, tsr_dim **dims,
-                         const char *what, char *why, size_t n) {
+                         const char ***choices, const char *what, char *why, size_t n) {
     size_t i;
     json_t *f;
     json_array_foreach(list, i, f) {
@@ -73,11 +122,14 @@ static int import_fields(imported_schema *s, json_t *list, tsr_field *fields, ts
         out->dtype = dtype < 0 ? TSR_DTYPE_INVALID : (tsr_dtype)dtype;
         out->doc = str_or_null(f, "doc");
         out->flags = json_is_true(json_object_get(f, "differentiable")) ? TSR_FIELD_DIFFERENTIABLE : 0;
-        if (!out->name || !json_is_array(shape) || json_array_size(shape) > TSR_MAX_FIELD_RANK) {
+        if (!out->name || !(json_is_array(shape) || json_is_null(shape)) ||
+            json_array_size(shape) > TSR_MAX_FIELD_RANK) {
             snprintf(why, n, "the worker's schema has a malformed %s at position %zu", what, i);
             return -1;
         }
-        out->rank = (int32_t)json_array_size(shape);
+        if (import_kind(f, out, choices, why, n) != 0) return -1;
+        /* shape null: any rank */
+        out->rank = json_is_null(shape) ? TSR_RANK_ANY : (int32_t)json_array_size(shape);
         out->dims = *dims;
         size_t d;
         json_t *dim;
@@ -97,6 +149,7 @@ void schema_import_free(imported_schema *s) {
     json_decref(s->root);
     free(s->fields);
     free(s->dims);
+    free(s->choices);
     for (size_t i = 0; s->default_bufs && i < s->n_defaults; i++)
         tsr_array_buffer_free(s->default_bufs[i]);
     free(s->default_bufs);
@@ -134,14 +187,16 @@ int schema_import(const char *text, imported_schema **out, char *why, size_t n) 
     s->n_defaults = n_in;
     s->defaults = calloc(n_in + 1, sizeof *s->defaults);
     s->default_bufs = calloc(n_in + 1, sizeof *s->default_bufs);
-    if (!s->fields || !s->dims || !s->defaults || !s->default_bufs) {
+    s->choices = calloc(count_choices(ins) + count_choices(outs) + 1, sizeof *s->choices);
+    if (!s->fields || !s->dims || !s->defaults || !s->default_bufs || !s->choices) {
         snprintf(why, n, "out of memory");
         schema_import_free(s);
         return TSR_E_NOMEM;
     }
     tsr_dim *next_dim = s->dims;
-    if (import_fields(s, ins, s->fields, &next_dim, "input", why, n) ||
-        import_fields(s, outs, s->fields + n_in, &next_dim, "output", why, n)) {
+    const char **next_choice = s->choices;
+    if (import_fields(s, ins, s->fields, &next_dim, &next_choice, "input", why, n) ||
+        import_fields(s, outs, s->fields + n_in, &next_dim, &next_choice, "output", why, n)) {
         schema_import_free(s);
         return TSR_E_WORKER;
     }

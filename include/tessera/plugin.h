@@ -151,7 +151,10 @@ typedef struct tsr_field {
  * values: the endpoint sets shape[0] (rank 1) and calls tsr_ctx_alloc(),
  * which hands out shape[0] + 1 bytes (the last one NUL) and writes the
  * bytes. Defaults (default_value) of such fields are uint8 rank-1 arrays
- * of the text.
+ * of the text. abstract_eval is given the bytes of TEXT and JSON inputs
+ * (a component's shapes may depend on its options), while array inputs
+ * carry only dtype, rank and shape there. The host checks TEXT values as
+ * UTF-8 and against choices before any endpoint runs (TSR_E_VALUE).
  *
  * Derivatives inside JSON values. A JSON field flagged
  * TSR_FIELD_DIFFERENTIABLE holds differentiable array leaves. A caller may

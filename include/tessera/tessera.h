@@ -76,7 +76,9 @@ typedef enum tsr_status {
     TSR_E_TIMEOUT = -18,         /* the call exceeded its timeout; the worker was killed */
     TSR_E_SHM = -19,             /* shared memory unavailable or full */
     TSR_E_LIMIT = -20,           /* refused by a limit (max_*_bytes options) */
-    TSR_E_CANCELLED = -21        /* the call was cancelled (tsr_call_cancel) */
+    TSR_E_CANCELLED = -21,       /* the call was cancelled (tsr_call_cancel) */
+    TSR_E_VALUE = -22            /* a value not allowed: text outside its field's choices, or
+                                    not UTF-8 */
 } tsr_status;
 
 /* Short, static description of a code ("dtype mismatch"). Thread-safe. */
@@ -393,8 +395,12 @@ TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array
 /* Bind a TEXT or JSON input (tsr_field.kind) to a NUL-terminated UTF-8
  * string: the text itself, or a JSON document for a JSON field. Borrowed
  * like an array's data, until tsr_call_run returns. TSR_E_DTYPE when the
- * field is an array; a TEXT value outside the field's choices fails the
- * run with TSR_E_ARGUMENT naming the allowed values. */
+ * field is an array. tsr_call_set_input also binds such a field, to a
+ * uint8 rank-1 array of its bytes (copied at each run to add the NUL).
+ * Text that is not UTF-8, or a TEXT value outside the field's choices,
+ * fails the run with TSR_E_VALUE (tsr_error_type "literal_error") naming
+ * the allowed values, before the endpoint runs; tsr_call_errloc is the
+ * field's path ("inputs.method"). */
 TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8);
 
 /* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/

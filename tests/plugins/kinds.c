@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Every field kind in and out, for the Python package's tests:
- *
- *   inputs   x     float64[n], differentiable
- *            mode  text, one of "double", "negate"
- *            tag   JSON, any value
- *   outputs  y     float64[n], differentiable: 2 x ("double") or -x ("negate")
- *            label text: "<mode>:<n>"
- *            echo  JSON: tag as given (the host's text of it)
- *
- * jvp and vjp differentiate y with respect to x.
+ * Fields beyond arrays (plugin.h, "Field kinds"): a TEXT input with
+ * choices and a default (mode), a JSON input (config), an array of any
+ * rank (a, differentiable) beside an ordinary one (x).
+ *   y     = x * (mode == "double" ? 2 : 1)            (n,)
+ *   label = "<mode>|<config>"                         TEXT
+ *   total = a * scale, scale 3 for "double", else 1   any rank, like a
+ * jvp and vjp wrt a (total is linear in a); abstract_eval reads mode and
+ * config to size label.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,78 +15,104 @@
 #include <tessera/plugin.h>
 
 static const tsr_dim n_dims[] = {TSR_SYM("n")};
-static const char *const modes[] = {"double", "negate"};
-
-enum { IN_X, IN_MODE, IN_TAG };
-enum { OUT_Y, OUT_LABEL, OUT_ECHO };
+static const char *const modes[] = {"single", "double", "caf\xc3\xa9"};
+static const tsr_array mode_default = {.data = (void *)"single", .dtype = TSR_UINT8, .rank = 1,
+                                       .shape = {6}};
 
 static const tsr_field inputs[] = {
-    {.name = "x", .dtype = TSR_FLOAT64, .rank = 1, .dims = n_dims,
-     .flags = TSR_FIELD_DIFFERENTIABLE},
-    {.name = "mode", .dtype = TSR_UINT8, .kind = TSR_KIND_TEXT, .choices = modes,
-     .n_choices = 2, .doc = "double or negate"},
-    {.name = "tag", .dtype = TSR_UINT8, .kind = TSR_KIND_JSON, .doc = "any JSON value"},
+    {.name = "x", .dtype = TSR_FLOAT64, .rank = 1, .dims = n_dims},
+    {.name = "mode", .kind = TSR_KIND_TEXT, .choices = modes, .n_choices = 3,
+     .default_value = &mode_default, .doc = "how to scale"},
+    {.name = "config", .kind = TSR_KIND_JSON, .flags = TSR_FIELD_OPTIONAL},
+    {.name = "a", .dtype = TSR_FLOAT64, .rank = TSR_RANK_ANY, .flags = TSR_FIELD_DIFFERENTIABLE},
 };
 static const tsr_field outputs[] = {
-    {.name = "y", .dtype = TSR_FLOAT64, .rank = 1, .dims = n_dims,
+    {.name = "y", .dtype = TSR_FLOAT64, .rank = 1, .dims = n_dims},
+    {.name = "label", .kind = TSR_KIND_TEXT},
+    {.name = "total", .dtype = TSR_FLOAT64, .rank = TSR_RANK_ANY,
      .flags = TSR_FIELD_DIFFERENTIABLE},
-    {.name = "label", .dtype = TSR_UINT8, .kind = TSR_KIND_TEXT},
-    {.name = "echo", .dtype = TSR_UINT8, .kind = TSR_KIND_JSON},
 };
 
-static double factor(const tsr_args *args) {
-    return strcmp((const char *)args->inputs[IN_MODE].data, "negate") == 0 ? -1.0 : 2.0;
+static double scale_of(const tsr_array *mode) {
+    return tsr_text_choice(mode, modes, 3) == 1 ? 3.0 : 1.0;
 }
 
-/* A text result of len bytes (the host adds the NUL). */
-static int put_text(tsr_ctx *ctx, const tsr_args *args, int32_t k, const char *s, size_t len) {
-    tsr_array *r = &args->results[k];
-    r->dtype = TSR_UINT8;
-    r->rank = 1;
-    r->shape[0] = (int64_t)len;
-    char *p = tsr_ctx_alloc(ctx, k);
-    if (!p) return -1;  /* the host recorded why */
-    memcpy(p, s, len);
+static const char *config_of(const tsr_array *config) {
+    return tsr_input_absent(config) ? "none" : tsr_input_text(config);
+}
+
+/* label's length: the endpoints compute it alike. */
+static int64_t label_len(const tsr_args *args) {
+    return (int64_t)strlen(tsr_input_text(&args->inputs[1])) + 1 +
+           (int64_t)strlen(config_of(&args->inputs[2]));
+}
+
+static int shape_like(tsr_array *r, const tsr_array *a) {
+    r->rank = a->rank;
+    for (int32_t d = 0; d < a->rank; d++) r->shape[d] = a->shape[d];
     return 0;
 }
 
 static int apply(tsr_ctx *ctx, const tsr_args *args) {
-    const tsr_array *x = &args->inputs[IN_X];
-    double f = factor(args);
-    const double *xv = x->data;
-    double *y = args->results[OUT_Y].data;
-    for (int64_t i = 0; i < x->shape[0]; i++) y[i] = f * xv[i];
-    char label[64];
-    int n = snprintf(label, sizeof label, "%s:%lld", (const char *)args->inputs[IN_MODE].data,
-                     (long long)x->shape[0]);
-    if (n < 0 || (size_t)n >= sizeof label) return tsr_ctx_errorf(ctx, "mode too long");
-    int rc = put_text(ctx, args, OUT_LABEL, label, (size_t)n);
-    const tsr_array *tag = &args->inputs[IN_TAG];
-    return rc ? rc : put_text(ctx, args, OUT_ECHO, tag->data, (size_t)tag->shape[0]);
+    const tsr_array *x = &args->inputs[0], *mode = &args->inputs[1], *a = &args->inputs[3];
+    /* The host's NUL is there, and the length agrees with it. */
+    if ((int64_t)strlen(tsr_input_text(mode)) != mode->shape[0])
+        return tsr_ctx_errorf(ctx, "mode is not NUL-terminated at its length");
+    double k = scale_of(mode);
+    double *y = args->results[0].data;
+    for (int64_t i = 0; i < x->shape[0]; i++)
+        y[i] = ((const double *)x->data)[i] * (k == 3.0 ? 2.0 : 1.0);
+    tsr_array *label = &args->results[1];
+    label->rank = 1;
+    label->shape[0] = label_len(args);
+    char *text = tsr_ctx_alloc(ctx, 1);
+    if (!text) return tsr_ctx_errorf(ctx, "no buffer for label");
+    if (text[label->shape[0]] != '\0') return tsr_ctx_errorf(ctx, "label's buffer lacks its NUL");
+    memcpy(text, tsr_input_text(mode), (size_t)mode->shape[0]);
+    text[mode->shape[0]] = '|';
+    memcpy(text + mode->shape[0] + 1, config_of(&args->inputs[2]),
+           (size_t)(label->shape[0] - mode->shape[0] - 1));
+    tsr_array *total = &args->results[2];
+    shape_like(total, a);
+    double *t = tsr_ctx_alloc(ctx, 2);
+    if (!t) return tsr_ctx_errorf(ctx, "no buffer for total");
+    for (int64_t i = 0; i < tsr_array_count(a); i++) t[i] = k * ((const double *)a->data)[i];
+    return 0;
 }
 
-/* y = f x: jvp and vjp are both f times the seed. */
-static int linear(tsr_ctx *ctx, const tsr_args *args) {
+/* jvp: total's tangent is scale * a's; vjp: a's cotangent is scale * total's. */
+static int derivative(tsr_ctx *ctx, const tsr_args *args) {
+    if (args->n_wrt_in != 1 || args->n_wrt_out != 1)
+        return tsr_ctx_errorf(ctx, "differentiate a to total");
+    double k = scale_of(&args->inputs[1]);
+    const tsr_array *s = &args->seeds[0];
+    tsr_array *r = &args->results[0];
+    int jvp = args->endpoint == TSR_EP_JVP;
+    if (jvp) {
+        shape_like(r, &args->inputs[3]);
+        if (!tsr_ctx_alloc(ctx, 0)) return tsr_ctx_errorf(ctx, "no buffer");
+    }
+    if (s->rank != r->rank) return tsr_ctx_errorf(ctx, "seed of rank %d", (int)s->rank);
+    for (int64_t i = 0; i < tsr_array_count(s); i++)
+        ((double *)r->data)[i] = k * ((const double *)s->data)[i];
+    return 0;
+}
+
+static int abstract_eval(tsr_ctx *ctx, const tsr_args *args) {
     (void)ctx;
-    double f = factor(args);
-    int64_t n = args->inputs[IN_X].shape[0];
-    const double *s = args->seeds[0].data;
-    double *r = args->results[0].data;
-    for (int64_t i = 0; i < n; i++) r[i] = f * s[i];
+    args->results[0].rank = 1;
+    args->results[0].shape[0] = args->inputs[0].shape[0];
+    args->results[1].rank = 1;
+    args->results[1].shape[0] = label_len(args);   /* text inputs have their bytes here */
+    shape_like(&args->results[2], &args->inputs[3]);
     return 0;
 }
 
 static const tsr_plugin plugin = {
     TSR_PLUGIN_HEADER,
-    .name = "kinds",
-    .version = "1.0",
-    .description = "an array, a text and a JSON field in and out",
-    .inputs = inputs,
-    .n_inputs = 3,
-    .outputs = outputs,
-    .n_outputs = 3,
-    .apply = apply,
-    .jvp = linear,
-    .vjp = linear,
+    .name = "kinds", .version = "1.0",
+    .inputs = inputs, .n_inputs = 4,
+    .outputs = outputs, .n_outputs = 3,
+    .apply = apply, .jvp = derivative, .vjp = derivative, .abstract_eval = abstract_eval,
 };
 TSR_PLUGIN_DEFINE(plugin)

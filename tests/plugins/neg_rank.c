@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* An output declares rank -1. */
+/* An output declares rank -2 (-1 is TSR_RANK_ANY). */
 #include "minimal.h"
 
 static const tsr_field inputs[] = {MINIMAL_INPUT};
 static const tsr_field outputs[] = {
     MINIMAL_OUTPUT,
-    {.name = "negative", .dtype = TSR_FLOAT64, .rank = -1},
+    {.name = "negative", .dtype = TSR_FLOAT64, .rank = -2},
 };
 static const tsr_plugin plugin = {
     TSR_PLUGIN_HEADER,

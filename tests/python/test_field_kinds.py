@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Fields beyond arrays in the Python package: text and JSON inputs and
 outputs, choices, paths inside JSON values for derivatives, in the NumPy
-API and in JAX; through a C plugin (tests/plugins/kinds.c) and a Python
+API and in JAX; through a C plugin (tests/plugins/valued.c) and a Python
 component written as a Tesseract author writes one
 (tests/pycomponents/kinds), in-process and in a worker.
 
@@ -150,12 +150,12 @@ def test_schema_reads_kinds_choices_and_any_rank():
 
 @pytest.fixture(params=MODES)
 def kinds(request):
-    with tessera.load(plugin_path("kinds"), request.param) as c:
+    with tessera.load(plugin_path("valued"), request.param) as c:
         yield c
 
 
 def test_c_plugin_schema_exposes_kinds_and_choices():
-    with tessera.load(plugin_path("kinds")) as c:
+    with tessera.load(plugin_path("valued")) as c:
         s = c.schema
         assert [f.kind for f in s.inputs] == ["array", "text", "json"]
         assert [f.kind for f in s.outputs] == ["array", "text", "json"]
@@ -191,21 +191,21 @@ def test_text_outside_choices_is_refused_with_its_location(kinds):
 
 
 def test_a_text_field_given_a_number_is_a_type_error_naming_it():
-    with tessera.load(plugin_path("kinds")) as c:
+    with tessera.load(plugin_path("valued")) as c:
         with pytest.raises(TypeError, match="input 'mode' is a text field"):
             c.apply({"x": np.zeros(2), "mode": 2, "tag": 1})
 
 
 @needs_host
 def test_a_json_field_given_an_object_json_cannot_hold_is_a_type_error():
-    with tessera.load(plugin_path("kinds")) as c:
+    with tessera.load(plugin_path("valued")) as c:
         with pytest.raises(TypeError, match=r"input 'tag\.\{f\}'.*object has no JSON form"):
             c.apply({"x": np.zeros(2), "mode": "double", "tag": {"f": object()}})
 
 
 @pytest.mark.parametrize("name", ["mode", "mode.{a}"])
 def test_a_text_field_named_for_differentiation_is_refused(name):
-    with tessera.load(plugin_path("kinds")) as c:
+    with tessera.load(plugin_path("valued")) as c:
         with pytest.raises(tessera.NotDifferentiableError, match="text field"):
             c.vjp({"x": np.zeros(2), "mode": "double", "tag": 1}, [name], ["y"],
                   {"y": np.zeros(2)})
@@ -217,7 +217,7 @@ def test_jax_jit_retraces_for_a_changed_option_and_not_for_changed_arrays():
     import tessera.jax as tj
     jax.config.update("jax_enable_x64", True)
     traces = []
-    with tessera.load(plugin_path("kinds")) as c:
+    with tessera.load(plugin_path("valued")) as c:
         def f(x, mode):
             traces.append(mode)
             return tj.apply(c, {"x": x, "mode": mode, "tag": {"a": 1}})["y"].sum()
