@@ -11,17 +11,20 @@ A ``Component`` describes the component and runs its endpoints:
 * ``name``, ``version``, ``description``: from ``tesseract_config.yaml``
   beside the file when it has them; else the folder's name, "0", and the
   module's docstring (or "").
-* ``inputs`` / ``outputs``: one tuple per leaf field,
-  ``(name, dtype, dims, differentiable, doc)``. ``name`` is dotted for nested
-  pydantic models ("mesh.nodes"), depth-first in field order; ``dtype`` is
-  Tessera's dtype code (``DTYPE_CODES``); ``dims`` has one entry per axis, an
-  int for a fixed size, None for any size; [] for a scalar. Fields are
-  tesseract-core arrays (``Array[(3, None), Float64]``, ``Float32``,
-  ``Differentiable[...]``) and plain ``bool`` / ``int`` / ``float``
-  (bool, int64, float64 scalars). Anything else (str, Literal, lists and
-  dicts, ``Array[..., X]`` of any rank, ``Array[shape, None]`` of any dtype,
-  unions other than Optional) makes ``load`` raise TypeError naming the
-  field.
+* ``inputs`` / ``outputs``: one tuple per leaf field, ``(name, dtype,
+  dims, differentiable, doc, kind, choices)``. ``name`` is dotted for nested
+  pydantic models outside containers ("mesh.nodes"), depth-first in field
+  order; ``kind`` is tsr_kind (KIND_ARRAY, KIND_TEXT, KIND_JSON).
+  Arrays (``Array[(3, None), Float64]``, ``Float32``, ``Differentiable[...]``,
+  Optional of these): ``dtype`` Tessera's code (``DTYPE_CODES``), ``dims`` an
+  int per fixed axis, None for any size, [] for a scalar, None for
+  ``Array[..., X]`` (TSR_RANK_ANY). ``str`` is TEXT; ``Literal`` of strs and
+  str ``Enum`` are TEXT with ``choices`` (the values). Anything else pydantic
+  validates on its own (plain int/float/bool, Optional of a non-array, lists,
+  dicts, tuples, unions, Any, models inside containers, ``Array[shape,
+  None]``) is JSON, differentiable when a Differentiable array is inside.
+  TEXT/JSON fields are described as uint8 with dims [None]. A field pydantic
+  cannot build an adapter for makes ``load`` raise TypeError naming it.
 * ``endpoints``: "apply" and those of "jacobian", "jvp", "vjp",
   "abstract_eval" whose function the module defines
   (``jacobian_vector_product`` is "jvp", ``vector_jacobian_product`` "vjp").
@@ -86,19 +89,37 @@ and ``module`` are the file and the imported module.
 ``format_error(exc)`` gives "ExcType: message" and the traceback lines of the
 component's own files, for an error message.
 
-No HTTP, no JSON, no serialisation on the call path; tesseract-core's
-runtime is imported only for its schema types and abstract-eval schemas.
+TEXT and JSON values cross as bytes: an input is a uint8 view of UTF-8
+text (TEXT) or JSON text (JSON; arrays inside as encoded array objects),
+decoded and validated by pydantic (the field's own adapter when the model
+is built with model_construct); a result is ``bytes``: a str's UTF-8 (an
+Enum's value), or the JSON that tesseract-core writes for the value
+(``dump_python(mode="json")`` with base64 arrays, then orjson). Defaults of
+TEXT/JSON inputs are those bytes. Invalid inputs raise ``InvalidInput``
+(a ValueError) whose ``loc`` is the first error's Tesseract location and
+whose message's last line is ``loc: inputs.a.b``: the plugin ABI carries a
+message only, so that line is how a host learns the place.
+jvp/vjp/jacobian take ``in_paths`` / ``out_paths`` (tsr_args.wrt_in_paths,
+wrt_out_paths): a path inside a differentiable JSON input ("weights.{a}",
+"layers.[0].k") names the array found there; a missing key, a non-array
+leaf or a path outside the indexed field raise InvalidInput with loc
+("vjp_inputs", k). Arrays stay on the fast path: no JSON for them.
 Importing it needs ``tesseract-core[runtime]`` (fastapi, uvicorn, fsspec,
 lz4 besides the base package's dependencies); without them it calls
-sys.exit(1), which this module and ``load`` turn into ImportError. Calls are
-not wrapped in tesseract-core's run context (``mpa.start_run``), so a
-component's ``log_metric`` / ``log_parameter`` / ``log_artifact`` fail.
+sys.exit(1), which this module and ``load`` turn into ImportError. Every call
+runs in tesseract-runtime's run context (see _run_context): log_metric,
+log_parameter, log_artifact write <TESSERACT_OUTPUT_PATH or ".">/logs/ as
+tesseract-runtime does (or to MLflow when TESSERACT_MLFLOW_TRACKING_URI is
+set), in-process and in a worker alike.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib.util
 import inspect
+import json
+import re
 import itertools
 import os
 import sys
@@ -110,7 +131,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 _NEEDS_RUNTIME = ("when tesseract_core.runtime does that its dependencies are missing: "
                   "pip install 'tesseract-core[runtime]'")
@@ -136,9 +157,6 @@ DTYPE_CODES: dict[str, int] = {
 }
 DTYPE_NAMES: dict[int, str] = {code: name for name, code in DTYPE_CODES.items()}
 
-# Plain Python annotations Tessera represents as scalars.
-_PLAIN_DTYPES = {bool: "bool", int: "int64", float: "float64"}
-
 # Module function -> Tessera endpoint.
 _OPTIONAL_ENDPOINTS = {
     "jacobian": "jacobian",
@@ -147,18 +165,18 @@ _OPTIONAL_ENDPOINTS = {
     "abstract_eval": "abstract_eval",
 }
 
-_SUPPORTED = (
-    "Tessera supports tesseract-core arrays of a fixed rank and dtype "
-    "(Array[(3, None), Float64], Float32, Differentiable[...]), bool, int, float, "
-    "nested pydantic models, and Optional[...] of these"
-)
+_SUPPORTED = "Tessera supports the annotations pydantic validates on their own"
 
 # Folders of loaded components: format_error keeps traceback lines from these.
 _component_dirs: set[str] = set()
 _module_serial = itertools.count(1)
 
 # Leaf kinds: how an input array becomes the value the component sees.
-_ARRAY, _SCALAR, _PLAIN = 0, 1, 2
+_ARRAY, _SCALAR, _TEXT, _JSON = 0, 1, 2, 3
+
+# Field kinds of the plugin ABI (tsr_kind in tessera/plugin.h).
+KIND_ARRAY, KIND_TEXT, KIND_JSON = 0, 1, 2
+_ABI_KIND = {_ARRAY: KIND_ARRAY, _SCALAR: KIND_ARRAY, _TEXT: KIND_TEXT, _JSON: KIND_JSON}
 
 
 class _Leaf(NamedTuple):
@@ -172,7 +190,9 @@ class _Leaf(NamedTuple):
     fixed: tuple[tuple[int, int], ...]  # (axis, size) of the fixed axes
     differentiable: bool
     doc: str
-    kind: int
+    kind: int  # _ARRAY, _SCALAR, _TEXT, _JSON
+    choices: tuple[str, ...]  # _TEXT: the allowed values; () for any
+    adapter: Any  # _TEXT, _JSON: the pydantic TypeAdapter of the field
 
 
 class _Node(NamedTuple):
@@ -280,23 +300,23 @@ def _read_top_keys(text: str) -> dict[str, str]:
 # Schema
 
 
-def _unwrap(annotation: Any, where: str) -> tuple[Any, bool]:
-    """Strip Optional and Annotated; says whether metadata (which may
-    validate) was found."""
+def _strip(annotation: Any) -> tuple[Any, bool]:
+    """Strip Annotated; says whether metadata (which may validate) was found."""
     has_meta = False
-    while True:
-        origin = typing.get_origin(annotation)
-        if origin is typing.Annotated:
-            has_meta = True
-            annotation = annotation.__origin__
-        elif origin is typing.Union or origin is types.UnionType:
-            args = [a for a in typing.get_args(annotation) if a is not type(None)]
-            if len(args) != 1:
-                raise TypeError(f"{where} has annotation {_fmt(annotation)}, a union, "
-                                f"which Tessera cannot represent; {_SUPPORTED}")
-            annotation = args[0]
-        else:
-            return annotation, has_meta
+    while typing.get_origin(annotation) is typing.Annotated:
+        has_meta = True
+        annotation = annotation.__origin__
+    return annotation, has_meta
+
+
+def _optional_of(annotation: Any) -> Any:
+    """X of Optional[X] (X | None), else None."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(annotation)) == 2:
+            return _strip(args[0])[0]
+    return None
 
 
 def _fmt(annotation: Any) -> str:
@@ -310,27 +330,63 @@ def _is_model(t: Any) -> bool:
     return isinstance(t, type) and issubclass(t, BaseModel)
 
 
-def _leaf(name: str, t: Any, field: Any, where: str) -> _Leaf:
-    """Describe one leaf annotation, or raise TypeError naming it."""
+def _is_array(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, PydanticArrayAnnotation)
+
+
+def _text_choices(t: Any) -> tuple[str, ...] | None:
+    """() for str, the values of a Literal of strs or of a str Enum; None
+    for anything else."""
+    if t is str:
+        return ()
+    if typing.get_origin(t) is typing.Literal:
+        values = typing.get_args(t)
+        return values if values and all(isinstance(v, str) for v in values) else None
+    if isinstance(t, type) and issubclass(t, enum.Enum):
+        values = tuple(m.value for m in t)
+        return values if values and all(isinstance(v, str) for v in values) else None
+    return None
+
+
+def _holds_differentiable(t: Any, seen: tuple = ()) -> bool:
+    """Whether a differentiable array is anywhere inside annotation t."""
+    t = _strip(t)[0]
+    if _is_array(t):
+        return is_differentiable(t)
+    if _is_model(t):
+        if t in seen:
+            return False
+        return any(_holds_differentiable(f.annotation, (*seen, t))
+                   for f in t.model_fields.values())
+    return any(_holds_differentiable(a, seen) for a in typing.get_args(t)
+               if not isinstance(a, (str, int, float, bool, bytes, enum.Enum)) and a is not ...)
+
+
+def _leaf(name: str, field: Any, where: str, side: str) -> _Leaf:
+    """Describe one leaf field (not a nested model outside containers)."""
     doc = field.description or ""
-    if isinstance(t, type) and t in _PLAIN_DTYPES:
-        dtype = np.dtype(_PLAIN_DTYPES[t])
-        return _Leaf(name, tuple(name.split(".")), dtype, DTYPE_CODES[dtype.name], [], (),
-                      False, doc, _PLAIN)
-    if not (isinstance(t, type) and issubclass(t, PydanticArrayAnnotation)):
-        raise TypeError(f"{where} has annotation {_fmt(t)}, which Tessera cannot represent; "
-                        f"{_SUPPORTED}")
-    shape, dtype_name = t.expected_shape, t.expected_dtype
-    if shape is Ellipsis:
-        raise TypeError(f"{where} has annotation {_fmt(t)}, an array of any rank, which "
-                        f"Tessera cannot represent; {_SUPPORTED}")
-    if dtype_name is None:
-        raise TypeError(f"{where} has annotation {_fmt(t)}, an array of any dtype, which "
-                        f"Tessera cannot represent; {_SUPPORTED}")
-    dims = list(shape)
-    fixed = tuple((i, n) for i, n in enumerate(dims) if n is not None)
-    return _Leaf(name, tuple(name.split(".")), np.dtype(dtype_name), DTYPE_CODES[dtype_name],
-                 dims, fixed, is_differentiable(t), doc, _SCALAR if not dims else _ARRAY)
+    path = tuple(name.split("."))
+    t = _strip(field.annotation)[0]
+    arr = t if _is_array(t) else _optional_of(t)
+    if _is_array(arr) and arr.expected_dtype is not None:
+        shape, dtype_name = arr.expected_shape, arr.expected_dtype
+        dims = None if shape is Ellipsis else list(shape)
+        fixed = () if dims is None else tuple((i, n) for i, n in enumerate(dims) if n is not None)
+        kind = _SCALAR if dims == [] else _ARRAY
+        return _Leaf(name, path, np.dtype(dtype_name), DTYPE_CODES[dtype_name], dims, fixed,
+                     is_differentiable(arr), doc, kind, (), None)
+    choices = _text_choices(t)
+    # An input's adapter carries the field's own constraints (Field(ge=0)).
+    annotation = typing.Annotated[field.annotation, field] if side == "input" else field.annotation
+    try:
+        adapter = TypeAdapter(annotation)
+    except Exception as e:  # noqa: BLE001 - pydantic refuses the annotation on its own
+        raise TypeError(f"{where} has annotation {_fmt(field.annotation)}, which pydantic "
+                        f"cannot validate alone: {str(e).splitlines()[0]}") from None
+    kind, code = (_TEXT, KIND_TEXT) if choices is not None else (_JSON, KIND_JSON)
+    diff = kind == _JSON and _holds_differentiable(field.annotation)
+    return _Leaf(name, path, np.dtype("uint8"), DTYPE_CODES["uint8"], [None], (), diff, doc,
+                 kind, choices or (), adapter)
 
 
 def _after_validators(cls: type[BaseModel]) -> tuple[tuple[Any, ...], bool]:
@@ -364,6 +420,7 @@ class _Schema:
     the defaults."""
 
     def __init__(self, model: Any, what: str) -> None:
+        self.side = "input" if what == "InputSchema" else "output"
         if not _is_model(model):
             raise TypeError(f"{what} is {model!r}, not a pydantic model")
         self.leaves: list[_Leaf] = []
@@ -384,14 +441,14 @@ class _Schema:
             keys.append(alias if isinstance(alias, str) else fname)
             name = prefix + fname
             where = f"{what} field {name!r}"
-            t, has_meta = _unwrap(field.annotation, where)
+            t, has_meta = _strip(field.annotation)
             if field.metadata or has_meta:
                 self.fast = False  # Field(gt=...), AfterValidator(...): pydantic must validate
             first = len(self.leaves)
             if _is_model(t):
                 items.append((fname, self._walk(t, name + ".", what, (*seen, model))))
             else:
-                self.leaves.append(_leaf(name, t, field, where))
+                self.leaves.append(_leaf(name, field, where, self.side))
                 items.append((fname, first))
             if not field.is_required():
                 self._add_defaults(field, first, name.count("."))
@@ -412,12 +469,78 @@ class _Schema:
                     value = getattr(value, key) if isinstance(value, BaseModel) else value[key]
             except (AttributeError, KeyError, TypeError):
                 continue
-            if value is not None:  # None (Optional) would become NaN
+            if leaf.kind in (_TEXT, _JSON):
+                try:
+                    value = _encode(leaf, value)
+                except (TypeError, ValueError):
+                    continue  # a default that does not serialise: the input stays required
+            elif value is not None:  # None (Optional) would become NaN
                 try:
                     value = np.asarray(value, dtype=leaf.dtype)
                 except (TypeError, ValueError):
                     pass
             self.defaults[leaf.name] = value
+
+
+# --------------------------------------------------------------------------
+# TEXT and JSON values
+
+# How tesseract-core writes arrays inside a JSON response body.
+_DUMP_CONTEXT = {"array_encoding": "base64", "compression": None, "device_transport": None}
+
+try:
+    import orjson as _orjson
+
+    def _json_bytes(obj: Any) -> bytes:
+        return _orjson.dumps(obj)
+except ImportError:  # tesseract-core[runtime] has it; the json module writes the same values
+    def _json_bytes(obj: Any) -> bytes:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode()
+
+
+def _encode(leaf: _Leaf, value: Any) -> bytes:
+    """A TEXT or JSON value as the bytes that cross the ABI: a str's UTF-8,
+    or the JSON text tesseract-core would write for it (validated against
+    the field first, arrays base64-encoded). ValueError if it does not fit."""
+    try:
+        value = leaf.adapter.validate_python(value)
+        if leaf.kind == _TEXT:
+            text = value.value if isinstance(value, enum.Enum) else value
+            if not isinstance(text, str):
+                raise ValueError(f"{type(value).__name__} is not text")
+            return text.encode("utf-8")
+        return _json_bytes(leaf.adapter.dump_python(value, mode="json", context=_DUMP_CONTEXT))
+    except ValidationError as e:
+        raise ValueError(_validation_message(e)) from e
+
+
+def _decode(leaf: _Leaf, raw: Any) -> Any:
+    """A TEXT input's str, or a JSON input's Python value (not yet validated)."""
+    data = raw.tobytes() if isinstance(raw, np.ndarray) else bytes(raw)
+    try:
+        text = data.decode("utf-8")
+        return text if leaf.kind == _TEXT else json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        what = "UTF-8 text" if leaf.kind == _TEXT else "JSON"
+        raise InvalidInput(f"invalid inputs: {leaf.name}: not {what}: {e}",
+                           ("inputs", *leaf.path)) from None
+
+
+class InvalidInput(ValueError):
+    """Inputs the component's schema refuses; loc is where (Tesseract's loc:
+    "inputs" first). Its message ends with a line "loc: inputs.a.b" that
+    the C side passes on (the plugin ABI carries a message only)."""
+
+    def __init__(self, message: str, loc: tuple) -> None:
+        self.loc = tuple(loc)
+        super().__init__(f"{message}\nloc: {'.'.join(str(p) for p in self.loc)}")
+
+
+def _invalid(e: ValidationError, prefix: tuple, what: str = "invalid inputs") -> InvalidInput:
+    errors = e.errors(include_url=False, include_input=False)
+    loc = tuple(errors[0]["loc"]) if errors else ()
+    return InvalidInput(f"{what}: " + _validation_message(e, prefix), (*prefix, *loc))
 
 
 # --------------------------------------------------------------------------
@@ -440,18 +563,17 @@ class Component:
 
         self._in = _Schema(module.InputSchema, "InputSchema")
         self._out = _Schema(module.OutputSchema, "OutputSchema")
-        self.inputs = [(f.name, f.code, list(f.dims), f.differentiable, f.doc)
-                       for f in self._in.leaves]
-        self.outputs = [(f.name, f.code, list(f.dims), f.differentiable, f.doc)
-                        for f in self._out.leaves]
+        self.inputs = [_field_tuple(f) for f in self._in.leaves]
+        self.outputs = [_field_tuple(f) for f in self._out.leaves]
         self.defaults: dict[str, object] = {**self._in.defaults}
         self.endpoints: set[str] = {"apply"} | {
             ep for fn, ep in _OPTIONAL_ENDPOINTS.items() if callable(getattr(module, fn, None))}
 
-        # Per call: which leaves become NumPy scalars / Python scalars.
+        # Per call: which leaves become NumPy scalars, text or JSON values.
         self._n_in = len(self._in.leaves)
         self._scalar_idx = tuple(i for i, f in enumerate(self._in.leaves) if f.kind == _SCALAR)
-        self._plain_idx = tuple(i for i, f in enumerate(self._in.leaves) if f.kind == _PLAIN)
+        self._text_idx = tuple(i for i, f in enumerate(self._in.leaves)
+                               if f.kind in (_TEXT, _JSON))
         self._build = self._construct if self._in.fast else self._validate
         self.input_build: str = "model_construct" if self._in.fast else "model_validate"
         self._diff_in = frozenset(i for i, f in enumerate(self._in.leaves) if f.differentiable)
@@ -460,9 +582,15 @@ class Component:
                      if ep in self.endpoints}
         self._fns["apply"] = module.apply
         self._abstract = self._abstract_schemas() if "abstract_eval" in self.endpoints else None
+        self.logs_runs: bool = _uses_run_context(module)
 
     def __repr__(self) -> str:
         return f"<Component {self.name} {self.version} from {self.path}>"
+
+    def _call(self, endpoint: str, *args: Any, **kwargs: Any) -> Any:
+        """The module's function, inside a run context as tesseract-runtime's."""
+        with _run_context(eager=self.logs_runs):
+            return self._fns[endpoint](*args, **kwargs)
 
     # -- inputs -------------------------------------------------------------
 
@@ -471,12 +599,19 @@ class Component:
         if len(inputs) != self._n_in:
             raise ValueError(f"{self.name}: {len(inputs)} inputs given, {self._n_in} expected")
         vals = list(inputs)
+        leaves = self._in.leaves
         for i in self._scalar_idx:
             if vals[i] is not None:  # None: an optional input left out
                 vals[i] = vals[i][()]  # NumPy scalar, as tesseract-core's validation gives
-        for i in self._plain_idx:
-            if vals[i] is not None:
-                vals[i] = vals[i].item()  # Python bool / int / float
+        for i in self._text_idx:
+            f = leaves[i]
+            value = _decode(f, vals[i])
+            if self._in.fast:  # model_construct validates nothing: the leaf alone
+                try:
+                    value = f.adapter.validate_python(value)
+                except ValidationError as e:
+                    raise _invalid(e, ("inputs", *f.path)) from None
+            vals[i] = value
         return self._build(self._in.node, vals)
 
     @staticmethod
@@ -501,7 +636,7 @@ class Component:
         try:
             return node.cls.model_validate(tree(node))
         except ValidationError as e:
-            raise ValueError("invalid inputs: " + _validation_message(e)) from e
+            raise _invalid(e, ("inputs",)) from None
 
     # -- outputs ------------------------------------------------------------
 
@@ -524,75 +659,89 @@ class Component:
         return out
 
     def _array(self, x: Any, f: _Leaf, endpoint: str, label: str,
-               dtype: np.dtype | None = None, shape: tuple[int | None, ...] | None = None,
-               fixed: tuple[tuple[int, int], ...] | None = None) -> np.ndarray:
+               dtype: np.dtype | None = None, shape: tuple[int | None, ...] | None = None
+               ) -> np.ndarray:
         """x as a C-contiguous array of dtype (f's by default) and f's rank
-        and fixed sizes (or of the given shape pattern)."""
+        and fixed sizes (or of the given shape pattern; None: any)."""
         dtype = f.dtype if dtype is None else dtype
         a = x if x.__class__ is np.ndarray else np.asarray(x)
         if a.dtype != dtype and not np.can_cast(a.dtype, dtype, "same_kind"):
             raise ValueError(f"{endpoint} of {self.name}: {label} is {a.dtype}, which does not "
                              f"cast to {dtype} (same_kind)")
         a = np.asarray(a, dtype=dtype, order="C")
-        if shape is None:
-            rank, fixed = len(f.dims), f.fixed
-        else:
-            rank = len(shape)
-            fixed = tuple((i, n) for i, n in enumerate(shape) if n is not None)
-        if a.ndim != rank or any(a.shape[i] != n for i, n in fixed):
-            want = tuple(f.dims) if shape is None else shape
+        want = (None if f.dims is None else tuple(f.dims)) if shape is None else shape
+        if want is None:
+            return a
+        fixed = f.fixed if shape is None else tuple(
+            (i, n) for i, n in enumerate(shape) if n is not None)
+        if a.ndim != len(want) or any(a.shape[i] != n for i, n in fixed):
             raise ValueError(f"{endpoint} of {self.name}: {label} has shape {a.shape}, "
                              f"expected {_shape_str(want)}")
         return a
 
+    def _output(self, v: Any, f: _Leaf, endpoint: str) -> Any:
+        if f.kind in (_TEXT, _JSON):
+            try:
+                return _encode(f, v)
+            except ValueError as e:
+                raise ValueError(f"{endpoint} of {self.name}: output {f.name!r} does not match "
+                                 f"OutputSchema: {e}") from e
+        return self._array(v, f, endpoint, f"output {f.name!r}")
+
     # -- endpoints ----------------------------------------------------------
 
-    def apply(self, inputs: list) -> list[np.ndarray]:
-        result = self._fns["apply"](self._inputs(inputs))
+    def apply(self, inputs: list) -> list:
+        result = self._call("apply", self._inputs(inputs))
         leaves = self._out.leaves
         values = self._pick(result, leaves, "apply")
-        return [self._array(v, f, "apply", f"output {f.name!r}") for v, f in zip(values, leaves)]
+        return [self._output(v, f, "apply") for v, f in zip(values, leaves)]
 
-    def jvp(self, inputs: list, wrt_in: list[int], wrt_out: list[int],
-            seeds: list) -> list[np.ndarray]:
-        fn = self._endpoint("jvp")
-        ins, outs = self._wrt(wrt_in, wrt_out, "jvp")
+    def jvp(self, inputs: list, wrt_in: list[int], wrt_out: list[int], seeds: list,
+            in_paths: list | None = None, out_paths: list | None = None) -> list[np.ndarray]:
+        self._endpoint("jvp")
+        model = self._inputs(inputs)
+        ins, outs = self._wrt(model, wrt_in, wrt_out, in_paths, out_paths, "jvp")
         if len(seeds) != len(ins):
             raise ValueError(f"jvp of {self.name}: {len(seeds)} tangents for {len(ins)} inputs")
-        tangents = {f.name: self._seed(s, f) for f, s in zip(ins, seeds)}
-        result = fn(inputs=self._inputs(inputs), jvp_inputs={f.name for f in ins},
-                    jvp_outputs={f.name for f in outs}, tangent_vector=tangents)
-        values = self._pick(result, [_flat(f) for f in outs], "jvp")
-        return [self._array(v, f, "jvp", f"the tangent of output {f.name!r}")
-                for v, f in zip(values, outs)]
+        tangents = {w.path: self._seed(s, w, "tangent_vector") for w, s in zip(ins, seeds)}
+        result = self._call("jvp", inputs=model, jvp_inputs={w.path for w in ins},
+                            jvp_outputs={w.path for w in outs}, tangent_vector=tangents)
+        values = self._pick(result, [w.flat for w in outs], "jvp")
+        return [self._array(v, w.leaf, "jvp", f"the tangent of output {w.path!r}",
+                            dtype=w.dtype, shape=w.shape)
+                for v, w in zip(values, outs)]
 
-    def vjp(self, inputs: list, wrt_in: list[int], wrt_out: list[int],
-            seeds: list) -> list[np.ndarray]:
-        fn = self._endpoint("vjp")
-        ins, outs = self._wrt(wrt_in, wrt_out, "vjp")
+    def vjp(self, inputs: list, wrt_in: list[int], wrt_out: list[int], seeds: list,
+            in_paths: list | None = None, out_paths: list | None = None) -> list[np.ndarray]:
+        self._endpoint("vjp")
+        model = self._inputs(inputs)
+        ins, outs = self._wrt(model, wrt_in, wrt_out, in_paths, out_paths, "vjp")
         if len(seeds) != len(outs):
             raise ValueError(f"vjp of {self.name}: {len(seeds)} cotangents for {len(outs)} outputs")
-        cotangents = {f.name: self._seed(s, f) for f, s in zip(outs, seeds)}
-        result = fn(inputs=self._inputs(inputs), vjp_inputs={f.name for f in ins},
-                    vjp_outputs={f.name for f in outs}, cotangent_vector=cotangents)
-        values = self._pick(result, [_flat(f) for f in ins], "vjp")
-        return [self._array(v, f, "vjp", f"the cotangent of input {f.name!r}",
-                            shape=np.shape(inputs[i]))
-                for v, f, i in zip(values, ins, wrt_in)]
+        cotangents = {w.path: self._seed(s, w, "cotangent_vector") for w, s in zip(outs, seeds)}
+        result = self._call("vjp", inputs=model, vjp_inputs={w.path for w in ins},
+                            vjp_outputs={w.path for w in outs}, cotangent_vector=cotangents)
+        values = self._pick(result, [w.flat for w in ins], "vjp")
+        return [self._array(v, w.leaf, "vjp", f"the cotangent of input {w.path!r}",
+                            dtype=w.dtype, shape=w.shape)
+                for v, w in zip(values, ins)]
 
-    def jacobian(self, inputs: list, wrt_in: list[int], wrt_out: list[int]) -> list[np.ndarray]:
-        fn = self._endpoint("jacobian")
-        ins, outs = self._wrt(wrt_in, wrt_out, "jacobian")
-        result = fn(inputs=self._inputs(inputs), jac_inputs={f.name for f in ins},
-                    jac_outputs={f.name for f in outs})
-        rows = self._pick(result, [_flat(f) for f in outs], "jacobian")
+    def jacobian(self, inputs: list, wrt_in: list[int], wrt_out: list[int],
+                 in_paths: list | None = None, out_paths: list | None = None) -> list[np.ndarray]:
+        self._endpoint("jacobian")
+        model = self._inputs(inputs)
+        ins, outs = self._wrt(model, wrt_in, wrt_out, in_paths, out_paths, "jacobian")
+        result = self._call("jacobian", inputs=model, jac_inputs={w.path for w in ins},
+                            jac_outputs={w.path for w in outs})
+        rows = self._pick(result, [w.flat for w in outs], "jacobian")
         arrays = []
-        for row, fo in zip(rows, outs):
-            blocks = self._pick(row, [_flat(f) for f in ins], f"jacobian row {fo.name!r}")
-            for block, fi, i in zip(blocks, ins, wrt_in):
-                arrays.append(self._array(
-                    block, fo, "jacobian", f"d {fo.name} / d {fi.name}",
-                    shape=(*fo.dims, *np.shape(inputs[i]))))
+        for row, wo in zip(rows, outs):
+            blocks = self._pick(row, [w.flat for w in ins], f"jacobian row {wo.path!r}")
+            for block, wi in zip(blocks, ins):
+                shape = None if wo.shape is None or wi.shape is None else (*wo.shape, *wi.shape)
+                arrays.append(self._array(block, wo.leaf, "jacobian",
+                                          f"d {wo.path} / d {wi.path}", dtype=wo.dtype,
+                                          shape=shape))
         return arrays
 
     def abstract_eval(self, shapes: list) -> list[tuple[tuple[int, ...], int]]:
@@ -602,23 +751,29 @@ class Component:
                              f"{self._n_in} expected")
         in_model, out_model = self._abstract
         tree: dict = {}
-        for f, (shape, code) in zip(self._in.leaves, shapes):
+        for f, entry in zip(self._in.leaves, shapes):
+            shape, code = entry[0], entry[1]
             value: Any = None  # an optional input left out (code 0) stays None
-            if code != 0 and f.kind == _PLAIN:
-                if f.name not in self._in.defaults:
-                    raise ValueError(f"abstract_eval of {self.name}: input {f.name!r} is a plain "
-                                     f"{f.dtype} without a default, and abstract_eval is given "
-                                     "only shapes and dtypes")
-                value = self._in.defaults[f.name]
-                value = value.item() if isinstance(value, np.ndarray) else value
+            if f.kind in (_TEXT, _JSON):
+                raw = entry[2] if len(entry) > 2 else None
+                if raw is None and f.name in self._in.defaults:
+                    raw = self._in.defaults[f.name]
+                if raw is None:
+                    raise ValueError(f"abstract_eval of {self.name}: input {f.name!r} is "
+                                     "text or JSON and was given no value")
+                value = _decode(f, raw)
             elif code != 0:
                 value = ShapeDType(shape=tuple(shape), dtype=DTYPE_NAMES[code])
             _set(tree, f.path, value)
         try:
             abstract_inputs = in_model.model_validate({"inputs": tree}).inputs
         except ValidationError as e:
-            raise ValueError("invalid abstract inputs: " + _validation_message(e)) from e
-        result = fn(abstract_inputs)
+            errors = e.errors(include_url=False, include_input=False)
+            loc = tuple(errors[0]["loc"])[1:] if errors else ()
+            raise InvalidInput("invalid abstract inputs: " + _validation_message(e),
+                               ("inputs", *loc)) from e
+        with _run_context(eager=self.logs_runs):
+            result = fn(abstract_inputs)
         try:
             result = out_model.model_validate(result).root
         except ValidationError as e:
@@ -626,11 +781,12 @@ class Component:
                              "OutputSchema: " + _validation_message(e)) from e
         out = []
         for v, f in zip(self._pick(result, self._out.leaves, "abstract_eval"), self._out.leaves):
-            if f.kind == _PLAIN:
-                out.append(((), f.code))
+            if f.kind in (_TEXT, _JSON):
+                out.append(((0,), f.code))  # its length depends on values
                 continue
             shape = tuple(int(n) for n in v.shape)
-            if len(shape) != len(f.dims) or any(shape[i] != n for i, n in f.fixed):
+            if f.dims is not None and (len(shape) != len(f.dims) or
+                                       any(shape[i] != n for i, n in f.fixed)):
                 raise ValueError(f"abstract_eval of {self.name}: output {f.name!r} has shape "
                                  f"{shape}, expected {_shape_str(tuple(f.dims))}")
             out.append((shape, DTYPE_CODES[str(v.dtype)]))
@@ -645,30 +801,74 @@ class Component:
                                       f"(it has {', '.join(sorted(self.endpoints))})")
         return fn
 
-    def _wrt(self, wrt_in: list[int], wrt_out: list[int],
-             endpoint: str) -> tuple[list[_Leaf], list[_Leaf]]:
-        """The differentiable input and output fields the indices name."""
+    def _wrt(self, model: BaseModel, wrt_in: list[int], wrt_out: list[int],
+             in_paths: list | None, out_paths: list | None,
+             endpoint: str) -> tuple[list[_Wrt], list[_Wrt]]:
+        """The differentiable inputs and outputs the indices (and paths) name."""
+        prefix = {"jvp": "jvp", "vjp": "vjp", "jacobian": "jac"}[endpoint]
         picked = []
-        for wrt, leaves, diff, what in ((wrt_in, self._in.leaves, self._diff_in, "input"),
-                                        (wrt_out, self._out.leaves, self._diff_out, "output")):
+        for wrt, paths, leaves, diff, what in (
+                (wrt_in, in_paths, self._in.leaves, self._diff_in, "input"),
+                (wrt_out, out_paths, self._out.leaves, self._diff_out, "output")):
+            section = f"{prefix}_{what}s"
             if not wrt:
                 raise ValueError(f"{endpoint} of {self.name}: no {what} to differentiate")
-            if len(set(wrt)) != len(wrt):
-                raise ValueError(f"{endpoint} of {self.name}: an {what} is named twice in {wrt}")
-            for i in wrt:
-                if i not in diff:
-                    what_i = (f"{what} {leaves[i].name!r} is not differentiable"
-                              if 0 <= i < len(leaves) else f"no {what} {i}")
-                    raise ValueError(f"{endpoint} of {self.name}: {what_i}")
-            picked.append([leaves[i] for i in wrt])
+            entries = []
+            for k, i in enumerate(wrt):
+                path = paths[k] if paths is not None and paths[k] else None
+                if not 0 <= i < len(leaves):
+                    raise InvalidInput(f"{endpoint} of {self.name}: no {what} {i}",
+                                       (section, k))
+                f = leaves[i]
+                path = path or f.name
+                if i not in diff or (path != f.name and f.kind != _JSON):
+                    raise InvalidInput(f"{endpoint} of {self.name}: {what} {path!r} is not "
+                                       "differentiable", (section, k))
+                if path != f.name and not path.startswith(f.name + "."):
+                    raise InvalidInput(f"{endpoint} of {self.name}: {what} path {path!r} is "
+                                       f"not inside field {f.name!r}", (section, k))
+                entries.append(self._wrt_entry(model, f, path, what, endpoint, (section, k)))
+            if len({w.path for w in entries}) != len(entries):
+                raise ValueError(f"{endpoint} of {self.name}: an {what} is named twice in "
+                                 f"{[w.path for w in entries]}")
+            picked.append(entries)
         return picked[0], picked[1]
 
+    def _wrt_entry(self, model: BaseModel, f: _Leaf, path: str, what: str, endpoint: str,
+                   loc: tuple) -> _Wrt:
+        """One entry: an array field as its schema has it; a path inside a
+        JSON input as the array found there (an output's: any shape)."""
+        if path == f.name and f.kind != _JSON:
+            shape = None if f.dims is None else tuple(f.dims)
+            if what == "input":  # the given input's own shape
+                v = _resolve(model, f.path)
+                shape = np.shape(v) if v is not None else shape
+            return _Wrt(path, f, f.dtype, shape, f._replace(path=(path,)))
+        if what == "output":
+            return _Wrt(path, f, np.dtype("float64"), None, f._replace(path=(path,)))
+        try:
+            v = _resolve(model, _split_path(path))
+        except LookupError:
+            raise InvalidInput(f"{endpoint} of {self.name}: input {path!r} is not in the given "
+                               "inputs", loc) from None
+        if not isinstance(v, np.ndarray) and not isinstance(v, np.generic):
+            raise InvalidInput(f"{endpoint} of {self.name}: input {path!r} is "
+                               f"{type(v).__name__}, not a differentiable array", loc)
+        return _Wrt(path, f, v.dtype, tuple(np.shape(v)), f._replace(path=(path,)))
+
     @staticmethod
-    def _seed(s: Any, f: _Leaf) -> Any:
+    def _seed(s: Any, w: _Wrt, section: str) -> Any:
         """A tangent or cotangent as tesseract-core validates it: the field's
         dtype, a NumPy scalar for a 0-d one."""
-        if s.dtype != f.dtype:
-            s = s.astype(f.dtype, casting="same_kind")
+        if s.dtype != w.dtype and w.dtype.kind in "fc":
+            try:
+                s = s.astype(w.dtype, casting="same_kind")
+            except TypeError as e:
+                raise InvalidInput(f"{section} {w.path!r}: {e}", (section, w.path)) from None
+        if w.shape is not None and w.leaf.kind == _JSON and section == "tangent_vector" and (
+                np.shape(s) != tuple(w.shape)):
+            raise InvalidInput(f"{section} {w.path!r} has shape {np.shape(s)}, expected "
+                               f"{tuple(w.shape)}", (section, w.path))
         return s[()] if s.ndim == 0 else s
 
     def _abstract_schemas(self) -> tuple[type[BaseModel], type[BaseModel]]:
@@ -679,9 +879,160 @@ class Component:
         return create_abstract_eval_schema(self.module.InputSchema, self.module.OutputSchema)
 
 
-def _flat(f: _Leaf) -> _Leaf:
-    """The leaf keyed by its whole dotted name (gradient dicts are flat)."""
-    return f._replace(path=(f.name,))
+class _Wrt(NamedTuple):
+    """One differentiated entry: its Tesseract path, its field, and the
+    dtype and shape (pattern; None: any) of what it is."""
+
+    path: str
+    leaf: _Leaf
+    dtype: np.dtype
+    shape: tuple | None
+    flat: _Leaf  # the leaf keyed by the whole path (gradient dicts are flat)
+
+
+def _field_tuple(f: _Leaf) -> tuple:
+    return (f.name, f.code, None if f.dims is None else list(f.dims), f.differentiable, f.doc,
+            _ABI_KIND[f.kind], list(f.choices))
+
+
+_SEGMENT = re.compile(r"\{[^}]*\}|\[\d+\]|[^.]+")
+
+
+def _split_path(path: str) -> tuple[str, ...]:
+    """Tesseract's path "a.{k}.[0].b" as its parts."""
+    return tuple(_SEGMENT.findall(path))
+
+
+def _resolve(root: Any, parts: tuple[str, ...]) -> Any:
+    """The value at a path: a model's field, "{k}" a dict key, "[i]" a list
+    item; LookupError when it is not there."""
+    v = root
+    for part in parts:
+        if part[:1] == "{" and part[-1:] == "}":
+            if not isinstance(v, Mapping) or part[1:-1] not in v:
+                raise LookupError(part)
+            v = v[part[1:-1]]
+        elif part[:1] == "[" and part[-1:] == "]":
+            if not isinstance(v, (list, tuple)) or not int(part[1:-1]) < len(v):
+                raise LookupError(part)
+            v = v[int(part[1:-1])]
+        elif isinstance(v, BaseModel):
+            if part not in type(v).model_fields:
+                raise LookupError(part)
+            v = getattr(v, part)
+        elif isinstance(v, Mapping) and part in v:
+            v = v[part]
+        else:
+            raise LookupError(part)
+    return v
+
+
+# --------------------------------------------------------------------------
+# The run context (log_metric, log_parameter, log_artifact)
+
+
+def _uses_run_context(module: types.ModuleType) -> bool:
+    """Whether the module imported tesseract-core's logging functions or
+    the modules that hold them."""
+    try:
+        from tesseract_core.runtime import experimental, mpa
+    except ImportError:
+        return False
+    fns = {experimental.log_metric, experimental.log_parameter, experimental.log_artifact}
+    for v in vars(module).values():
+        if v is mpa or v is experimental:
+            return True
+        try:
+            if v in fns:
+                return True
+        except TypeError:  # unhashable
+            continue
+    return False
+
+
+class _LazyRun:
+    """The run's backend, made at the first log_* call: a component that
+    logs nothing writes nothing."""
+
+    def __init__(self) -> None:
+        self.backend: Any = None
+
+    def real(self) -> Any:
+        if self.backend is None:
+            from tesseract_core.runtime import mpa
+            from tesseract_core.runtime.config import get_config
+
+            backend = mpa._create_backend(get_config().output_path)
+            backend.start_run()
+            self.backend = backend
+        return self.backend
+
+    def log_parameter(self, key: str, value: Any) -> None:
+        self.real().log_parameter(key, value)
+
+    def log_metric(self, key: str, value: float, step: int | None = None) -> None:
+        self.real().log_metric(key, value, step)
+
+    def log_artifact(self, local_path: str) -> None:
+        self.real().log_artifact(local_path)
+
+
+class _Tee:
+    """A text stream that writes to another and keeps a copy."""
+
+    def __init__(self, stream: Any, copy: list) -> None:
+        self._stream, self._copy = stream, copy
+
+    def write(self, text: str) -> int:
+        self._copy.append(text)
+        return self._stream.write(text) if self._stream is not None else len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class _run_context:
+    """tesseract-runtime's run around one call (mpa.start_run): log_* write
+    <output path>/logs/{parameters.json, metrics.csv, artifacts/} (or to
+    MLflow when TESSERACT_MLFLOW_TRACKING_URI says so), and what the call
+    prints goes to logs/tesseract.log besides where it went. eager: a
+    component that imported the logging functions gets them from the
+    start, as from tesseract-runtime; otherwise on the first log_* call.
+    The process's stdout and stderr descriptors are left alone (the host's):
+    only Python's sys.stdout and sys.stderr are copied."""
+
+    def __init__(self, eager: bool) -> None:
+        self._eager = eager
+
+    def __enter__(self) -> None:
+        try:
+            from tesseract_core.runtime import mpa
+        except ImportError:
+            self._mpa = None
+            return
+        self._mpa = mpa
+        self._run = _LazyRun()
+        self._token = mpa._current_backend.set(self._run)
+        self._printed: list = []
+        if self._eager:
+            self._run.real()
+            self._streams = (sys.stdout, sys.stderr)
+            sys.stdout = _Tee(sys.stdout, self._printed)
+            sys.stderr = _Tee(sys.stderr, self._printed)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._mpa is None:
+            return
+        if self._eager:
+            sys.stdout, sys.stderr = self._streams
+        self._mpa._current_backend.reset(self._token)
+        backend = self._run.backend
+        if backend is not None:
+            try:
+                with open(backend.log_dir / "tesseract.log", "w", encoding="utf-8") as f:
+                    f.write("".join(self._printed))
+            finally:
+                backend.end_run()
 
 
 def _set(tree: dict, path: tuple[str, ...], value: Any) -> None:
@@ -704,11 +1055,11 @@ def _describe(result: Any) -> str:
     return type(result).__name__
 
 
-def _validation_message(e: ValidationError) -> str:
+def _validation_message(e: ValidationError, prefix: tuple = ()) -> str:
     """One line per error: where, and pydantic's message (without the input's repr)."""
     parts = []
     for err in e.errors(include_url=False, include_input=False):
-        loc = ".".join(str(p) for p in err["loc"])
+        loc = ".".join(str(p) for p in (*prefix[1:], *err["loc"]))
         parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
     return "; ".join(parts) or str(e)
 

@@ -13,6 +13,7 @@ files written into tmp_path cover the rest.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -47,7 +48,8 @@ glue = _import_glue()
 # their failed import, as are the ones whose schema Tessera cannot represent
 # (str fields, dicts, lists: see test_unrepresentable_examples).
 COMPARED = ["vectoradd", "vectoradd_jax", "vectoradd_torch", "univariate",
-            "univariate_gradient_fallbacks", "_gpu_jax", "pylock", "empty", "package_data"]
+            "univariate_gradient_fallbacks", "_gpu_jax", "pylock", "empty", "package_data",
+            "helloworld", "pip_custom_step"]
 
 
 @pytest.fixture(autouse=True)
@@ -95,10 +97,36 @@ def write_api(tmp_path: Path, source: str, folder: str = "comp", config: str | N
 # Against tesseract-core
 
 
+def json_value(comp, name: str):
+    """A value a TEXT or JSON input takes: its default, else the first of a
+    few that its field accepts."""
+    if name in comp.defaults:
+        return comp.defaults[name]
+    leaf = next(f for f in comp._in.leaves if f.name == name)
+    for candidate in (1.25, 2, True, "x", None):
+        try:
+            return glue._encode(leaf, candidate)
+        except ValueError:
+            continue
+    raise AssertionError(f"no sample value for {name}")
+
+
+def js(text: str) -> np.ndarray:
+    return text_view(text.encode())
+
+
+def text_view(raw: bytes) -> np.ndarray:
+    """A TEXT or JSON value as the bridge gives it: a read-only uint8 view."""
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
 def sample_inputs(comp, rng, n=5) -> list[np.ndarray]:
     """Inputs for every field: n for each free axis, values near 1."""
     out = []
-    for _name, code, dims, _diff, _doc in comp.inputs:
+    for name, code, dims, _diff, _doc, kind, _choices in comp.inputs:
+        if kind != glue.KIND_ARRAY:
+            out.append(text_view(json_value(comp, name)))
+            continue
         dtype = np.dtype(glue.DTYPE_NAMES[code])
         shape = tuple(n if d is None else d for d in dims)
         if dtype == np.bool_:
@@ -111,21 +139,30 @@ def sample_inputs(comp, rng, n=5) -> list[np.ndarray]:
     return out
 
 
+def plain(comp, name: str, a):
+    """The Python value tesseract-core is given for an input or output."""
+    kind = glue_kind(comp, name)
+    if kind == "json":
+        return json.loads(bytes(a))
+    return bytes(a).decode() if kind == "text" else a
+
+
 def nested(comp, arrays) -> dict:
     """The tesseract-core payload of the same inputs: a nested dict."""
     tree: dict = {}
-    for (name, _code, dims, _diff, _doc), a in zip(comp.inputs, arrays):
+    for (name, *_r), a in zip(comp.inputs, arrays):
         *parents, leaf = name.split(".")
         node = tree
         for p in parents:
             node = node.setdefault(p, {})
-        node[leaf] = a.item() if glue_kind(comp, name) == "plain" else a
+        node[leaf] = plain(comp, name, a)
     return tree
 
 
 def glue_kind(comp, name: str) -> str:
-    leaf = next(f for f in comp._in.leaves if f.name == name)
-    return {glue._ARRAY: "array", glue._SCALAR: "scalar", glue._PLAIN: "plain"}[leaf.kind]
+    leaf = next(f for f in (*comp._in.leaves, *comp._out.leaves) if f.name == name)
+    return {glue._ARRAY: "array", glue._SCALAR: "scalar", glue._TEXT: "text",
+            glue._JSON: "json"}[leaf.kind]
 
 
 def at(tree, dotted: str):
@@ -158,7 +195,12 @@ def test_endpoints_match_tesseract_core(name, tesseract_cls):
     out = comp.apply(arrays)
     ref_out = ref.apply(payload)
     assert len(out) == len(comp.outputs)
-    for a, (oname, code, dims, _d, _doc) in zip(out, comp.outputs):
+    for a, (oname, code, dims, _d, _doc, kind, _c) in zip(out, comp.outputs):
+        if kind != glue.KIND_ARRAY:
+            assert plain(comp, oname, a) == json.loads(
+                json.dumps(at(ref_out, oname), default=float)) if kind == glue.KIND_JSON \
+                else plain(comp, oname, a) == at(ref_out, oname)
+            continue
         assert a.dtype == np.dtype(glue.DTYPE_NAMES[code]) and a.flags.c_contiguous
         assert a.ndim == len(dims)
         close(a, at(ref_out, oname))
@@ -202,11 +244,13 @@ def test_endpoints_match_tesseract_core(name, tesseract_cls):
             close(a, ref_vjp[iname])
 
     if "abstract_eval" in comp.endpoints:
-        shapes = [(a.shape, code) for a, (_n, code, *_r) in zip(arrays, comp.inputs)]
+        shapes = [(a.shape, code, bytes(a)) if kind != glue.KIND_ARRAY else (a.shape, code)
+                  for a, (_n, code, _d, _f, _doc, kind, _c) in zip(arrays, comp.inputs)]
         ref_payload = {}
         for (iname, code, *_r), a in zip(comp.inputs, arrays):
             value = ({"shape": a.shape, "dtype": glue.DTYPE_NAMES[code]}
-                     if glue_kind(comp, iname) != "plain" else comp.defaults[iname].item())
+                     if glue_kind(comp, iname) in ("array", "scalar")
+                     else plain(comp, iname, a))
             *parents, leaf = iname.split(".")
             node = ref_payload
             for p in parents:
@@ -239,13 +283,14 @@ def test_vectoradd_schema():
     assert comp.description == "Simple tesseract that adds two vectors."
     assert [f[:4] for f in comp.inputs] == [
         ("a", 11, [None], True), ("b", 11, [None], True),
-        ("s", 11, [], True), ("normalize", 1, [], False)]
+        ("s", 11, [], True), ("normalize", 6, [None], False)]
+    assert comp.inputs[3][5:] == (glue.KIND_JSON, [])
     assert [f[:4] for f in comp.outputs] == [("result", 12, [None], True)]
     assert comp.inputs[0][4] == "An arbitrary vector."
     assert comp.endpoints == {"apply", "jacobian"}
     assert set(comp.defaults) == {"s", "normalize"}
     assert comp.defaults["s"].dtype == np.float32 and comp.defaults["s"] == 1
-    assert comp.defaults["normalize"].dtype == np.bool_ and not comp.defaults["normalize"]
+    assert comp.defaults["normalize"] == b"false"  # a JSON field's default is its JSON text
     assert comp.input_build == "model_construct"
 
 
@@ -255,7 +300,7 @@ def test_vectoradd_validator_runs_in_fast_path(monkeypatch):
     monkeypatch.setattr(comp.module.InputSchema, "model_validate",
                         classmethod(lambda *a, **k: pytest.fail("model_validate called")))
     args = [ro([1, 2, 3], np.float32), ro([1, 2, 3, 4], np.float32),
-            ro(2, np.float32), ro(False)]
+            ro(2, np.float32), js("false")]
     with pytest.raises(ValueError, match=r"same shape.*\(3,\).*\(4,\)"):
         comp.apply(args)
     args[1] = ro([1, 1, 1], np.float32)
@@ -303,20 +348,20 @@ def test_nested_schema_and_call(tmp_path):
     assert comp.description == "A nested test component."
     assert [f[:4] for f in comp.inputs] == [
         ("mesh.nodes", 12, [None, 3], True), ("mesh.cells", 4, [None, 4], False),
-        ("scale", 12, [], False), ("weight", 12, [], True), ("flag", 1, [], False)]
+        ("scale", 6, [None], False), ("weight", 12, [], True), ("flag", 6, [None], False)]
     assert comp.inputs[0][4] == "node coordinates"
     assert [f[:4] for f in comp.outputs] == [
-        ("stats.centroid", 12, [3], True), ("stats.n_cells", 5, [], False),
+        ("stats.centroid", 12, [3], True), ("stats.n_cells", 6, [None], False),
         ("nodes", 12, [None, 3], False)]
-    assert comp.defaults["scale"] == 2.0 and comp.defaults["weight"] is None
+    assert comp.defaults["scale"] == b"2.0" and comp.defaults["weight"] is None
     assert comp.input_build == "model_construct"
 
     nodes = ro(np.arange(12.0).reshape(4, 3))
     cells = ro(np.zeros((2, 4)), np.int32)
     centroid, n_cells, nodes_out = comp.apply(
-        [nodes, cells, ro(3.0), ro(0.5), ro(True)])
+        [nodes, cells, js("3.0"), ro(0.5), js("true")])
     np.testing.assert_allclose(centroid, nodes.mean(axis=0) * 1.5)
-    assert n_cells.dtype == np.int64 and n_cells.shape == () and n_cells == 2
+    assert n_cells == b"2"
     seen = comp.module.SEEN[-1]
     assert isinstance(seen.mesh, comp.module.Mesh)
     assert type(seen.scale) is float and type(seen.flag) is bool
@@ -356,24 +401,33 @@ def test_inputs_not_copied_in_validated_path(tmp_path):
         comp.apply([ro([1.0, -2.0])])
 
 
-@pytest.mark.parametrize("annotation, shown", [
-    ("str", "str"),
-    ("Array[..., Float64]", "Array[Ellipsis, 'float64']"),
-    ("Array[(3,), None]", "any dtype"),
-    ("list[Float64]", "list"),
-    ("dict[str, Float64]", "dict"),
-    ("Union[int, float]", "union"),
-    ("Literal['a', 'b']", "Literal"),
+@pytest.mark.parametrize("annotation, kind, choices, differentiable", [
+    ("str", "TEXT", [], False),
+    ("Literal['a', 'b']", "TEXT", ["a", "b"], False),
+    ("Colour", "TEXT", ["red", "green"], False),
+    ("int", "JSON", [], False),
+    ("Optional[str]", "JSON", [], False),
+    ("list[Differentiable[Array[(None,), Float64]]]", "JSON", [], True),
+    ("dict[str, Array[(None,), Float64]]", "JSON", [], False),
+    ("Union[int, float]", "JSON", [], False),
+    ("Literal[1, 2]", "JSON", [], False),
+    ("Array[(3,), None]", "JSON", [], False),
+    ("Array[..., Float64]", "ARRAY", [], False),
 ])
-def test_unrepresentable_field(tmp_path, annotation, shown):
+def test_each_annotation_maps_to_its_kind(tmp_path, annotation, kind, choices, differentiable):
     src = f'''
-        from typing import Literal, Union
+        import enum
+        from typing import Literal, Optional, Union
         from pydantic import BaseModel
-        from tesseract_core.runtime import Array, Float64
+        from tesseract_core.runtime import Array, Differentiable, Float64
+
+        class Colour(str, enum.Enum):
+            RED = "red"
+            GREEN = "green"
 
         class Inner(BaseModel):
             ok: Float64
-            bad: {annotation}
+            field: {annotation}
 
         class InputSchema(BaseModel):
             inner: Inner
@@ -384,18 +438,132 @@ def test_unrepresentable_field(tmp_path, annotation, shown):
         def apply(inputs):
             return {{"y": 0.0}}
     '''
+    comp = glue.load(str(write_api(tmp_path, src)))
+    name, code, dims, diff, _doc, k, ch = comp.inputs[1]
+    assert name == "inner.field"
+    assert k == getattr(glue, f"KIND_{kind}") and ch == choices and diff == differentiable
+    if kind == "ARRAY":
+        assert dims is None  # TSR_RANK_ANY
+    else:
+        assert (code, dims) == (glue.DTYPE_CODES["uint8"], [None])
+
+
+def test_a_literal_outside_its_values_and_a_bound_violated_name_their_place(tmp_path):
+    src = '''
+        from typing import Literal
+        from pydantic import BaseModel, Field
+        from tesseract_core.runtime import Float64
+
+        class Opts(BaseModel):
+            mode: Literal["fast", "slow"]
+            size: int = Field(ge=1)
+
+        class InputSchema(BaseModel):
+            opts: Opts
+
+        class OutputSchema(BaseModel):
+            y: Float64
+
+        def apply(inputs):
+            return {"y": float(inputs.opts.size)}
+    '''
+    comp = glue.load(str(write_api(tmp_path, src)))
+    assert comp.apply([js("fast"), js("3")])[0] == 3.0
+    with pytest.raises(glue.InvalidInput) as e:
+        comp.apply([js("fast"), js("0")])
+    assert e.value.loc == ("inputs", "opts", "size")
+    assert str(e.value).splitlines()[-1] == "loc: inputs.opts.size"
+    with pytest.raises(glue.InvalidInput) as e:
+        comp.apply([js("medium"), js("3")])
+    assert e.value.loc == ("inputs", "opts", "mode")
+
+
+def test_unrepresentable_field(tmp_path):
     with pytest.raises(TypeError) as e:
-        glue.load(str(write_api(tmp_path, src)))
-    msg = str(e.value)
-    assert "'inner.bad'" in msg and "InputSchema" in msg
-    assert shown in msg and "Tessera supports" in msg
+        glue.load(str(ROOT / "tests" / "pycomponents" / "badschema" / "tesseract_api.py"))
+    assert "'label'" in str(e.value) and "InputSchema" in str(e.value)
 
 
-@pytest.mark.parametrize("name, field", [("helloworld", "'name'"),
-                                         ("meshstats", "'mesh.cell_data'")])
-def test_unrepresentable_examples(name, field):
-    with pytest.raises(TypeError, match=field):
-        glue.load(str(example(name)))
+DIFF_JSON = '''
+    from pydantic import BaseModel
+    from tesseract_core.runtime import Array, Differentiable, Float64
+
+    class Layer(BaseModel):
+        k: Differentiable[Array[(None,), Float64]]
+        name: str
+
+    class InputSchema(BaseModel):
+        weights: dict[str, Differentiable[Array[(None,), Float64]]]
+        layers: list[Layer]
+
+    class OutputSchema(BaseModel):
+        y: Differentiable[Float64]
+
+    def apply(inputs):
+        return {"y": sum(float((w ** 2).sum()) for w in inputs.weights.values())
+                + sum(float(l.k.sum()) for l in inputs.layers)}
+
+    def vector_jacobian_product(inputs, vjp_inputs, vjp_outputs, cotangent_vector):
+        out = {}
+        for p in vjp_inputs:
+            if p.startswith("weights."):
+                out[p] = 2 * inputs.weights[p[9:-1]] * cotangent_vector["y"]
+            else:
+                out[p] = inputs.layers[int(p[8:-3])].k * 0 + cotangent_vector["y"]
+        return out
+
+    def jacobian(inputs, jac_inputs, jac_outputs):
+        return {"y": {p: 2 * inputs.weights[p[9:-1]] for p in jac_inputs}}
+'''
+
+
+def enc(a) -> dict:
+    import base64
+    a = np.asarray(a, dtype=np.float64)
+    return {"object_type": "array", "shape": list(a.shape), "dtype": "float64",
+            "data": {"buffer": base64.b64encode(a.tobytes()).decode(), "encoding": "base64"}}
+
+
+def test_derivatives_at_paths_inside_json_fields(tmp_path):
+    comp = glue.load(str(write_api(tmp_path, DIFF_JSON)))
+    assert [f[3] for f in comp.inputs] == [True, True]
+    weights = js(json.dumps({"a": enc([1.0, 2.0]), "b": enc([3.0])}))
+    layers = js(json.dumps([{"k": enc([1.0, 1.0, 1.0]), "name": "l0"}]))
+    args = [weights, layers]
+    assert comp.apply(args)[0] == 1 + 4 + 9 + 3
+    g_a, g_k = comp.vjp(args, [0, 1], [0], [ro(2.0)], ["weights.{a}", "layers.[0].k"], ["y"])
+    np.testing.assert_allclose(g_a, [4.0, 8.0])
+    np.testing.assert_allclose(g_k, [2.0, 2.0, 2.0])
+    (jac,) = comp.jacobian(args, [0], [0], ["weights.{b}"], ["y"])
+    assert jac.shape == (1,) and jac.dtype == np.float64 and jac[0] == 6.0
+    # a dict key that is not there, a text leaf, a path outside the field
+    with pytest.raises(glue.InvalidInput) as e:
+        comp.vjp(args, [0], [0], [ro(1.0)], ["weights.{zz}"], ["y"])
+    assert e.value.loc == ("vjp_inputs", 0)
+    with pytest.raises(glue.InvalidInput, match="str, not a differentiable array"):
+        comp.vjp(args, [1], [0], [ro(1.0)], ["layers.[0].name"], ["y"])
+    with pytest.raises(glue.InvalidInput, match="not inside field"):
+        comp.jacobian(args, [0], [0], ["layers.[0].k"], ["y"])
+
+
+def test_metrics_writes_what_tesseract_runtime_writes(tmp_path):
+    api = example("metrics")
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    env = {**os.environ, "TESSERACT_API_PATH": str(api), "TESSERACT_OUTPUT_PATH": str(theirs)}
+    subprocess.run(["tesseract-runtime", "apply", '{"inputs": {}}'], env=env, check=True,
+                   capture_output=True, cwd=tmp_path)
+    code = (f"import importlib.util, sys\n"
+            f"spec = importlib.util.spec_from_file_location('g', {str(GLUE)!r})\n"
+            f"g = importlib.util.module_from_spec(spec); spec.loader.exec_module(g)\n"
+            f"assert g.load({str(api)!r}).apply([]) == []\n")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, cwd=tmp_path,
+                   env={**os.environ, "TESSERACT_OUTPUT_PATH": str(ours)})
+    names = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*"))  # noqa: E731
+    assert names(ours) == names(theirs)
+    for rel in ("logs/parameters.json", "logs/artifacts/artifact.txt", "logs/tesseract.log"):
+        assert (ours / rel).read_text() == (theirs / rel).read_text(), rel
+    drop_time = lambda p: [r.split(",", 1)[1] for r in p.read_text().splitlines()]  # noqa: E731
+    assert drop_time(ours / "logs/metrics.csv") == drop_time(theirs / "logs/metrics.csv")
 
 
 def test_config_line_reader_matches_yaml():
@@ -441,11 +609,11 @@ CASTS = '''
 
 def test_outputs_cast_to_field_dtype(tmp_path):
     comp = glue.load(str(write_api(tmp_path, CASTS)))
-    f, i, b, x = comp.apply([ro(3)])
+    f, i, b, x = comp.apply([js("3")])
     assert f.dtype == np.float32 and f.flags.c_contiguous and f.shape == (3, 2)
     np.testing.assert_array_equal(f, np.arange(6.0).reshape(2, 3).T)
     assert (i.dtype, i.shape, i) == (np.int32, (), 3)
-    assert (b.dtype, x.dtype, x) == (np.bool_, np.float64, 1.0)
+    assert (b, x) == (b"true", b"1.0")  # JSON fields, as pydantic validates and dumps them
 
 
 @pytest.mark.parametrize("mode, exc, pattern", [
@@ -457,13 +625,13 @@ def test_bad_outputs(tmp_path, mode, exc, pattern):
     comp = glue.load(str(write_api(tmp_path, CASTS)))
     comp.module.MODE[0] = mode
     with pytest.raises(exc) as e:
-        comp.apply([ro(3)])
+        comp.apply([js("3")])
     assert __import__("re").search(pattern, glue.format_error(e.value))
 
 
 def test_gradient_arguments_checked():
     comp, _ = load_example("vectoradd")
-    args = [ro([1.0], np.float32), ro([2.0], np.float32), ro(1, np.float32), ro(False)]
+    args = [ro([1.0], np.float32), ro([2.0], np.float32), ro(1, np.float32), js("false")]
     with pytest.raises(ValueError, match="'normalize' is not differentiable"):
         comp.jacobian(args, [3], [0])
     with pytest.raises(NotImplementedError, match="no vjp"):
@@ -551,7 +719,7 @@ def test_alias_in_validated_path(tmp_path):
         comp.apply([ro(-3.0)])
 
 
-def test_abstract_eval_needs_defaults_of_plain_fields(tmp_path):
+def test_abstract_eval_needs_values_of_json_fields(tmp_path):
     src = '''
         from pydantic import BaseModel
         from tesseract_core.runtime import Array, Float64, ShapeDType
@@ -570,5 +738,7 @@ def test_abstract_eval_needs_defaults_of_plain_fields(tmp_path):
             return {"y": ShapeDType(shape=abstract_inputs.x.shape, dtype="float64")}
     '''
     comp = glue.load(str(write_api(tmp_path, src)))
-    with pytest.raises(ValueError, match="'k' is a plain int64 without a default"):
-        comp.abstract_eval([((4,), 12), ((), 5)])
+    with pytest.raises(ValueError, match="'k' is text or JSON and was given no value"):
+        comp.abstract_eval([((4,), 12), ((1,), 6)])
+    # given its value (the host passes TEXT/JSON values to abstract_eval), it runs
+    assert comp.abstract_eval([((4,), 12), ((1,), 6, b"3")]) == [((4,), 12)]

@@ -23,6 +23,8 @@ typedef struct pycomponent {
     size_t n_defaults;
     char **strings;                  /* what the descriptor points to */
     size_t n_strings;
+    char **choice_lists;             /* the TEXT fields' choices arrays */
+    size_t n_choice_lists;
     int warned_kept;                 /* a kept view was reported */
 } pycomponent;
 

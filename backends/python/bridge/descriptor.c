@@ -3,7 +3,10 @@
  * Component.inputs and .outputs, (name, dtype, dims, differentiable, doc)
  * tuples, the inputs' defaults from Component.defaults, and an endpoint
  * function wherever the component has the endpoint. The descriptor owns
- * copies of every string and default. */
+ * copies of every string and default. Field kinds (TEXT with its choices,
+ * JSON), any-rank arrays (TSR_RANK_ANY) and zero outputs come from the
+ * glue as they are; defaults of TEXT and JSON fields are uint8 arrays of
+ * their text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +36,55 @@ static const char *keep_attr(pycomponent *pc, const char *name) {
     return kept;
 }
 
-/* One (name, dtype, dims, differentiable, doc) tuple into f and its dims. */
+/* A TEXT field's choices, kept; f->choices stays NULL for any text. */
+static int read_choices(pycomponent *pc, PyObject *list, tsr_field *f, char *why, size_t n) {
+    Py_ssize_t count = list && PyList_Check(list) ? PyList_Size(list) : 0;
+    if (count == 0) return 0;
+    const char **choices = calloc((size_t)count, sizeof *choices);
+    char **grown = choices ? realloc(pc->choice_lists, (pc->n_choice_lists + 1) * sizeof *grown)
+                           : NULL;
+    if (!grown) {
+        free(choices);
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    pc->choice_lists = grown;
+    pc->choice_lists[pc->n_choice_lists++] = (char *)choices;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const char *c = PyUnicode_AsUTF8(PyList_GetItem(list, k));
+        if (!c) {
+            PyErr_Clear();
+            snprintf(why, n, "input or output '%s': choice %zd is not text", f->name, k);
+            return -1;
+        }
+        if (!(choices[k] = keep(pc, c))) {
+            snprintf(why, n, "out of memory");
+            return -1;
+        }
+    }
+    f->choices = choices;
+    f->n_choices = (int32_t)count;
+    return 0;
+}
+
+/* One (name, dtype, dims, differentiable, doc, kind, choices) tuple into
+ * f and its dims; dims None is an array of any rank. A TEXT or JSON field
+ * is also described as a uint8 array of any length (what its value is on
+ * the ABI). */
 static int read_field(pycomponent *pc, PyObject *t, tsr_field *f, tsr_dim *dims,
                       const char *side, char *why, size_t n) {
     const char *name = NULL, *doc = NULL;
-    int dtype = 0, diff = 0;
-    PyObject *shape = NULL;
-    if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "siOpz", &name, &dtype, &shape, &diff, &doc) ||
-        !PyList_Check(shape)) {
+    int dtype = 0, diff = 0, kind = TSR_KIND_ARRAY;
+    PyObject *shape = NULL, *choices = NULL;
+    if (!PyTuple_Check(t) ||
+        !PyArg_ParseTuple(t, "siOpz|iO", &name, &dtype, &shape, &diff, &doc, &kind, &choices) ||
+        (shape != Py_None && !PyList_Check(shape)) || kind < TSR_KIND_ARRAY ||
+        kind > TSR_KIND_JSON) {
         PyErr_Clear();
         snprintf(why, n, "the glue gave a malformed %s field", side);
         return -1;
     }
-    Py_ssize_t rank = PyList_Size(shape);
+    Py_ssize_t rank = shape == Py_None ? TSR_RANK_ANY : PyList_Size(shape);
     if (rank > TSR_MAX_FIELD_RANK) {
         snprintf(why, n, "%s '%s' has rank %zd; Tessera fields have at most %d axes", side, name,
                  rank, TSR_MAX_FIELD_RANK);
@@ -61,13 +100,14 @@ static int read_field(pycomponent *pc, PyObject *t, tsr_field *f, tsr_dim *dims,
         }
     }
     *f = (tsr_field){.name = keep(pc, name), .dtype = (tsr_dtype)dtype, .rank = (int32_t)rank,
-                     .dims = rank ? dims : NULL, .flags = diff ? TSR_FIELD_DIFFERENTIABLE : 0,
-                     .doc = doc && *doc ? keep(pc, doc) : NULL};
+                     .dims = rank > 0 ? dims : NULL,
+                     .flags = diff ? TSR_FIELD_DIFFERENTIABLE : 0,
+                     .doc = doc && *doc ? keep(pc, doc) : NULL, .kind = (uint32_t)kind};
     if (!f->name || (doc && *doc && !f->doc)) {
         snprintf(why, n, "out of memory");
         return -1;
     }
-    return 0;
+    return kind == TSR_KIND_TEXT ? read_choices(pc, choices, f, why, n) : 0;
 }
 
 /* The component's list attribute `attr` as fields; the count in *count. */
@@ -107,6 +147,26 @@ static int read_fields(pycomponent *pc, PyObject *ins, Py_ssize_t n_in, PyObject
  * anything else (a default that does not convert) leaves it required. */
 static int read_default(PyObject *value, tsr_field *f, tsr_array *dst,
                         char *why, size_t n) {
+    if (f->kind != TSR_KIND_ARRAY) {
+        /* TEXT / JSON: its text (a JSON field's None default is "null") */
+        char *text = NULL;
+        Py_ssize_t len = 0;
+        if (!PyBytes_Check(value) || PyBytes_AsStringAndSize(value, &text, &len) != 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        if ((size_t)len > TSR_MAX_DEFAULT_BYTES) return 0;   /* left required */
+        void *copy = malloc((size_t)len + 1);
+        if (!copy) {
+            snprintf(why, n, "out of memory");
+            return -1;
+        }
+        memcpy(copy, text, (size_t)len);
+        ((char *)copy)[len] = '\0';
+        *dst = (tsr_array){.data = copy, .dtype = TSR_UINT8, .rank = 1, .shape = {len}};
+        f->default_value = dst;
+        return 0;
+    }
     if (value == Py_None) {
         f->flags |= TSR_FIELD_OPTIONAL;
         return 0;
@@ -224,6 +284,10 @@ void descriptor_free(pycomponent *pc) {
     free(pc->strings);
     free(pc->fields);
     free(pc->dims);
+    for (size_t i = 0; i < pc->n_choice_lists; i++) free(pc->choice_lists[i]);
+    free(pc->choice_lists);
+    pc->choice_lists = NULL;
+    pc->n_choice_lists = 0;
     for (size_t i = 0; pc->defaults && i < pc->n_defaults; i++) free(pc->defaults[i].data);
     free(pc->defaults);
     pc->defaults = NULL;

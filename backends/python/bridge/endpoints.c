@@ -2,7 +2,10 @@
 /* One call of a Python component: the arguments become read-only NumPy
  * views of the host's buffers (no copy), the glue runs the component's
  * endpoint, and each result array is copied once into the buffer the host
- * gave (or asked for, when the shape depends on values). */
+ * gave (or asked for, when the shape depends on values); a TEXT or JSON
+ * value is its bytes both ways, and the wrt entries' paths go with the
+ * derivatives' indices. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +16,20 @@ static PyObject *int_list(const int32_t *v, int32_t n) {
     PyObject *list = PyList_New(n);
     for (int32_t i = 0; list && i < n; i++) {
         PyObject *x = PyLong_FromLong(v[i]);
+        if (!x) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, x);
+    }
+    return list;
+}
+
+/* A list of n str (None where an entry or the array is NULL). */
+static PyObject *str_list(const char *const *v, int32_t n) {
+    PyObject *list = PyList_New(n);
+    for (int32_t i = 0; list && i < n; i++) {
+        PyObject *x = v && v[i] ? PyUnicode_FromString(v[i]) : Py_NewRef(Py_None);
         if (!x) {
             Py_CLEAR(list);
             break;
@@ -88,12 +105,18 @@ done:
     return out;
 }
 
-/* (shape, dtype code) of each input, for abstract_eval. */
-static PyObject *abstract_inputs(const tsr_args *a) {
+/* (shape, dtype code) of each input, for abstract_eval; (shape, code,
+ * bytes) for a TEXT or JSON input whose value the host passed. */
+static PyObject *abstract_inputs(const pycomponent *pc, const tsr_args *a) {
     PyObject *list = PyList_New(a->n_inputs);
     for (int32_t i = 0; list && i < a->n_inputs; i++) {
-        PyObject *shape = shape_tuple(&a->inputs[i]);
-        PyObject *pair = shape ? Py_BuildValue("(Ni)", shape, (int)a->inputs[i].dtype) : NULL;
+        const tsr_array *in = &a->inputs[i];
+        PyObject *shape = shape_tuple(in);
+        int text = pc->desc.inputs[i].kind != TSR_KIND_ARRAY && in->data && in->rank == 1;
+        PyObject *pair = !shape ? NULL
+                         : text ? Py_BuildValue("(Niy#)", shape, (int)in->dtype,
+                                                (const char *)in->data, (Py_ssize_t)in->shape[0])
+                                : Py_BuildValue("(Ni)", shape, (int)in->dtype);
         if (!pair) {
             Py_CLEAR(list);
             break;
@@ -132,10 +155,43 @@ static int store_abstract(tsr_ctx *ctx, const tsr_args *a, PyObject *out) {
     return 0;
 }
 
+/* A TEXT or JSON result: the glue's bytes into a buffer of their length. */
+static int store_text(tsr_ctx *ctx, const tsr_args *a, int32_t k, PyObject *item) {
+    tsr_array *r = &a->results[k];
+    char *text = NULL;
+    Py_ssize_t len = 0;
+    if (PyBytes_AsStringAndSize(item, &text, &len) != 0) {
+        PyErr_Clear();
+        return tsr_ctx_errorf(ctx, "result %d: unreadable bytes", k);
+    }
+    if (r->data && (r->dtype != TSR_UINT8 || r->rank != 1 || r->shape[0] != len))
+        return tsr_ctx_errorf(ctx, "result %d: %zd bytes of text, the host gave room for a "
+                              "different array", k, len);
+    if (!r->data) {
+        r->dtype = TSR_UINT8;
+        r->rank = 1;
+        r->shape[0] = len;
+        if (!tsr_ctx_alloc(ctx, k)) return -1; /* the host said why */
+    }
+    if (len) memcpy(r->data, text, (size_t)len);
+    return 0;
+}
+
+/* The dtype of a buffer's struct format; TSR_DTYPE_INVALID if none. */
+static tsr_dtype format_dtype(const char *format, Py_ssize_t itemsize) {
+    for (int d = 1; d < TSR_DTYPE_COUNT; d++)
+        if (bridge_format_is(format, (tsr_dtype)d) && bridge_dtype_size((tsr_dtype)d) ==
+                                                          (size_t)itemsize)
+            return (tsr_dtype)d;
+    return TSR_DTYPE_INVALID;
+}
+
 /* Copy result k from a C-contiguous array of the result's dtype (the glue
  * casts) into the host's buffer, asking for one when the host could not
- * size it. */
+ * size it (then also its rank, and its dtype when the host left it unset:
+ * a derivative at a path inside a JSON value). */
 static int store_one(tsr_ctx *ctx, const tsr_args *a, int32_t k, PyObject *item) {
+    if (PyBytes_Check(item)) return store_text(ctx, a, k, item);
     tsr_array *r = &a->results[k];
     Py_buffer v;
     if (PyObject_GetBuffer(item, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
@@ -143,6 +199,10 @@ static int store_one(tsr_ctx *ctx, const tsr_args *a, int32_t k, PyObject *item)
         return tsr_ctx_errorf(ctx, "result %d is not a C-contiguous array", k);
     }
     int rc = 0;
+    if (r->data == NULL && v.ndim <= TSR_MAX_RANK) {
+        if (r->dtype == TSR_DTYPE_INVALID) r->dtype = format_dtype(v.format, v.itemsize);
+        r->rank = v.ndim;
+    }
     if (!bridge_format_is(v.format, r->dtype) ||
         (size_t)v.itemsize != bridge_dtype_size(r->dtype) ||
         v.ndim != r->rank || v.ndim > TSR_MAX_RANK) {
@@ -183,7 +243,7 @@ static int store_results(tsr_ctx *ctx, const tsr_args *a, PyObject *out) {
 static PyObject *call_endpoint(pycomponent *pc, const tsr_args *a, PyObject *views[2]) {
     PyObject *fn = pc->endpoint[a->endpoint];
     if (a->endpoint == TSR_EP_ABSTRACT_EVAL) {
-        PyObject *shapes = abstract_inputs(a);
+        PyObject *shapes = abstract_inputs(pc, a);
         PyObject *out = shapes ? PyObject_CallOneArg(fn, shapes) : NULL;
         Py_XDECREF(shapes);
         return out;
@@ -195,11 +255,20 @@ static PyObject *call_endpoint(pycomponent *pc, const tsr_args *a, PyObject *vie
     PyObject *wrt_out = int_list(a->wrt_out, a->n_wrt_out);
     PyObject *seeds = NULL;
     if (a->endpoint != TSR_EP_JACOBIAN) seeds = views[1] = views_of(pc, a->seeds, a->n_seeds);
+    int paths = a->struct_size >= offsetof(tsr_args, wrt_out_paths) + sizeof a->wrt_out_paths;
+    PyObject *in_paths = paths ? str_list(a->wrt_in_paths, a->n_wrt_in) : Py_NewRef(Py_None);
+    PyObject *out_paths = paths ? str_list(a->wrt_out_paths, a->n_wrt_out) : Py_NewRef(Py_None);
     PyObject *out = NULL;
-    if (wrt_in && wrt_out && (seeds || a->endpoint == TSR_EP_JACOBIAN))
-        out = PyObject_CallFunctionObjArgs(fn, inputs, wrt_in, wrt_out, seeds, NULL);
+    if (wrt_in && wrt_out && in_paths && out_paths && a->endpoint == TSR_EP_JACOBIAN)
+        out = PyObject_CallFunctionObjArgs(fn, inputs, wrt_in, wrt_out, in_paths, out_paths,
+                                           NULL);
+    else if (wrt_in && wrt_out && in_paths && out_paths && seeds)
+        out = PyObject_CallFunctionObjArgs(fn, inputs, wrt_in, wrt_out, seeds, in_paths,
+                                           out_paths, NULL);
     Py_XDECREF(wrt_in);
     Py_XDECREF(wrt_out);
+    Py_XDECREF(in_paths);
+    Py_XDECREF(out_paths);
     return out;
 }
 

@@ -12,7 +12,7 @@ from tesseract_core.runtime import Array, Float64
 
 class InputSchema(BaseModel):
     x: Array[(None,), Float64]
-    seconds: float
+    seconds: Float64
 
 
 class OutputSchema(BaseModel):
