@@ -27,10 +27,6 @@ from conftest import plugin_path
 HERE = Path(__file__).resolve().parent
 KINDS_COMPONENT = HERE.parent / "pycomponents" / "kinds"
 
-needs_host = pytest.mark.skipif(
-    not _ext.HAVE_TEXT_FIELDS,
-    reason="the library does not carry text and JSON values yet (tsr_call_set_text)")
-
 MODES = ("inproc", "worker")
 
 
@@ -163,7 +159,6 @@ def test_c_plugin_schema_exposes_kinds_and_choices():
         assert s.input("mode").dims is None
 
 
-@needs_host
 def test_text_and_json_cross_a_c_plugin_both_ways(kinds):
     tag = {"run": 3, "w": np.array([1.5, -2.0]), "tags": ["a", None, True]}
     out = kinds.apply({"x": np.array([1.0, 2.0, 3.0]), "mode": "negate", "tag": tag})
@@ -173,7 +168,6 @@ def test_text_and_json_cross_a_c_plugin_both_ways(kinds):
     np.testing.assert_array_equal(out["echo"]["w"], [1.5, -2.0])
 
 
-@needs_host
 def test_a_text_option_changes_the_result_and_the_derivative(kinds):
     x = np.array([1.0, 2.0])
     out = kinds.apply({"x": x, "mode": "double", "tag": None})
@@ -183,7 +177,6 @@ def test_a_text_option_changes_the_result_and_the_derivative(kinds):
     np.testing.assert_array_equal(got["x"], [-1.0, -10.0])
 
 
-@needs_host
 def test_text_outside_choices_is_refused_with_its_location(kinds):
     with pytest.raises(tessera.ArgumentError) as info:
         kinds.apply({"x": np.zeros(2), "mode": "cube", "tag": 1})
@@ -196,7 +189,6 @@ def test_a_text_field_given_a_number_is_a_type_error_naming_it():
             c.apply({"x": np.zeros(2), "mode": 2, "tag": 1})
 
 
-@needs_host
 def test_a_json_field_given_an_object_json_cannot_hold_is_a_type_error():
     with tessera.load(plugin_path("valued")) as c:
         with pytest.raises(TypeError, match=r"input 'tag\.\{f\}'.*object has no JSON form"):
@@ -211,7 +203,6 @@ def test_a_text_field_named_for_differentiation_is_refused(name):
                   {"y": np.zeros(2)})
 
 
-@needs_host
 def test_jax_jit_retraces_for_a_changed_option_and_not_for_changed_arrays():
     jax = pytest.importorskip("jax")
     import tessera.jax as tj
@@ -246,7 +237,6 @@ def kinds_py(request):
         yield c
 
 
-@needs_host
 def test_python_component_fields_have_their_kinds(kinds_py):
     s = kinds_py.schema
     kind = {f.name: f.kind for f in s.inputs}
@@ -257,7 +247,6 @@ def test_python_component_fields_have_their_kinds(kinds_py):
                                                    "summary": "text"}
 
 
-@needs_host
 def test_python_component_apply_takes_options_lists_of_models_and_dicts_of_arrays(kinds_py):
     out = kinds_py.apply(_kinds_inputs())
     np.testing.assert_allclose(out["y"], [6.0, 12.0, 18.0])
@@ -265,7 +254,6 @@ def test_python_component_apply_takes_options_lists_of_models_and_dicts_of_array
     assert out["summary"] == "scaled:2:2"
 
 
-@needs_host
 def test_python_component_vjp_at_paths_inside_lists_and_dicts(kinds_py):
     got = kinds_py.vjp(_kinds_inputs("sum"), ["layers.[0].k", "weights.{b}", "x"], ["y"],
                        {"y": np.ones(3)})
@@ -274,21 +262,18 @@ def test_python_component_vjp_at_paths_inside_lists_and_dicts(kinds_py):
     np.testing.assert_allclose(got["x"], 2.0 * np.ones(3))
 
 
-@needs_host
 def test_python_component_jvp_with_tangents_at_paths(kinds_py):
     got = kinds_py.jvp(_kinds_inputs("sum"), ["layers.[1].k", "weights.{a}"], ["y"],
                        {"layers.[1].k": np.float64(1.0), "weights.{a}": np.ones(3)})
     np.testing.assert_allclose(got["y"], [2.0, 3.0, 4.0])
 
 
-@needs_host
 def test_python_component_refuses_a_method_outside_its_literal(kinds_py):
     with pytest.raises(tessera.ArgumentError) as info:
         kinds_py.apply(_kinds_inputs("cubic"))
     assert info.value.loc[:2] == ("inputs", "method")
 
 
-@needs_host
 def test_python_component_under_jit_of_grad_through_leaves_in_the_list_and_the_dict():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
@@ -317,7 +302,6 @@ def test_kinds_component_has_regression_cases_in_tesseract_format():
         assert ("expected_outputs" in case) != ("expected_exception" in case)
 
 
-@needs_host
 def test_torch_passes_text_and_json_through_and_differentiates_array_leaves_inside():
     torch = pytest.importorskip("torch")
     import tessera.torch as tt

@@ -10,7 +10,6 @@
 #include "interrupt.h"
 #include "pool.h"
 #include "results.h"
-#include "text_api.h"
 #if TSR_PY_HAVE_XLA_FFI
 #include "ffi_ops.h"
 #endif
@@ -322,7 +321,7 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
         if (PyBytes_Check(spec)) {
             /* A TEXT or JSON input: its encoded value (the bytes stay
              * alive in specs until the run returns). */
-            int rc = text_api_set(call, self->fields.in[i].cname, PyBytes_AS_STRING(spec));
+            int rc = tsr_call_set_text(call, self->fields.in[i].cname, PyBytes_AS_STRING(spec));
             if (rc != 0) {
                 raise_call_error(call, rc);
                 goto done;

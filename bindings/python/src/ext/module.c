@@ -12,7 +12,6 @@
 #include "results.h"
 #include "serve.h"
 #include "slot.h"
-#include "text_api.h"
 #if TSR_PY_HAVE_XLA_FFI
 #include "ffi_handler.h"
 #include "ffi_ops.h"
@@ -164,7 +163,6 @@ PyMODINIT_FUNC PyInit__ext(void) {
 #endif
         PyModule_AddIntConstant(m, "HAVE_XLA_FFI", TSR_PY_HAVE_XLA_FFI) < 0 ||
         PyModule_AddIntConstant(m, "MAX_RANK", TSR_MAX_RANK) < 0 ||
-        PyModule_AddIntConstant(m, "HAVE_TEXT_FIELDS", text_api_available()) < 0 ||
         PyModule_AddObject(m, "LIBRARY_VERSION", PyUnicode_FromString(tsr_version())) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -17,7 +17,6 @@
 #include "errors.h"
 #include "interrupt.h"
 #include "results.h"
-#include "text_api.h"
 
 /* Names of the pool's wrt fields, for tsr_call_set_wrt (the library's
  * own strings, valid while the component is open). */
@@ -274,14 +273,7 @@ static int bind_inputs(SlotObject *slot, PoolObject *pool, PyObject *inputs, kee
                                             pool->owner, pool->ep);
             if (!text) return -1;
             keep->n++;
-            if (!text_api_available()) {
-                PyErr_Format(PyExc_NotImplementedError,
-                             "input '%s' is a text or JSON field, which this build of the "
-                             "library cannot pass",
-                             fs->in[i].cname);
-                return -1;
-            }
-            rc = text_api_set(slot->call, fs->in[i].cname, text);
+            rc = tsr_call_set_text(slot->call, fs->in[i].cname, text);
         } else {
             if (convert_array(v, &fs->in[i], "input", &a, &keep->items[keep->n],
                               &slot->cells[i], pool->owner, slot->core, pool->ep) != 0)

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "convert.h"
-#include "text_api.h"
 
 PyObject *decode_fn;
 
@@ -163,7 +162,7 @@ PyObject *result_tuple(SlotObject *slot) {
 
 PyObject *result_value(const tsr_call *call, const field_meta *f) {
     size_t len = 0;
-    const char *text = text_api_output(call, f->cname, &len);
+    const char *text = tsr_call_output_text(call, f->cname, &len);
     if (!text) {
         PyErr_Format(PyExc_RuntimeError, "tessera: no text for output '%U'", f->name);
         return NULL;
