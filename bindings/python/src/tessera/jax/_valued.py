@@ -141,6 +141,7 @@ def apply(comp: Component, inputs: dict, operand) -> dict:
     arrays: list[str] = []
     ops: list = []
     leaves: list = []
+    found: list = []
     paths: list[str] = []
     for f in schema.inputs:
         if f.name not in inputs:
@@ -150,12 +151,13 @@ def apply(comp: Component, inputs: dict, operand) -> dict:
             arrays.append(f.name)
             ops.append(operand(value, f, comp))
         elif f.kind == "json":
-            found: list = []
+            # One list of leaves for every JSON input: a placeholder's
+            # index counts from the first leaf of the first such input.
             sk = _values.split_leaves(value, f.name, found, paths)
-            if found:
+            if len(found) > len(leaves):
                 skeletons[f.name] = sk
                 leaves.extend(jnp.asarray(x) if isinstance(x, jax.core.Tracer)
-                              else jnp.asarray(np.asarray(x)) for x in found)
+                              else jnp.asarray(np.asarray(x)) for x in found[len(leaves):])
             else:
                 statics[f.name] = value
         else:

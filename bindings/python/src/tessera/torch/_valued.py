@@ -83,6 +83,7 @@ def apply(comp: Component, inputs: dict) -> dict:
     arrays: list[str] = []
     ops: list = []
     leaves: list = []
+    found: list = []
     paths: list[str] = []
     for f in schema.inputs:
         if f.name not in inputs:
@@ -93,12 +94,13 @@ def apply(comp: Component, inputs: dict) -> dict:
             ops.append(value if isinstance(value, torch.Tensor)
                        else torch.as_tensor(np.asarray(value, dtype=f.dtype)))
         elif f.kind == "json":
-            found: list = []
+            # One list of leaves for every JSON input: a placeholder's
+            # index counts from the first leaf of the first such input.
             sk = _values.split_leaves(value, f.name, found, paths)
-            if found:
+            if len(found) > len(leaves):
                 skeletons[f.name] = sk
                 leaves.extend(x if isinstance(x, torch.Tensor)
-                              else torch.as_tensor(np.asarray(x)) for x in found)
+                              else torch.as_tensor(np.asarray(x)) for x in found[len(leaves):])
             else:
                 statics[f.name] = value
         else:
