@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import tessera
-from tessera import _ext, _values
+from tessera import _errors, _values
 from tessera._schema import Schema
 
 from conftest import plugin_path
@@ -92,19 +92,16 @@ def test_text_value_refuses_what_is_not_a_str_naming_the_field():
         _values.encode_text(3, "method")
 
 
-def test_text_value_outside_choices_raises_argument_error_located_at_the_field():
-    with pytest.raises(tessera.ArgumentError) as info:
-        _values.encode_text("cubic", "opts.method", ("linear", "nearest"))
-    assert info.value.loc == ("inputs", "opts", "method")
-    assert "'cubic' is not one of the allowed values ('linear', 'nearest')" in str(info.value)
-    assert info.value.detail[0]["input"] == "cubic"
+def test_text_value_outside_choices_is_left_to_the_library():
+    # The one check of choices is the host's (TSR_E_VALUE), with its wording.
+    assert _values.encode_text("cubic", "opts.method") == "cubic"
 
 
 def test_text_value_takes_a_str_enum_member_as_its_value():
     class Method(str, enum.Enum):
         LINEAR = "linear"
 
-    assert _values.encode_text(Method.LINEAR, "m", ("linear",)) == "linear"
+    assert _values.encode_text(Method.LINEAR, "m") == "linear"
 
 
 def test_text_value_with_a_nul_is_refused():
@@ -177,10 +174,29 @@ def test_a_text_option_changes_the_result_and_the_derivative(kinds):
     np.testing.assert_array_equal(got["x"], [-1.0, -10.0])
 
 
-def test_text_outside_choices_is_refused_with_its_location(kinds):
-    with pytest.raises(tessera.ArgumentError) as info:
+def test_text_outside_choices_is_the_hosts_value_error_with_location_and_detail(kinds):
+    with pytest.raises(tessera.ValueNotAllowedError) as info:
         kinds.apply({"x": np.zeros(2), "mode": "cube", "tag": 1})
-    assert info.value.loc[:2] == ("inputs", "mode")
+    err = info.value
+    assert err.code == _errors.TSR_E_VALUE and err.code_name == "TSR_E_VALUE"
+    assert isinstance(err, ValueError)
+    assert err.loc == ("inputs", "mode")
+    assert "Input should be 'double' or 'negate'" in err.message
+    assert err.detail[0]["type"] == "literal_error"
+    assert err.detail[0]["loc"] == ("inputs", "mode")
+
+
+def test_text_outside_choices_in_a_vjp_is_refused_before_the_endpoint_runs(kinds):
+    with pytest.raises(tessera.ValueNotAllowedError) as info:
+        kinds.vjp({"x": np.zeros(2), "mode": "Double", "tag": 1}, ["x"], ["y"],
+                  {"y": np.zeros(2)})
+    assert info.value.loc == ("inputs", "mode")
+
+
+def test_text_that_is_a_choice_with_a_different_case_or_padding_is_refused(kinds):
+    for bad in ("DOUBLE", " double", "double ", ""):
+        with pytest.raises(tessera.ValueNotAllowedError):
+            kinds.apply({"x": np.zeros(2), "mode": bad, "tag": 1})
 
 
 def test_a_text_field_given_a_number_is_a_type_error_naming_it():
@@ -269,27 +285,24 @@ def test_python_component_jvp_with_tangents_at_paths(kinds_py):
 
 
 def test_python_component_refuses_a_method_outside_its_literal(kinds_py):
-    with pytest.raises(tessera.ArgumentError) as info:
+    with pytest.raises(tessera.ValueNotAllowedError) as info:
         kinds_py.apply(_kinds_inputs("cubic"))
-    assert info.value.loc[:2] == ("inputs", "method")
+    assert info.value.loc == ("inputs", "method")
+    assert "Input should be 'sum' or 'scaled'" in info.value.message
+    assert info.value.detail[0]["type"] == "literal_error"
 
 
-def test_python_component_under_jit_of_grad_through_leaves_in_the_list_and_the_dict():
+def test_jax_refuses_an_option_outside_choices_with_the_hosts_error_at_trace_time():
     jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
     import tessera.jax as tj
     jax.config.update("jax_enable_x64", True)
     with tessera.load(KINDS_COMPONENT) as c:
-        def loss(k0, wb, x):
-            inputs = {"x": x, "method": "sum", "count": 1,
-                      "layers": [{"k": k0}, {"k": jnp.float64(1.5)}],
-                      "weights": {"a": jnp.ones(3), "b": wb}}
-            return tj.apply(c, inputs)["y"].sum()
+        def f(x):
+            return tj.apply(c, {**_kinds_inputs("cubic"), "x": x})["y"].sum()
 
-        x = jnp.asarray([1.0, 2.0, 3.0])
-        gk, gw = jax.jit(jax.grad(loss, argnums=(0, 1)))(jnp.float64(0.5), jnp.zeros(3), x)
-        np.testing.assert_allclose(gk, 6.0)           # d sum(y) / d k0 = sum(x)
-        np.testing.assert_allclose(gw, np.ones(3))    # d sum(y) / d weights.{b}
+        with pytest.raises(tessera.ValueNotAllowedError) as info:
+            jax.jit(f).lower(np.ones(3))     # tracing alone, nothing run
+        assert info.value.loc == ("inputs", "method")
 
 
 def test_kinds_component_has_regression_cases_in_tesseract_format():
@@ -300,22 +313,6 @@ def test_kinds_component_has_regression_cases_in_tesseract_format():
         assert case["endpoint"] in ("apply", "vector_jacobian_product")
         assert "inputs" in case["payload"]
         assert ("expected_outputs" in case) != ("expected_exception" in case)
-
-
-def test_torch_passes_text_and_json_through_and_differentiates_array_leaves_inside():
-    torch = pytest.importorskip("torch")
-    import tessera.torch as tt
-    with tessera.load(KINDS_COMPONENT) as c:
-        k0 = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
-        wb = torch.zeros(3, dtype=torch.float64, requires_grad=True)
-        out = tt.apply(c, {"x": torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64),
-                           "method": "sum", "count": 1,
-                           "layers": [{"k": k0}, {"k": 1.5}],
-                           "weights": {"a": torch.ones(3, dtype=torch.float64), "b": wb}})
-        assert out["summary"] == "sum:1:2" and out["names"] == ["a", "b"]
-        out["y"].sum().backward()
-        assert float(k0.grad) == pytest.approx(6.0)
-        np.testing.assert_allclose(wb.grad.numpy(), np.ones(3))
 
 
 def test_dask_batch_keeps_text_and_json_inputs_the_same_for_every_item():
@@ -329,3 +326,186 @@ def test_dask_batch_keeps_text_and_json_inputs_the_same_for_every_item():
                                     "cfg": [1, 2, 3, 4, 5]}, fields)
     assert split.size == 4 and set(split.batched) == {"x"}
     assert split.shared == {"m": "linear", "cfg": [1, 2, 3, 4, 5]}
+
+
+# ---- JAX: the valued route in both modes, forward and reverse -------------------
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+@pytest.fixture(params=MODES)
+def valued(request):
+    with tessera.load(plugin_path("valued"), request.param) as c:
+        yield c
+
+
+def test_jax_jvp_and_jacfwd_on_the_valued_route_follow_the_text_option(valued):
+    jax = _jax()
+    import tessera.jax as tj
+
+    def f(x, mode):
+        return tj.apply(valued, {"x": x, "mode": mode, "tag": [1, "a"]})["y"]
+
+    x, t = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.5, -1.0])
+    y, ty = jax.jvp(lambda x: f(x, "negate"), (x,), (t,))
+    np.testing.assert_array_equal(y, -x)
+    np.testing.assert_array_equal(ty, -t)
+    _, ty = jax.jit(lambda x, t: jax.jvp(lambda x: f(x, "double"), (x,), (t,)))(x, t)
+    np.testing.assert_array_equal(ty, 2.0 * t)
+    np.testing.assert_array_equal(jax.jit(jax.jacfwd(lambda x: f(x, "double")))(x),
+                                  2.0 * np.eye(3))
+    np.testing.assert_array_equal(jax.jit(jax.jacrev(lambda x: f(x, "negate")))(x), -np.eye(3))
+
+
+def test_jax_vmap_on_the_valued_route_runs_each_item(valued):
+    jax = _jax()
+    import tessera.jax as tj
+    xs = np.arange(6.0).reshape(3, 2)
+    got = jax.jit(jax.vmap(lambda x: tj.apply(valued, {"x": x, "mode": "negate",
+                                                       "tag": None})["y"]))(xs)
+    np.testing.assert_array_equal(got, -xs)
+
+
+def test_jax_second_derivative_on_the_valued_route_is_unsupported(valued):
+    jax = _jax()
+    import tessera.jax as tj
+
+    def loss(x):
+        return (tj.apply(valued, {"x": x, "mode": "double", "tag": 0})["y"] ** 2).sum()
+
+    np.testing.assert_array_equal(jax.grad(loss)(np.array([1.0, 2.0])), [8.0, 16.0])
+    with pytest.raises(NotImplementedError, match="first derivatives only"):
+        jax.hessian(loss)(np.array([1.0, 2.0]))
+
+
+def test_jax_tangent_for_an_array_leaf_of_a_non_differentiable_json_input_is_refused():
+    jax = _jax()
+    import tessera.jax as tj
+    with tessera.load(plugin_path("valued")) as c:
+        def f(w):
+            return tj.apply(c, {"x": np.ones(2), "mode": "double", "tag": {"w": w}})["y"].sum()
+
+        with pytest.raises(ValueError, match=r"'tag\.\{w\}'.*not differentiable"):
+            jax.grad(f)(np.ones(2))
+
+
+def test_jax_valued_failure_under_jit_raises_the_components_error_class(valued):
+    jax = _jax()
+    import tessera.jax as tj
+    f = jax.jit(lambda x: tj.apply(valued, {"x": x, "mode": "double", "tag": 0})["y"])
+    with pytest.raises(tessera.ShapeError):
+        f(np.ones((2, 2))).block_until_ready()
+
+
+def _loss_of_kinds(c, method="sum", count=1):
+    import jax.numpy as jnp
+    import tessera.jax as tj
+
+    def loss(k0, wb, x):
+        inputs = {"x": x, "method": method, "count": count,
+                  "layers": [{"k": k0}, {"k": jnp.float64(1.5)}],
+                  "weights": {"a": jnp.ones(3), "b": wb}}
+        return tj.apply(c, inputs)["y"].sum()
+    return loss
+
+
+def test_kinds_component_jit_of_grad_wrt_leaves_in_the_list_and_the_dict(kinds_py):
+    # y = f (x * sum(k) + sum(w)), f = count for "scaled": closed forms
+    # d sum(y)/d k0 = f sum(x), d/d weights.{b} = f, d/d x = f sum(k).
+    jax = _jax()
+    import jax.numpy as jnp
+    x = jnp.asarray([1.0, 2.0, 3.0])
+    g = jax.jit(jax.grad(_loss_of_kinds(kinds_py, "scaled", 3), argnums=(0, 1, 2)))
+    gk, gw, gx = g(jnp.float64(0.5), jnp.zeros(3), x)
+    np.testing.assert_allclose(gk, 3 * 6.0)
+    np.testing.assert_allclose(gw, 3 * np.ones(3))
+    np.testing.assert_allclose(gx, 3 * 2.0 * np.ones(3))
+
+
+def test_kinds_component_jvp_at_leaves_agrees_with_its_grad(kinds_py):
+    jax = _jax()
+    import jax.numpy as jnp
+    loss = _loss_of_kinds(kinds_py)
+    x = jnp.asarray([1.0, 2.0, 3.0])
+    primals = (jnp.float64(0.5), jnp.zeros(3), x)
+    tangents = (jnp.float64(1.0), jnp.asarray([1.0, -1.0, 2.0]), jnp.zeros(3))
+    _, dl = jax.jit(lambda p, t: jax.jvp(loss, p, t))(primals, tangents)
+    g = jax.grad(loss, argnums=(0, 1, 2))(*primals)
+    np.testing.assert_allclose(dl, sum(float(jnp.vdot(a, b)) for a, b in zip(g, tangents)))
+    np.testing.assert_allclose(dl, 6.0 + 2.0)
+
+
+def test_kinds_component_retraces_for_a_changed_option_only(kinds_py):
+    jax = _jax()
+    import jax.numpy as jnp
+    import tessera.jax as tj
+    traces = []
+
+    def f(x, wb, method):
+        traces.append(method)
+        inputs = {"x": x, "method": method, "count": 2,
+                  "layers": [{"k": 1.0}], "weights": {"b": wb}}
+        return tj.apply(kinds_py, inputs)["y"]
+
+    jf = jax.jit(f, static_argnames="method")
+    x, wb = jnp.asarray([1.0, 2.0]), jnp.zeros(2)
+    np.testing.assert_allclose(jf(x, wb, "sum"), [1.0, 2.0])
+    np.testing.assert_allclose(jf(x + 1, wb + 1, "sum"), [3.0, 4.0])   # new arrays
+    assert traces == ["sum"]
+    np.testing.assert_allclose(jf(x, wb, "scaled"), [2.0, 4.0])        # new option
+    assert traces == ["sum", "scaled"]
+    np.testing.assert_allclose(jf(x, wb, "sum"), [1.0, 2.0])           # seen before
+    np.testing.assert_allclose(jf(x, wb, "scaled"), [2.0, 4.0])
+    assert traces == ["sum", "scaled"]
+
+
+# ---- PyTorch and Dask -------------------------------------------------------------
+
+def test_torch_backward_through_leaves_of_both_json_inputs_in_each_mode(kinds_py):
+    torch = pytest.importorskip("torch")
+    import tessera.torch as tt
+    k0 = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    wb = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    out = tt.apply(kinds_py, {"x": x, "method": "scaled", "count": 2,
+                              "layers": [{"k": k0}, {"k": 1.5}],
+                              "weights": {"a": torch.ones(3, dtype=torch.float64), "b": wb}})
+    assert out["summary"] == "scaled:2:2"
+    out["y"].sum().backward()
+    assert float(k0.grad) == pytest.approx(2 * 6.0)
+    np.testing.assert_allclose(wb.grad.numpy(), 2 * np.ones(3))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2.0 * np.ones(3))
+
+
+def test_torch_forward_gives_values_with_tensor_leaves_that_need_no_grad(kinds_py):
+    torch = pytest.importorskip("torch")
+    import tessera.torch as tt
+    out = tt.apply(kinds_py, {"x": torch.tensor([1.0, 2.0], dtype=torch.float64),
+                              "method": "sum", "layers": [{"k": torch.tensor(2.0,
+                                                                             dtype=torch.float64)}],
+                              "weights": {"a": torch.ones(2, dtype=torch.float64)}})
+    np.testing.assert_allclose(out["y"].numpy(), [3.0, 5.0])
+    assert out["names"] == ["a"] and out["summary"] == "sum:1:1"
+
+
+def test_dask_map_sends_text_options_and_json_values_to_each_task():
+    distributed = pytest.importorskip("distributed")
+    import tessera.dask
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                       dashboard_address=":0")
+    with cluster, distributed.Client(cluster) as client:
+        with tessera.dask.load(client, KINDS_COMPONENT, "worker") as cc:
+            items = [dict(_kinds_inputs(m), count=n) for m, n in
+                     (("sum", 1), ("scaled", 2), ("scaled", 3))]
+            got = cc.apply(items)
+            for item, out in zip(items, got):
+                f = item["count"] if item["method"] == "scaled" else 1
+                np.testing.assert_allclose(out["y"], f * np.array([3.0, 6.0, 9.0]))
+                assert out["summary"] == f"{item['method']}:{item['count']}:2"
+            with pytest.raises(tessera.ValueNotAllowedError) as info:
+                cc.apply([_kinds_inputs("cubic")])
+            assert info.value.loc == ("inputs", "method")
+

@@ -39,6 +39,7 @@ from ._errors import (
     TesseraError,
     UnknownFieldError,
     UnsupportedError,
+    ValueNotAllowedError,
     WorkerError,
     error_class,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "TesseraError",
     "UnknownFieldError",
     "UnsupportedError",
+    "ValueNotAllowedError",
     "WorkerError",
     "error_class",
     "load",

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Text and JSON fields: Python values <-> the UTF-8 text the library carries.
 
-* A text field takes a ``str`` (a str enum member counts as its value);
-  with ``choices``, only one of them. Anything else is a ``TypeError``
-  naming the field; a value outside the choices raises
-  :class:`~tessera.ArgumentError`, the library's class for it, with
-  ``.loc`` the field's path.
+* A text field takes a ``str`` (a str enum member counts as its value).
+  Anything else is a ``TypeError`` naming the field. The library checks
+  the text against the field's choices: a value outside them raises
+  :class:`~tessera.ValueNotAllowedError` (TSR_E_VALUE) with ``.loc`` the
+  field's path, in pydantic's words ("Input should be 'a' or 'b'").
 * A JSON field takes any JSON-able Python value: numbers, bools, None,
   str, lists, tuples, dicts with str keys, nested to any depth. NumPy
   arrays inside (and JAX arrays, PyTorch tensors, anything with
@@ -41,16 +41,8 @@ def _section(what: str) -> str:
     return "inputs" if what == "input" else what
 
 
-def _field(component: Any, name: str) -> Any:
-    try:
-        return component.schema.input(name)
-    except (AttributeError, KeyError):
-        return None
-
-
-def encode_text(value: Any, name: str, choices: Any = None, what: str = "input",
-                label: str = "") -> str:
-    """The text for a text field, checked against its choices."""
+def encode_text(value: Any, name: str, what: str = "input", label: str = "") -> str:
+    """The text for a text field (its choices are the library's to check)."""
     if isinstance(value, enum.Enum) and isinstance(value.value, str):
         value = value.value
     if not isinstance(value, str):
@@ -59,12 +51,6 @@ def encode_text(value: Any, name: str, choices: Any = None, what: str = "input",
     if "\0" in value:
         raise _errors.ArgumentError(
             _errors.TSR_E_ARGUMENT, f"{label}{what} '{name}': text holds a NUL character",
-            _errors.field_loc(_section(what), name), _errors.small_input(value))
-    if choices is not None and value not in choices:
-        allowed = ", ".join(repr(c) for c in choices)
-        raise _errors.ArgumentError(
-            _errors.TSR_E_ARGUMENT,
-            f"{label}{what} '{name}': {value!r} is not one of the allowed values ({allowed})",
             _errors.field_loc(_section(what), name), _errors.small_input(value))
     return value
 
@@ -152,8 +138,7 @@ def encode(value: Any, kind: str, name: str, what: str = "input", component: Any
     calls this for each such input)."""
     label = where(component, endpoint)
     if kind == TEXT:
-        field = _field(component, name)
-        text = encode_text(value, name, getattr(field, "choices", None), what, label)
+        text = encode_text(value, name, what, label)
     else:
         text = encode_json(value, name, what, label)
     return text.encode("utf-8")
