@@ -92,7 +92,9 @@ def test_schema_and_endpoints(comp):
     diff = {f.name: (f.dims, f.differentiable) for f in s.inputs}
     assert diff == {"bars": ((None, 2, 2), True), "radius": ((), True),
                     "grid_x": ((None,), False), "grid_y": ((None,), False),
-                    "fd_step": ((), False)}
+                    "fd_step": (None, False)}
+    # A plain float option is a JSON field holding a Python number.
+    assert s.input("fd_step").kind == "json"
     assert [(f.dims, f.differentiable) for f in s.outputs] == [((None, None), True)]
     assert set(comp.endpoints) == {"apply", "jvp", "vjp", "jacobian", "abstract_eval"}
 
@@ -225,7 +227,9 @@ def test_derivatives_beside_a_straight_side(comp):
 
 def test_abstract_eval_and_jax_grad(comp):
     inp = inputs(TRUSS, 1.5, nx=60, ny=30)
+    # Arrays by shape and dtype; fd_step, a JSON field, by its value.
     shapes = comp.abstract_eval({k: tessera.ShapeDtype(np.shape(v), np.float64)
+                                 if comp.schema.input(k).is_array else v
                                  for k, v in inp.items()})
     assert shapes["sdf"].shape == (30, 60) and shapes["sdf"].dtype == np.float64
 
