@@ -45,9 +45,13 @@ static int bind_item(tsr_call *call, tsr_call *sub, int64_t i) {
             if (rc) return rc;
             continue;
         }
-        tsr_array s = slice(&call->inputs[f], i);
+        /* TEXT and JSON inputs are not batched: each item gets the value. */
+        int text = call->comp->in[f].field.kind != TSR_KIND_ARRAY;
+        tsr_array s = text ? call->inputs[f] : slice(&call->inputs[f], i);
         int rc = tsr_call_set_input_at(sub, f, &s);
         if (rc) return rc;
+        /* Bound as a C string (tsr_call_set_text): its NUL is there. */
+        if (text && sub->text && !(call->text && call->text[f].copy)) sub->text[f].copy = 0;
     }
     for (int32_t k = 0; k < seed_count(call); k++) {
         if (!call->seed_set[k]) {
@@ -138,6 +142,12 @@ static int check_batched(tsr_call *call, int64_t batch) {
                                 "input '%s' is missing", field->name);
         }
         const tsr_array *a = &call->inputs[f];
+        if (c->in[f].field.kind != TSR_KIND_ARRAY) {
+            /* Not batched: the same text for every item, checked by each. */
+            int rc = limit_take(call, limit_array_bytes(a), "input", c->in[f].field.name);
+            if (rc) return rc;
+            continue;
+        }
         if (a->rank < 1 || a->shape[0] != batch)
             return call_fail_at(call, TSR_E_SHAPE, "inputs", c->in[f].field.name,
                              "batch of %lld: input '%s' needs a leading dimension of %lld",
@@ -167,6 +177,11 @@ static int size_results(tsr_call *call, tsr_call *sub, int64_t batch) {
         for (int32_t d = 0; d < e->rank; d++)
             if (e->shape[d] < 0) {
                 char name[160];
+                if (result_is_text(sub, k))
+                    return call_fail(call, TSR_E_UNSUPPORTED,
+                                     "%s is text, whose length depends on values: a batch "
+                                     "cannot hold it; run each item as its own call",
+                                     call_result_name(sub, k, name, sizeof name));
                 return call_fail(call, TSR_E_UNSUPPORTED,
                                  "%s has a shape that depends on values, which batches cannot "
                                  "hold",
@@ -202,6 +217,13 @@ static int run_batch(tsr_call *call, int64_t batch) {
         return call_fail(call, TSR_E_ARGUMENT, "batch size %lld (must be >= 1)", (long long)batch);
     if (!tsr_component_has_endpoint(c, call->ep))
         return call_fail(call, TSR_E_UNSUPPORTED, "the component does not implement this endpoint");
+    if (call_has_free_entries(call))
+        return call_fail(call, TSR_E_UNSUPPORTED,
+                         "a batch cannot differentiate inside JSON fields (paths in %s): run "
+                         "each item as its own call",
+                         call->ep == TSR_EP_JVP ? "jvp_inputs or jvp_outputs"
+                         : call->ep == TSR_EP_VJP ? "vjp_inputs or vjp_outputs"
+                                                  : "jac_inputs or jac_outputs");
     int rc = check_batched(call, batch);
     if (rc) return rc;
     int32_t lanes = c->lanes;

@@ -32,6 +32,10 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->input_bound = calloc((size_t)n_in, 1);
     call->wrt_in = calloc((size_t)n_in, sizeof *call->wrt_in);
     call->wrt_out = calloc((size_t)n_out, sizeof *call->wrt_out);
+    call->wrt_in_paths = calloc((size_t)n_in, sizeof *call->wrt_in_paths);
+    call->wrt_out_paths = calloc((size_t)n_out, sizeof *call->wrt_out_paths);
+    call->cap_wrt_in = n_in;
+    call->cap_wrt_out = n_out;
     call->seeds = calloc((size_t)cap, sizeof *call->seeds);
     call->seed_set = calloc((size_t)cap, 1);
     call->results = calloc((size_t)cap, sizeof *call->results);
@@ -41,7 +45,8 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     call->result_bytes = calloc((size_t)cap, sizeof *call->result_bytes);
     call->symval = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->symval);
     call->sym_from = calloc((size_t)max_i32(c->n_sym, 1), sizeof *call->sym_from);
-    if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->seeds ||
+    if (!call->inputs || !call->input_bound || !call->wrt_in || !call->wrt_out || !call->wrt_in_paths ||
+        !call->wrt_out_paths || !call->seeds ||
         !call->seed_set || !call->results || !call->expect || !call->bufs || !call->targets ||
         !call->result_bytes || !call->symval || !call->sym_from) {
         tsr_call_free(call);
@@ -67,6 +72,9 @@ TSR_API void tsr_call_free(tsr_call *call) {
     free(call->input_bound);
     free(call->wrt_in);
     free(call->wrt_out);
+    free(call->wrt_in_paths);
+    free(call->wrt_out_paths);
+    free(call->path_store);
     free(call->seeds);
     free(call->seed_set);
     free(call->results);
@@ -174,10 +182,48 @@ static const char *item_at(int32_t k, char *buf, size_t n) {
     return buf;
 }
 
+/* The longest list a call takes: a field may repeat (paths inside a JSON
+ * field), up to SCHEMA_MAX_WRT entries. */
+static int32_t wrt_bound(int32_t n_fs) { return n_fs > SCHEMA_MAX_WRT ? n_fs : SCHEMA_MAX_WRT; }
+
+/* Entry k of a list names no field: a path inside one, or nothing known. */
+static int resolve_path(tsr_call *call, const char *label, const char *what, const char *name,
+                        const field_info *fs, int32_t n_fs, int32_t k, int32_t *field) {
+    char at[16], why[300];
+    int32_t f = wrt_path_field(fs, n_fs, name);
+    if (f < 0) {
+        char known[512];
+        list_names(fs, n_fs, known, sizeof known);
+        return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, item_at(k, at, sizeof at),
+                            "%s: '%s' is not an %s (%ss: %s)", label, name ? name : "(null)",
+                            what, what, known);
+    }
+    const tsr_field *fd = &fs[f].field;
+    if (fd->kind == TSR_KIND_ARRAY)
+        return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, item_at(k, at, sizeof at),
+                            "%s: '%s' is not an %s: %s '%s' is an array, and paths go inside "
+                            "JSON fields only",
+                            label, name, what, what, fd->name);
+    if (fd->kind == TSR_KIND_TEXT)
+        return call_fail_at(call, TSR_E_NOT_DIFFERENTIABLE, label, item_at(k, at, sizeof at),
+                            "%s: '%s': %s '%s' is text, which has no derivatives", label, name,
+                            what, fd->name);
+    if (!(fd->flags & TSR_FIELD_DIFFERENTIABLE))
+        return call_fail_at(call, TSR_E_NOT_DIFFERENTIABLE, label, item_at(k, at, sizeof at),
+                            "%s: '%s': %s '%s' is not differentiable", label, name, what,
+                            fd->name);
+    if (wrt_path_check(fd->name, name, why, sizeof why) != 0)
+        return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, item_at(k, at, sizeof at),
+                            "%s: '%s' is not a path inside %s '%s': %s", label, name, what,
+                            fd->name, why);
+    *field = f;
+    return 0;
+}
+
 static int resolve_wrt(tsr_call *call, const char *label, const char *what,
                        const char *const *names, int32_t n, const field_info *fs, int32_t n_fs,
-                       int32_t *idx) {
-    if (n < 0 || n > n_fs || (n > 0 && !names))
+                       int32_t *idx, const char **paths) {
+    if (n < 0 || (n > 0 && !names))
         return call_fail_at(call, TSR_E_ARGUMENT, label, NULL,
                             "%s: invalid list (%d names for %d %ss)", label, (int)n, (int)n_fs,
                             what);
@@ -185,21 +231,47 @@ static int resolve_wrt(tsr_call *call, const char *label, const char *what,
     for (int32_t k = 0; k < n; k++) {
         int32_t f = find_field(fs, n_fs, names[k]);
         if (f < 0) {
-            char known[512];
-            list_names(fs, n_fs, known, sizeof known);
-            return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, item_at(k, at, sizeof at),
-                                "%s: '%s' is not an %s (%ss: %s)", label,
-                                names[k] ? names[k] : "(null)", what, what, known);
+            int rc = resolve_path(call, label, what, names[k], fs, n_fs, k, &f);
+            if (rc) return rc;
+            paths[k] = names[k];   /* copied by call_wrt_keep_paths */
+        } else {
+            if (!(fs[f].field.flags & TSR_FIELD_DIFFERENTIABLE))
+                return call_fail_at(call, TSR_E_NOT_DIFFERENTIABLE, label,
+                                    item_at(k, at, sizeof at), "%s: %s '%s' is not differentiable",
+                                    label, what, names[k]);
+            paths[k] = fs[f].field.name;   /* a whole field's path is its name */
         }
-        if (!(fs[f].field.flags & TSR_FIELD_DIFFERENTIABLE))
-            return call_fail_at(call, TSR_E_NOT_DIFFERENTIABLE, label, item_at(k, at, sizeof at),
-                                "%s: %s '%s' is not differentiable", label, what, names[k]);
+        /* An array field once; a JSON field once per path. */
+        int json = fs[f].field.kind == TSR_KIND_JSON;
         for (int32_t j = 0; j < k; j++)
-            if (idx[j] == f)
+            if (idx[j] == f && (!json || strcmp(paths[j], paths[k]) == 0))
                 return call_fail_at(call, TSR_E_ARGUMENT, label, item_at(k, at, sizeof at),
                                     "%s: '%s' is named twice", label, names[k]);
         idx[k] = f;
     }
+    return 0;
+}
+
+/* Room for the lists and their results, within the bounds. */
+static int wrt_room(tsr_call *call, int32_t n_in, int32_t n_out) {
+    tsr_component *c = call->comp;
+    tsr_endpoint ep = call->ep;
+    if (n_in > wrt_bound(c->n_in) || n_out > wrt_bound(c->n_out)) {
+        int in = n_in > wrt_bound(c->n_in);
+        return call_fail_at(call, TSR_E_ARGUMENT, in ? wrt_in_label(ep) : wrt_out_label(ep),
+                            NULL, "%s: %d entries, at most %d", in ? wrt_in_label(ep) :
+                            wrt_out_label(ep), (int)(in ? n_in : n_out),
+                            (int)wrt_bound(in ? c->n_in : c->n_out));
+    }
+    int64_t results = ep == TSR_EP_JVP ? n_out : ep == TSR_EP_VJP ? n_in : (int64_t)n_in * n_out;
+    int64_t blocks = (int64_t)(c->n_in > 0 ? c->n_in : 1) * (c->n_out > 0 ? c->n_out : 1);
+    int64_t bound = blocks > SCHEMA_MAX_WRT ? blocks : SCHEMA_MAX_WRT;
+    if (ep == TSR_EP_JACOBIAN && results > bound)
+        return call_fail_at(call, TSR_E_ARGUMENT, wrt_in_label(ep), NULL,
+                            "jacobian: %d outputs by %d inputs make %lld blocks, at most %lld",
+                            (int)n_out, (int)n_in, (long long)results, (long long)bound);
+    if (call_wrt_reserve(call, n_in, n_out, (int32_t)results) != 0)
+        return call_fail(call, TSR_E_NOMEM, "out of memory for the differentiation lists");
     return 0;
 }
 
@@ -216,14 +288,20 @@ TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_
     call->n_wrt_in = call->n_wrt_out = 0;
     call->results_valid = 0;
     memset(call->seed_set, 0, (size_t)call->cap_results);
-    int rc = resolve_wrt(call, wrt_in_label(ep), "input", in_names, n_in, c->in, c->n_in,
-                         call->wrt_in);
+    int rc = wrt_room(call, n_in, n_out);
+    if (rc) return rc;
+    rc = resolve_wrt(call, wrt_in_label(ep), "input", in_names, n_in, c->in, c->n_in,
+                         call->wrt_in, call->wrt_in_paths);
     if (!rc)
         rc = resolve_wrt(call, wrt_out_label(ep), "output", out_names, n_out, c->out, c->n_out,
-                         call->wrt_out);
+                         call->wrt_out, call->wrt_out_paths);
     if (rc) return rc;
     call->n_wrt_in = n_in;
     call->n_wrt_out = n_out;
+    if (call_wrt_keep_paths(call) != 0) {
+        call->n_wrt_in = call->n_wrt_out = 0;
+        return call_fail(call, TSR_E_NOMEM, "out of memory for the differentiation paths");
+    }
     call->wrt_set = 1;
     return ok(call);
 }
@@ -239,11 +317,11 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
                          wrt_in_label(ep), wrt_out_label(ep));
     int jvp = ep == TSR_EP_JVP;
     const char *label = jvp ? "tangent_vector" : "cotangent_vector";
-    const field_info *fs = jvp ? call->comp->in : call->comp->out;
-    const int32_t *wrt = jvp ? call->wrt_in : call->wrt_out;
+    const char *const *paths = jvp ? call->wrt_in_paths : call->wrt_out_paths;
     int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
+    /* A whole field's path is its name. */
     for (int32_t k = 0; k < n; k++)
-        if (name && strcmp(fs[wrt[k]].field.name, name) == 0) {
+        if (name && strcmp(paths[k], name) == 0) {
             if (!a) {
                 call->validated = 0;
                 call->seed_set[k] = 0;
@@ -322,6 +400,30 @@ static int bind_inputs(tsr_call *call) {
     return 0;
 }
 
+/* A seed at an entry on a JSON field: any float array of any shape (the
+ * component checks it). */
+static int check_free_seed(tsr_call *call, const char *what, const char *path,
+                           const tsr_array *s) {
+    char label[SCHEMA_MAX_PATH + 32];
+    const char *section = array_section(what);
+    if (!wrt_free_dtype(s->dtype)) {
+        const char *given = tsr_dtype_name(s->dtype);
+        return call_fail_at(call, TSR_E_DTYPE, section, path,
+                            "%s: dtype %s given; a seed inside a JSON field is float16, "
+                            "float32 or float64",
+                            array_label(what, path, label, sizeof label), given ? given : "?");
+    }
+    int64_t count = shape_count(s->shape, s->rank);
+    if (count < 0)
+        return call_fail_at(call, TSR_E_SHAPE, section, path, "%s: the element count overflows",
+                            array_label(what, path, label, sizeof label));
+    if (!s->data && count > 0)
+        return call_fail_at(call, TSR_E_ARGUMENT, section, path,
+                            "%s: data is NULL for %lld elements",
+                            array_label(what, path, label, sizeof label), (long long)count);
+    return limit_take(call, limit_array_bytes(s), what, path);
+}
+
 /* Tangents are shaped like their inputs, cotangents like their outputs. */
 static int check_seeds(tsr_call *call) {
     tsr_component *c = call->comp;
@@ -335,11 +437,17 @@ static int check_seeds(tsr_call *call) {
     int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
     for (int32_t k = 0; k < n; k++) {
         const field_info *f = jvp ? &c->in[call->wrt_in[k]] : &c->out[call->wrt_out[k]];
-        char label[SCHEMA_MAX_NAME + 32];
+        char label[SCHEMA_MAX_PATH + 32];
+        const char *path = jvp ? call->wrt_in_paths[k] : call->wrt_out_paths[k];
         if (!call->seed_set[k])
-            return call_fail_at(call, TSR_E_MISSING, what, f->field.name, "%s is missing",
-                             array_label(what, f->field.name, label, sizeof label));
+            return call_fail_at(call, TSR_E_MISSING, what, path, "%s is missing",
+                                array_label(what, path, label, sizeof label));
         const tsr_array *s = &call->seeds[k];
+        if (f->field.kind == TSR_KIND_JSON) {
+            int rc = check_free_seed(call, what, path, s);
+            if (rc) return rc;
+            continue;
+        }
         if (jvp) {
             const tsr_array *in = &call->inputs[call->wrt_in[k]];
             if (s->rank != in->rank ||
@@ -423,6 +531,8 @@ int call_validate(tsr_call *call) {
                                             : 0,
         .results = call->results,
         .n_results = call->n_results,
+        .wrt_in_paths = call->wrt_in_paths,
+        .wrt_out_paths = call->wrt_out_paths,
     };
     return 0;
 }
@@ -570,8 +680,8 @@ TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name)
     for (int32_t k = 0; k < call->n_results; k++) {
         const char *rname;
         switch (call->ep) {
-        case TSR_EP_JVP: rname = c->out[call->wrt_out[k]].field.name; break;
-        case TSR_EP_VJP: rname = c->in[call->wrt_in[k]].field.name; break;
+        case TSR_EP_JVP: rname = call->wrt_out_paths[k]; break;
+        case TSR_EP_VJP: rname = call->wrt_in_paths[k]; break;
         case TSR_EP_JACOBIAN: return NULL;
         default: rname = c->out[k].field.name; break;
         }
@@ -594,11 +704,10 @@ TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out
                                            const char *in_name) {
     if (!call || !call->results_valid || call->ep != TSR_EP_JACOBIAN || !out_name || !in_name)
         return NULL;
-    const tsr_component *c = call->comp;
     for (int32_t o = 0; o < call->n_wrt_out; o++) {
-        if (strcmp(c->out[call->wrt_out[o]].field.name, out_name) != 0) continue;
+        if (strcmp(call->wrt_out_paths[o], out_name) != 0) continue;
         for (int32_t i = 0; i < call->n_wrt_in; i++)
-            if (strcmp(c->in[call->wrt_in[i]].field.name, in_name) == 0)
+            if (strcmp(call->wrt_in_paths[i], in_name) == 0)
                 return &call->results[o * call->n_wrt_in + i];
     }
     return NULL;

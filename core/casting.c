@@ -81,7 +81,8 @@ int cast_begin(tsr_call *call) {
     for (int32_t k = 0; k < call->args.n_seeds; k++) {
         const tsr_field *f = jvp ? &c->in[call->wrt_in[k]].field : &c->out[call->wrt_out[k]].field;
         tsr_array *a = &call->seeds[k];
-        if (a->dtype == f->dtype) continue;
+        /* A seed inside a JSON field is any float array (check_seeds). */
+        if (a->dtype == f->dtype || f->kind == TSR_KIND_JSON) continue;
         cast_slot *s = slots(&call->cast_seed, call->cap_results);
         if (!s) return call_fail(call, TSR_E_NOMEM, "out of memory");
         int rc = cast_one(call, &s[k], a, f->dtype, jvp ? "tangent_vector" : "cotangent_vector",

@@ -98,7 +98,10 @@ struct tsr_call {
     int32_t n_bound;
     text_slot *text;                 /* n_in, NULL until a text input is bound as an array */
     /* differentiation targets and their seeds */
-    int32_t *wrt_in, *wrt_out;       /* capacity n_in / n_out */
+    int32_t *wrt_in, *wrt_out;       /* capacity cap_wrt_in / cap_wrt_out */
+    const char **wrt_in_paths, **wrt_out_paths;   /* the same capacities: tsr_args' paths */
+    int32_t cap_wrt_in, cap_wrt_out; /* n_in / n_out, more when paths repeat a field */
+    char *path_store;                /* the paths inside JSON fields (wrt_path.c) */
     int32_t n_wrt_in, n_wrt_out;
     int wrt_set;
     tsr_array *seeds;                /* n_in (jvp) or n_out (vjp) */
@@ -189,6 +192,17 @@ void cast_release(struct tsr_call *call);
 int text_bind_array(struct tsr_call *call, int32_t i, const tsr_array *a);
 int text_inputs_check(struct tsr_call *call);
 void text_release(struct tsr_call *call);
+
+/* wrt_path.c. wrt_path_field: the input or output whose name, followed
+ * by '.', starts path (the longest such), or -1. call_wrt_reserve: room
+ * for lists of n_in and n_out entries and n_results results (seeds too);
+ * 0 or TSR_E_NOMEM. call_wrt_keep_paths: the call's own copies of the
+ * paths that are not a field's name (TSR_E_NOMEM). call_has_free_entries:
+ * whether an entry is on a JSON field (seeds and results free-form). */
+int32_t wrt_path_field(const field_info *fs, int32_t n_fs, const char *path);
+int call_wrt_reserve(struct tsr_call *call, int32_t n_in, int32_t n_out, int32_t n_results);
+int call_wrt_keep_paths(struct tsr_call *call);
+int call_has_free_entries(const struct tsr_call *call);
 
 /* descriptor.c: validate a plugin's descriptor and copy its schema. */
 int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err);
@@ -281,7 +295,9 @@ void results_fill(int mode, const tsr_array *results, int32_t n);
 void call_results_fill(struct tsr_call *call);
 int64_t result_unwritten_count(const tsr_array *r);
 
-/* results.c */
+/* results.c. result_is_text: result k is a TEXT or JSON output's (apply),
+ * followed by a NUL in its buffer. */
+int result_is_text(const struct tsr_call *call, int32_t k);
 int32_t results_count(const struct tsr_call *call);
 int results_prepare(struct tsr_call *call);
 int results_check(struct tsr_call *call);

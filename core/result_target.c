@@ -85,6 +85,8 @@ void results_deliver(tsr_call *call) {
         tsr_array *r = &call->results[k];
         if (!t->ptr || !r->data || r->data == t->ptr) continue;
         size_t bytes = array_bytes_or_max(r);
+        /* Text comes with its NUL (result_place asked room for it). */
+        if (bytes != SIZE_MAX && result_is_text(call, k)) bytes++;
         if (bytes > t->bytes) continue;   /* result_place refused it before the run */
         memcpy(t->ptr, r->data, bytes);
         r->data = t->ptr;

@@ -30,6 +30,15 @@ void result_layout_of(const tsr_component *c, tsr_endpoint ep, const int32_t *wr
     }
     out->out = o;
     out->in = i;
+    /* A derivative at an entry on a JSON field: the endpoint decides. */
+    out->free_form = ep != TSR_EP_APPLY && ep != TSR_EP_ABSTRACT_EVAL &&
+                     ((o >= 0 && c->out[o].field.kind == TSR_KIND_JSON) ||
+                      (i >= 0 && c->in[i].field.kind == TSR_KIND_JSON));
+    if (out->free_form) {
+        out->dtype = TSR_FLOAT64;
+        out->rank = TSR_RANK_ANY;
+        return;
+    }
     out->dtype = o >= 0 ? c->out[o].field.dtype : c->in[i].field.dtype;
     int32_t ro = o >= 0 ? c->out[o].field.rank : 0, ri = i >= 0 ? c->in[i].field.rank : 0;
     out->rank = ro == TSR_RANK_ANY || ri == TSR_RANK_ANY ? TSR_RANK_ANY : ro + ri;
@@ -37,6 +46,8 @@ void result_layout_of(const tsr_component *c, tsr_endpoint ep, const int32_t *wr
 
 const char *result_layout_name(const tsr_component *c, const result_layout *l, char *buf,
                                size_t n) {
+    /* (Entries on a JSON field are named by their field: the layout has
+     * no paths; tsr_call_errloc and the caller's list give the path.) */
     if (l->out < 0) snprintf(buf, n, "result for input '%s'", c->in[l->in].field.name);
     else if (l->in >= 0)
         snprintf(buf, n, "jacobian block '%s'/'%s'", c->out[l->out].field.name,
@@ -70,8 +81,15 @@ const char *call_result_name(const tsr_call *call, int32_t k, char *buf, size_t 
     return result_layout_name(call->comp, &l, buf, n);
 }
 
+/* Whether result k is free-form (result_layout.free_form). */
+static int result_free_form(const tsr_call *call, int32_t k) {
+    result_layout l;
+    layout(call, k, &l);
+    return l.free_form;
+}
+
 /* Whether result k is a TEXT or JSON output's (apply). */
-static int result_is_text(const tsr_call *call, int32_t k) {
+int result_is_text(const tsr_call *call, int32_t k) {
     const field_info *of = result_out_field(call, k);
     return of && of->field.kind != TSR_KIND_ARRAY && call->ep == TSR_EP_APPLY;
 }
@@ -122,8 +140,17 @@ int results_prepare(tsr_call *call) {
      * (batch_point_results), so it allocates nothing of its own. */
     int alloc = call->ep != TSR_EP_ABSTRACT_EVAL && !call->parent;
     call->n_results = results_count(call);
+    int free_form = call->ep != TSR_EP_APPLY && call->ep != TSR_EP_ABSTRACT_EVAL &&
+                    call_has_free_entries(call);
     for (int32_t k = 0; k < call->n_results; k++) {
         tsr_array *r = &call->results[k];
+        if (free_form && result_free_form(call, k)) {
+            /* The endpoint sets dtype, rank and shape, then allocates. */
+            *r = (tsr_array){.data = NULL, .dtype = TSR_FLOAT64, .rank = 0};
+            call->result_bytes[k] = 0;
+            call->expect[k] = *r;
+            continue;
+        }
         const field_info *of = result_out_field(call, k);
         const tsr_array *in = result_in_array(call, k);
         int32_t out_rank = of ? of->field.rank : 0;
@@ -193,7 +220,29 @@ void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t 
         return NULL;
     }
     char cause[400];
-    if (r->rank < 0 || r->rank > TSR_MAX_RANK ||
+    int free_form = result_free_form(call, k);
+    if (free_form && !wrt_free_dtype(r->dtype)) {
+        const char *dn = tsr_dtype_name(r->dtype);
+        *code = TSR_E_PLUGIN_RESULT;
+        snprintf(why, n, "%s: dtype %s set; a derivative inside a JSON field is float16, "
+                         "float32 or float64",
+                 name, dn ? dn : "(invalid)");
+        return NULL;
+    }
+    if (free_form && (r->rank < 0 || r->rank > TSR_MAX_RANK || shape_count(r->shape, r->rank) < 0)) {
+        *code = TSR_E_PLUGIN_RESULT;
+        snprintf(why, n, "%s: rank %d or its shape is invalid", name, (int)r->rank);
+        return NULL;
+    }
+    if (free_form) {
+        for (int32_t d = 0; d < r->rank; d++)
+            if (r->shape[d] < 0) {
+                *code = TSR_E_PLUGIN_RESULT;
+                snprintf(why, n, "%s: dimension %d is %lld", name, (int)d,
+                         (long long)r->shape[d]);
+                return NULL;
+            }
+    } else if (r->rank < 0 || r->rank > TSR_MAX_RANK ||
         result_shape_check(call, k, r, cause, sizeof cause) != 0) {
         *code = TSR_E_PLUGIN_RESULT;
         if (r->rank < 0 || r->rank > TSR_MAX_RANK)
@@ -202,7 +251,7 @@ void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t 
             snprintf(why, n, "%s: %s", name, cause);
         return NULL;
     }
-    r->dtype = e->dtype;
+    if (!free_form) r->dtype = e->dtype;
     size_t bytes;
     int rc = limit_check(call, limit_array_bytes(r), name, NULL, why, n);
     if (rc) {
@@ -210,6 +259,7 @@ void *call_result_alloc(tsr_call *call, int32_t k, int *code, char *why, size_t 
         return NULL;
     }
     if (shape_bytes(r, &bytes) != 0) {
+        *code = TSR_E_PLUGIN_RESULT;
         snprintf(why, n, "%s: its size overflows", name);
         return NULL;
     }

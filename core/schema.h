@@ -20,6 +20,8 @@
 /* Entries of one derivative list (jvp_inputs, ...): paths inside JSON
  * fields may name more entries than there are fields. */
 #define SCHEMA_MAX_WRT 1024
+/* Longest path inside a JSON field in such a list, in bytes. */
+#define SCHEMA_MAX_PATH 4096
 
 /* Kind of one declared dimension, resolved once at load. */
 enum dim_kind { DIM_FIXED, DIM_ANY, DIM_SYMBOL };

@@ -80,6 +80,8 @@ static int check_seeds(served *s, const tsr_args *args, char *why, size_t n) {
     for (int32_t k = 0; k < args->n_seeds; k++) {
         const field_info *f = jvp ? &c->in[args->wrt_in[k]] : &c->out[args->wrt_out[k]];
         const tsr_array *seed = &args->seeds[k];
+        /* Inside a JSON field: any float array (request.c checked it). */
+        if (f->field.kind == TSR_KIND_JSON) continue;
         int rc = match(s, f, seed, seed->rank, section, k, why, n);
         if (rc) return rc;
         if (jvp && (seed->rank != args->inputs[args->wrt_in[k]].rank ||
@@ -103,6 +105,14 @@ static int check_result(served *s, const tsr_args *args, int32_t k, char *why, s
     const tsr_array *r = &args->results[k];
     result_layout l;
     result_layout_of(c, args->endpoint, args->wrt_in, args->n_wrt_in, args->wrt_out, k, &l);
+    /* Inside a JSON field: always the endpoint's to shape and allocate. */
+    if (l.free_form) {
+        if (!r->data) return 0;
+        snprintf(why, n, "result %d: sent with a buffer, but it is a derivative inside a JSON "
+                         "field, which the endpoint allocates",
+                 (int)k);
+        return TSR_E_PAYLOAD;
+    }
     if (!r->data) {
         if (l.out >= 0 && !c->out[l.out].shape_static) return 0;
         snprintf(why, n, "result %d: sent without a buffer, but its shape follows from the "

@@ -24,9 +24,24 @@ typedef struct result_layout {
     int32_t in;                      /* the input whose shape its trailing dims are, or -1 */
     tsr_dtype dtype;
     int32_t rank;                    /* the two fields' ranks together */
+    /* A derivative result for an entry on a JSON field (a path inside it,
+     * or the whole field): the endpoint sets its float dtype, rank and
+     * shape and allocates it; dtype and rank above are only a start. */
+    int free_form;
 } result_layout;
 void result_layout_of(const tsr_component *c, tsr_endpoint ep, const int32_t *wrt_in,
                       int32_t n_wrt_in, const int32_t *wrt_out, int32_t k, result_layout *out);
+/* wrt_path.c: a derivative list's entry inside JSON field `field`:
+ * `path` is the field's name, or it followed by parts in Tesseract's
+ * syntax (".{key}", ".[N]", ".name"), at most SCHEMA_MAX_PATH bytes.
+ * wrt_path_syntax checks the parts alone. 0, or -1 with the cause in why. */
+int wrt_path_check(const char *field, const char *path, char *why, size_t n);
+int wrt_path_syntax(const char *rest, char *why, size_t n);
+/* A seed or a derivative result at such an entry is a float array. */
+static inline int wrt_free_dtype(int32_t dtype) {
+    return dtype == TSR_FLOAT16 || dtype == TSR_FLOAT32 || dtype == TSR_FLOAT64;
+}
+
 /* An input's or seed's name in messages, what being "input",
  * "tangent_vector" or "cotangent_vector": "input 'x'" or
  * "tangent_vector['x']" (names.c). Formatted only when a message needs it. */

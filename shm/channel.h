@@ -44,7 +44,7 @@
 #include "arena.h"
 
 #define CHAN_MAGIC 0x54535243u   /* "TSRC" */
-#define CHAN_VERSION 2u
+#define CHAN_VERSION 3u
 /* The control segment is created sparse at this size; only the pages a
  * request touches are ever allocated. */
 #define CHAN_SEGMENT_BYTES (16u << 20)
@@ -90,6 +90,9 @@ typedef struct chan_block {
     int32_t endpoint;
     int32_t n_inputs, n_wrt_in, n_wrt_out, n_seeds, n_results;
     int32_t alloc_index;            /* CHAN_ALLOC: which result */
+    /* Bytes of the request's paths (chan_request_paths), 0 when no entry
+     * of its derivative lists is on a JSON field. */
+    uint32_t paths_bytes;
     /* The host clears it before CHAN_REQUEST, the worker sets it when it
      * takes the request: a worker found dead with taken == 0 died idle,
      * and the request can safely go to a restarted worker. */
@@ -100,12 +103,20 @@ typedef struct chan_block {
     char message[TSR_ERRMSG_MAX];   /* NUL-terminated */
     /* Variable area, at chan_data(): for a request, in order and each
      * 8-byte aligned: int32 wrt_in[n_wrt_in], int32 wrt_out[n_wrt_out],
-     * wire_array inputs[n_inputs], seeds[n_seeds], results[n_results].
+     * wire_array inputs[n_inputs], seeds[n_seeds], results[n_results];
+     * then paths_bytes bytes of paths: for each entry of wrt_in, then of
+     * wrt_out, whose field is JSON (and for no other), its path inside the
+     * field (the field's name, or it followed by ".{key}", ".[N]", ".name"
+     * parts), NUL-terminated, in order.
      * At start: the configuration (host -> worker) as JSON text
      * {"KEY": "VALUE", ...}; the worker replaces it with the schema
      * (worker -> host) as JSON text, both at chan_data() + 0.
      * A result the plugin is to allocate (its shape depends on values) has
-     * ref.bytes == 0 and -1 for the dims it decides. For abstract_eval
+     * ref.bytes == 0 and -1 for the dims it decides; a derivative result at
+     * an entry on a JSON field always has ref.bytes == 0 (dtype float64 and
+     * rank 0 until the plugin sets its own: with CHAN_ALLOC the worker
+     * writes its dtype, rank and shape, and the host checks the dtype is a
+     * float one). For abstract_eval
      * only headers count: binrefs are ignored, results may have -1 dims.
      * Every other array's ref.bytes must equal its element count times
      * its dtype's size, and dtypes and ranks must be the schema's. */
@@ -144,6 +155,15 @@ int chan_request_layout(chan_block *b, chan_request_view *v);
  * changed. */
 int chan_request_layout_of(chan_block *b, int32_t n_inputs, int32_t n_wrt_in, int32_t n_wrt_out,
                            int32_t n_seeds, int32_t n_results, chan_request_view *v);
+
+/* Where the request's paths start (after request_bytes, what
+ * chan_request_bytes gives for its counts), or NULL when paths_bytes more
+ * do not fit the data area. */
+static inline char *chan_request_paths(chan_block *b, size_t request_bytes, uint32_t paths_bytes) {
+    size_t cap = chan_data_capacity(b);
+    if (request_bytes > cap || paths_bytes > cap - request_bytes) return NULL;
+    return chan_data(b) + request_bytes;
+}
 
 /* One side's handle on a channel. */
 typedef struct chan_end {

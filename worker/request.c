@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/options.h"
+#include "core/schema.h"
 #include "worker.h"
 
 static int grow(void *pp, size_t *cap, size_t want, size_t elem) {
@@ -32,15 +33,20 @@ void worker_release_request(worker_state *ws) {
     free(ws->given);
     free(ws->wrt_in);
     free(ws->wrt_out);
+    free(ws->wrt_in_paths);
+    free(ws->wrt_out_paths);
+    free(ws->path_buf);
 }
 
-/* What result k must be, as core lays results out. */
-static void result_expect(const worker_state *ws, int32_t n_wi, int32_t k, tsr_dtype *dtype,
-                          int32_t *rank) {
+/* What result k must be, as core lays results out; 1 when it is a
+ * derivative inside a JSON field (free-form: dtype and rank the plugin's). */
+static int result_expect(const worker_state *ws, int32_t n_wi, int32_t k, tsr_dtype *dtype,
+                         int32_t *rank) {
     result_layout l;
     result_layout_of(ws->comp, ws->ep, ws->wrt_in, n_wi, ws->wrt_out, k, &l);
     *dtype = l.dtype;
     *rank = l.rank;
+    return l.free_form;
 }
 
 /* An array's name in messages, written only when a message needs it:
@@ -175,12 +181,86 @@ static int take_indices(const int32_t *src, int32_t count, const tsr_component *
                      field->name);
             return TSR_E_PAYLOAD;
         }
-        for (int32_t j = 0; j < k; j++)
+        /* A JSON field may come once per path (take_paths checks those). */
+        for (int32_t j = 0; field->kind != TSR_KIND_JSON && j < k; j++)
             if (dst[j] == f) {
                 snprintf(why, n, "%s names field %d twice", label, (int)f);
                 return TSR_E_PAYLOAD;
             }
         dst[k] = f;
+    }
+    return 0;
+}
+
+/* The differentiation lists and their paths, grown together. */
+static int grow_wrt(worker_state *ws, size_t n_wi, size_t n_wo) {
+    size_t cap_in = ws->cap_wrt_in, cap_out = ws->cap_wrt_out;
+    if (grow(&ws->wrt_in, &ws->cap_wrt_in, n_wi, sizeof *ws->wrt_in) ||
+        grow(&ws->wrt_out, &ws->cap_wrt_out, n_wo, sizeof *ws->wrt_out))
+        return -1;
+    /* the paths' capacities follow the indices' */
+    if (ws->cap_wrt_in != cap_in || !ws->wrt_in_paths) {
+        void *p = realloc(ws->wrt_in_paths, (ws->cap_wrt_in + 1) * sizeof *ws->wrt_in_paths);
+        if (!p) return -1;
+        ws->wrt_in_paths = p;
+    }
+    if (ws->cap_wrt_out != cap_out || !ws->wrt_out_paths) {
+        void *p = realloc(ws->wrt_out_paths, (ws->cap_wrt_out + 1) * sizeof *ws->wrt_out_paths);
+        if (!p) return -1;
+        ws->wrt_out_paths = p;
+    }
+    return 0;
+}
+
+/* The paths of entries on JSON fields (channel.h), copied out of the
+ * block (the host could rewrite it while the plugin runs) and checked:
+ * each inside its field, in Tesseract's syntax, and the area used up. */
+static int take_paths(worker_state *ws, chan_block *b, int32_t n_in, int32_t n_wi, int32_t n_wo,
+                      int32_t n_s, int32_t n_r, char *why, size_t n) {
+    const tsr_component *c = ws->comp;
+    uint32_t bytes = b->paths_bytes;   /* read once */
+    size_t at_req = chan_request_bytes(n_in, n_wi, n_wo, n_s, n_r);
+    const char *src = chan_request_paths(b, at_req, bytes);
+    if (!src) {
+        snprintf(why, n, "its paths (%u bytes) do not fit the channel", (unsigned)bytes);
+        return TSR_E_PAYLOAD;
+    }
+    if (bytes > ws->cap_path_buf) {
+        char *p = realloc(ws->path_buf, bytes);
+        if (!p) {
+            snprintf(why, n, "out of memory");
+            return TSR_E_NOMEM;
+        }
+        ws->path_buf = p;
+        ws->cap_path_buf = bytes;
+    }
+    if (bytes) memcpy(ws->path_buf, src, bytes);
+    size_t used = 0;
+    for (int32_t k = 0; k < n_wi + n_wo; k++) {
+        int in = k < n_wi;
+        int32_t j = in ? k : k - n_wi;
+        const tsr_field *f = in ? tsr_component_input(c, ws->wrt_in[j])
+                                : tsr_component_output(c, ws->wrt_out[j]);
+        if (f->kind != TSR_KIND_JSON) continue;
+        char *p = ws->path_buf + used;
+        char *end = used < bytes ? memchr(p, '\0', bytes - used) : NULL;
+        char cause[300];
+        if (!end) {
+            snprintf(why, n, "the path of %s entry %d is missing or not NUL-terminated",
+                     in ? "wrt_in" : "wrt_out", (int)j);
+            return TSR_E_PAYLOAD;
+        }
+        if (wrt_path_check(f->name, p, cause, sizeof cause) != 0) {
+            snprintf(why, n, "%s entry %d: %s", in ? "wrt_in" : "wrt_out", (int)j, cause);
+            return TSR_E_PAYLOAD;
+        }
+        (in ? ws->wrt_in_paths : ws->wrt_out_paths)[j] = p;
+        used += (size_t)(end - p) + 1;
+    }
+    if (used != bytes) {
+        snprintf(why, n, "%u bytes of paths sent, %zu used by the entries on JSON fields",
+                 (unsigned)bytes, used);
+        return TSR_E_PAYLOAD;
     }
     return 0;
 }
@@ -203,7 +283,10 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
                                                  : tsr_component_n_outputs(c);
     int grad = ws->ep == TSR_EP_JVP || ws->ep == TSR_EP_VJP || ws->ep == TSR_EP_JACOBIAN;
     int32_t c_in = tsr_component_n_inputs(c), c_out = tsr_component_n_outputs(c);
-    if (n_in != c_in || n_wi > c_in || n_wo > c_out || n_s != want_s || n_r != want_r ||
+    /* Paths inside JSON fields may repeat a field, up to the host's bound. */
+    int32_t max_wi = c_in > SCHEMA_MAX_WRT ? c_in : SCHEMA_MAX_WRT;
+    int32_t max_wo = c_out > SCHEMA_MAX_WRT ? c_out : SCHEMA_MAX_WRT;
+    if (n_in != c_in || n_wi > max_wi || n_wo > max_wo || n_s != want_s || n_r != want_r ||
         (!grad && (n_wi || n_wo))) {
         snprintf(why, n, "%d inputs, %d + %d fields to differentiate, %d seeds and %d results "
                          "do not match %s of a component with %d inputs and %d outputs",
@@ -214,8 +297,7 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
     if (grow(&ws->inputs, &ws->cap_inputs, (size_t)n_in, sizeof *ws->inputs) ||
         grow(&ws->seeds, &ws->cap_seeds, (size_t)n_s, sizeof *ws->seeds) ||
         grow(&ws->results, &ws->cap_results, (size_t)n_r, sizeof *ws->results) ||
-        grow(&ws->wrt_in, &ws->cap_wrt_in, (size_t)n_wi, sizeof *ws->wrt_in) ||
-        grow(&ws->wrt_out, &ws->cap_wrt_out, (size_t)n_wo, sizeof *ws->wrt_out) ||
+        grow_wrt(ws, (size_t)n_wi, (size_t)n_wo) ||
         grow(&ws->given, &ws->cap_given, (size_t)n_r, sizeof *ws->given)) {
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;
@@ -233,11 +315,19 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
         .n_seeds = n_s,
         .results = ws->results,
         .n_results = n_r,
+        .wrt_in_paths = ws->wrt_in_paths,
+        .wrt_out_paths = ws->wrt_out_paths,
     };
     ws->n_results = n_r;
     ws->n_wrt_in = n_wi;
     int rc = take_indices(ws->v.wrt_in, n_wi, c, 1, ws->wrt_in, "wrt_in", why, n);
     if (!rc) rc = take_indices(ws->v.wrt_out, n_wo, c, 0, ws->wrt_out, "wrt_out", why, n);
+    /* Whole fields: each entry's path is its field's name. */
+    for (int32_t k = 0; !rc && k < n_wi; k++)
+        ws->wrt_in_paths[k] = tsr_component_input(c, ws->wrt_in[k])->name;
+    for (int32_t k = 0; !rc && k < n_wo; k++)
+        ws->wrt_out_paths[k] = tsr_component_output(c, ws->wrt_out[k])->name;
+    if (!rc) rc = take_paths(ws, b, n_in, n_wi, n_wo, n_s, n_r, why, n);
     return rc;
 }
 
@@ -267,15 +357,34 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
         const tsr_field *f = jvp ? tsr_component_input(c, ws->wrt_in[k])
                                  : tsr_component_output(c, ws->wrt_out[k]);
         array_name an = {jvp ? "tangent_vector" : "cotangent_vector", f->name, 0};
-        int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], f->dtype, f->rank, WANT_DATA, 0,
+        tsr_dtype dtype = f->dtype;
+        int32_t rank = f->rank;
+        if (f->kind == TSR_KIND_JSON) {
+            /* Inside a JSON field: any float array, of any rank. */
+            int32_t sent = ws->v.seeds[k].dtype;
+            dtype = wrt_free_dtype(sent) ? (tsr_dtype)sent : TSR_FLOAT64;
+            rank = TSR_RANK_ANY;
+        }
+        int rc = take_array(ws, &ws->v.seeds[k], &ws->seeds[k], dtype, rank, WANT_DATA, 0,
                             args->n_inputs + k, f->name, &an, why, n);
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) {
         tsr_dtype dtype;
         int32_t rank;
-        result_expect(ws, args->n_wrt_in, k, &dtype, &rank);
         array_name an = {NULL, NULL, k};
+        if (result_expect(ws, args->n_wrt_in, k, &dtype, &rank)) {
+            /* Inside a JSON field: no buffer; the plugin shapes and allocates it. */
+            if (ws->v.results[k].ref.bytes != 0) {
+                snprintf(why, n, "result %d: a derivative inside a JSON field sent with a "
+                                 "buffer",
+                         (int)k);
+                return TSR_E_PAYLOAD;
+            }
+            ws->results[k] = (tsr_array){.data = NULL, .dtype = TSR_FLOAT64, .rank = 0};
+            ws->given[k] = NULL;
+            continue;
+        }
         int rc = take_array(ws, &ws->v.results[k], &ws->results[k], dtype, rank,
                             abstract ? SHAPE_ONLY : MAY_ALLOCATE, 0, k, NULL, &an, why, n);
         if (rc) return rc;
@@ -321,6 +430,7 @@ static void *alloc_from_host(void *user, int32_t k, int *code, char *why, size_t
                  (int)r->rank, TSR_MAX_RANK);
         return alloc_refused(code, TSR_E_PLUGIN_RESULT, why, n, why);
     }
+    w->dtype = r->dtype;   /* the host reads it for a result inside a JSON field */
     w->rank = r->rank;
     memcpy(w->shape, r->shape, (size_t)r->rank * sizeof(int64_t));
     b->alloc_index = k;
@@ -347,7 +457,8 @@ static void *alloc_from_host(void *user, int32_t k, int *code, char *why, size_t
     tsr_array a;
     tsr_dtype dtype;
     int32_t rank;
-    result_expect(ws, ws->n_wrt_in, k, &dtype, &rank);
+    /* Free-form: the dtype the plugin set, which the host accepted. */
+    if (result_expect(ws, ws->n_wrt_in, k, &dtype, &rank)) dtype = r->dtype;
     array_name an = {NULL, NULL, k};
     int rc = take_array(ws, &answer, &a, dtype, r->rank, RESULT_DATA, 0, k, NULL, &an, why, n);
     if (rc) return alloc_refused(code, TSR_E_WORKER, why, n, why);
@@ -383,7 +494,8 @@ static int write_results(worker_state *ws, const tsr_args *args, char *why, size
         array_name an = {NULL, NULL, k};
         tsr_dtype dtype;
         int32_t rank;
-        result_expect(ws, args->n_wrt_in, k, &dtype, &rank);
+        /* Free-form: the host compares the dtype with the one it allocated. */
+        if (result_expect(ws, args->n_wrt_in, k, &dtype, &rank)) dtype = r->dtype;
         if (r->rank < 0 || r->rank > TSR_MAX_RANK) {
             snprintf(why, n, "%s: rank %d set", name_text(ws, &an, name, sizeof name),
                      (int)r->rank);

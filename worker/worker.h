@@ -28,7 +28,10 @@ typedef struct worker_state {
     tsr_array *inputs, *seeds, *results;
     void **given;                   /* data pointer each result was given */
     int32_t *wrt_in, *wrt_out;
+    const char **wrt_in_paths, **wrt_out_paths;   /* tsr_args': the fields' names */
     size_t cap_inputs, cap_seeds, cap_results, cap_wrt_in, cap_wrt_out, cap_given;
+    char *path_buf;                 /* the request's paths inside JSON fields, copied */
+    size_t cap_path_buf;
 } worker_state;
 
 /* Run the request in the control block; leaves status, message and the

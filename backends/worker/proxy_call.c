@@ -12,17 +12,23 @@
 #include "pool.h"
 
 /* The call's state here, made at its first run: the slot it used last
- * and its staging buffers (n_in inputs, then up to max(n_in, n_out) seeds). */
+ * and its staging buffers (n_in inputs, then up to max(n_in, n_out) seeds,
+ * more when paths inside JSON fields make the seeds more). */
 static proxy_call *proxy_of(tsr_call *call) {
     void **slot = call_backend_slot(call);
-    if (*slot) return *slot;
     component_schema s = backend_schema(call_component(call));
     int32_t n = s.n_in + (s.n_in > s.n_out ? s.n_in : s.n_out);
-    proxy_call *pc = calloc(1, sizeof *pc + (size_t)n * sizeof pc->staging[0]);
-    if (!pc) return NULL;
-    pc->last_worker = call_lane(call);
-    pc->n_staging = n;
-    return *slot = pc;
+    int32_t seeds = call_args(call)->n_seeds;
+    if (s.n_in + seeds > n) n = s.n_in + seeds;
+    proxy_call *pc = *slot;
+    if (pc && pc->n_staging >= n) return pc;
+    proxy_call *grown = realloc(pc, sizeof *pc + (size_t)n * sizeof pc->staging[0]);
+    if (!grown) return NULL;
+    if (!pc) grown->last_worker = call_lane(call);
+    int32_t had = pc ? grown->n_staging : 0;
+    memset(&grown->staging[had], 0, (size_t)(n - had) * sizeof grown->staging[0]);
+    grown->n_staging = n;
+    return *slot = grown;
 }
 
 void worker_call_free(tsr_component *c, void *call_state) {
@@ -93,6 +99,37 @@ static int host_layout(const tsr_call *call, chan_block *b, chan_request_view *v
                                   a->n_results, v);
 }
 
+/* Entries of the derivative lists on JSON fields cross with their paths
+ * (channel.h); an array field's entry is its field, as its index says. */
+static int entry_has_path(const component_schema *sc, int in, int32_t f) {
+    return (in ? sc->in : sc->out)[f].field.kind == TSR_KIND_JSON;
+}
+
+static uint32_t paths_bytes(const tsr_call *call) {
+    const tsr_args *a = call_args(call);
+    component_schema sc = backend_schema(call_component(call));
+    uint64_t total = 0;
+    for (int32_t k = 0; k < a->n_wrt_in; k++)
+        if (entry_has_path(&sc, 1, a->wrt_in[k])) total += strlen(a->wrt_in_paths[k]) + 1;
+    for (int32_t k = 0; k < a->n_wrt_out; k++)
+        if (entry_has_path(&sc, 0, a->wrt_out[k])) total += strlen(a->wrt_out_paths[k]) + 1;
+    return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
+static void write_paths(const tsr_call *call, char *at) {
+    const tsr_args *a = call_args(call);
+    component_schema sc = backend_schema(call_component(call));
+    for (int32_t k = 0; k < a->n_wrt_in + a->n_wrt_out; k++) {
+        int in = k < a->n_wrt_in;
+        int32_t j = in ? k : k - a->n_wrt_in;
+        if (!entry_has_path(&sc, in, in ? a->wrt_in[j] : a->wrt_out[j])) continue;
+        const char *p = in ? a->wrt_in_paths[j] : a->wrt_out_paths[j];
+        size_t len = strlen(p) + 1;
+        memcpy(at, p, len);
+        at += len;
+    }
+}
+
 static int write_request(tsr_call *call, proxy_call *pc, chan_end *end, binref_writer **fw) {
     chan_block *b = end->blk;
     const tsr_args *args = call_args(call);
@@ -116,10 +153,18 @@ static int write_request(tsr_call *call, proxy_call *pc, chan_end *end, binref_w
     char why[300];
     size_t need = chan_request_bytes(args->n_inputs, args->n_wrt_in, args->n_wrt_out,
                                      args->n_seeds, args->n_results);
-    if (chan_reserve(end, need, why, sizeof why) != 0)
+    uint32_t paths = paths_bytes(call);
+    if (!chan_request_paths(b, need, paths))
+        return call_fail(call, TSR_E_UNSUPPORTED,
+                         "the request's paths inside JSON fields (%u bytes) do not fit the "
+                         "worker channel",
+                         (unsigned)paths);
+    if (chan_reserve(end, need + paths, why, sizeof why) != 0)
         return call_fail(call, TSR_E_SHM, "cannot reserve the worker channel: %s", why);
     memcpy(v.wrt_in, args->wrt_in, (size_t)args->n_wrt_in * sizeof(int32_t));
     memcpy(v.wrt_out, args->wrt_out, (size_t)args->n_wrt_out * sizeof(int32_t));
+    b->paths_bytes = paths;
+    if (paths) write_paths(call, chan_request_paths(b, need, paths));
     int32_t n_in = args->n_inputs;
     component_schema sc = backend_schema(call_component(call));
     for (int32_t i = 0; i < n_in; i++) {
@@ -154,6 +199,9 @@ void worker_answer_alloc(tsr_call *call, chan_block *b) {
         tsr_array *r = &args->results[k];
         r->rank = rank;
         memcpy(r->shape, v.results[k].shape, (size_t)rank * sizeof(int64_t));
+        /* A derivative inside a JSON field has the plugin's dtype (which
+         * call_result_alloc checks); any other result keeps the host's. */
+        r->dtype = (tsr_dtype)v.results[k].dtype;
         p = call_result_alloc(call, k, &code, why, sizeof why);
         if (p) wire_result(call, r, &v.results[k]);
     }

@@ -51,6 +51,17 @@ static double step_at(const fd_run *r, int32_t k, int64_t i) {
 
 static int check_dtypes(tsr_call *call) {
     tsr_component *c = call->comp;
+    for (int32_t k = 0; k < call->n_wrt_in + call->n_wrt_out; k++) {
+        int in = k < call->n_wrt_in;
+        const tsr_field *f = in ? &c->in[call->wrt_in[k]].field
+                                : &c->out[call->wrt_out[k - call->n_wrt_in]].field;
+        if (f->kind == TSR_KIND_JSON)
+            return call_fail(call, TSR_E_UNSUPPORTED,
+                             "finite differences cannot differentiate inside JSON fields ('%s'); "
+                             "only the component's own %s can",
+                             in ? call->wrt_in_paths[k] : call->wrt_out_paths[k - call->n_wrt_in],
+                             tsr_endpoint_name(call->ep));
+    }
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         const tsr_field *f = &c->in[call->wrt_in[k]].field;
         if (f->dtype != TSR_FLOAT32 && f->dtype != TSR_FLOAT64)

@@ -407,13 +407,28 @@ TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8
  * jvp_outputs, vjp_inputs/vjp_outputs. Names are checked now: each must be
  * a differentiable field of the schema, named once. Clears any seeds set
  * before and the results of the previous run, whose layout they define.
- * Only for jvp, vjp and jacobian. */
+ * Only for jvp, vjp and jacobian.
+ * A name may also be a path inside a differentiable JSON field (plugin.h,
+ * "Derivatives inside JSON values"): the field's name followed by parts
+ * ".{key}" (a dict key: any characters but '}'), ".[N]" (a list index) or
+ * ".name" (a model's field), e.g. "weights.{a}", "layers.[0].k". Several
+ * paths may name the same field; a list holds at most
+ * max(fields, 1024) entries, a jacobian max(inputs * outputs, 1024)
+ * blocks (TSR_E_ARGUMENT beyond). A malformed path, or one inside an
+ * array field, is TSR_E_UNKNOWN_FIELD naming the path and the cause; one
+ * inside a TEXT or a non-differentiable JSON field TSR_E_NOT_DIFFERENTIABLE.
+ * Seeds and results at such a path (and at a whole JSON field) are float
+ * arrays whose shapes the component decides: tsr_call_set_seed,
+ * tsr_call_output and tsr_call_jacobian take the path as the name. Finite
+ * differences (fd_method) and batches refuse them (TSR_E_UNSUPPORTED). */
 TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
                              const char *const *out_names, int32_t n_out);
 
 /* jvp: tangent_vector[name], name one of the jvp_inputs, shaped like that
  * input. vjp: cotangent_vector[name], name one of the vjp_outputs, shaped
- * like that output. Data is borrowed as for inputs. */
+ * like that output. Data is borrowed as for inputs. At a path inside a
+ * JSON field: a float16, float32 or float64 array of any shape, which the
+ * component checks (another dtype fails the run with TSR_E_DTYPE). */
 TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
 
 /* Validate every argument against the schema, run the endpoint and check
@@ -428,7 +443,9 @@ TSR_API int tsr_call_run(tsr_call *call);
  * that leading dimension. In worker mode with a pool, the items are split
  * into contiguous chunks that the workers run concurrently; otherwise they
  * run one after the other. Results must have shapes the host can compute
- * (no value-dependent shapes); not for abstract_eval. */
+ * (no value-dependent shapes, so no TEXT or JSON outputs); not for
+ * abstract_eval. TEXT and JSON inputs are not batched: each item gets the
+ * one value bound. Paths inside JSON fields are refused (TSR_E_UNSUPPORTED). */
 TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch);
 
 /* Results of the last successful run: views into buffers the call owns,
@@ -441,13 +458,15 @@ TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch);
 TSR_API int32_t tsr_call_n_results(const tsr_call *call);
 TSR_API const tsr_array *tsr_call_result(const tsr_call *call, int32_t k);
 /* The result for a field by name: for apply, abstract_eval and jvp an output
- * name; for vjp an input name. NULL if there is none. */
+ * name; for vjp an input name; a path as given to tsr_call_set_wrt for an
+ * entry inside a JSON field. NULL if there is none. */
 TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name);
 /* A TEXT or JSON output of the last successful run as a NUL-terminated
  * string (its length in *len when len is not NULL), or NULL when name is
  * not such an output. Lives as long as the call's results. */
 TSR_API const char *tsr_call_output_text(const tsr_call *call, const char *name, size_t *len);
-/* A Jacobian block d out_name / d in_name, or NULL. */
+/* A Jacobian block d out_name / d in_name (names or paths as given to
+ * tsr_call_set_wrt), or NULL. */
 TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
                                            const char *in_name);
 /* Take over the buffer of result k of the last successful run, to keep
@@ -469,7 +488,10 @@ TSR_API void *tsr_call_take_result(tsr_call *call, int32_t k);
  * `data`. The buffer stays set until replaced, or cleared with data NULL;
  * handing a new buffer before each run of the same shapes keeps the
  * call's fast path. Such a result cannot be taken (tsr_call_take_result
- * returns NULL). 0, or TSR_E_ARGUMENT for a k out of range. */
+ * returns NULL). A TEXT or JSON output (apply) needs its length + 1
+ * bytes: the text is written there followed by a NUL, in every mode; a
+ * derivative at a path inside a JSON field needs what the shape the
+ * endpoint sets takes. 0, or TSR_E_ARGUMENT for a k out of range. */
 TSR_API int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, size_t bytes);
 
 /* ---- cancelling a call ------------------------------------------------- */

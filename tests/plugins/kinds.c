@@ -84,6 +84,10 @@ static int apply(tsr_ctx *ctx, const tsr_args *args) {
 static int derivative(tsr_ctx *ctx, const tsr_args *args) {
     if (args->n_wrt_in != 1 || args->n_wrt_out != 1)
         return tsr_ctx_errorf(ctx, "differentiate a to total");
+    /* a whole field's path is its name, in every mode */
+    if (!args->wrt_in_paths || !args->wrt_out_paths || strcmp(args->wrt_in_paths[0], "a") != 0 ||
+        strcmp(args->wrt_out_paths[0], "total") != 0)
+        return tsr_ctx_errorf(ctx, "the wrt paths are not the fields' names");
     double k = scale_of(&args->inputs[1]);
     const tsr_array *s = &args->seeds[0];
     tsr_array *r = &args->results[0];
