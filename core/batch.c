@@ -254,6 +254,7 @@ static int run_batch(tsr_call *call, int64_t batch) {
             int failed = call_fail(call, tsr_call_errcode(ls[t].sub), "batch item %lld: %s",
                                    (long long)ls[t].failed_item, call_cause(ls[t].sub));
             snprintf(call->errloc, sizeof call->errloc, "%s", tsr_call_errloc(ls[t].sub));
+            snprintf(call->errtype, sizeof call->errtype, "%s", ls[t].sub->errtype);
             return failed;
         }
     results_deliver(call);

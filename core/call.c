@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "invalid_input.h"
 
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 
@@ -492,8 +493,8 @@ static int plugin_failed(tsr_call *call, int status) {
     if (status == TSR_E_CANCELLED)
         return call_fail(call, TSR_E_CANCELLED, "cancelled: %s",
                          hc->plugin_msg_set ? hc->plugin_msg : "the plugin was interrupted");
-    if (hc->plugin_msg_set)
-        return call_fail(call, TSR_E_PLUGIN, "the plugin failed: %s", hc->plugin_msg);
+    if (hc->plugin_msg_set)   /* TSR_E_VALUE when it refused an input (tsr_ctx_invalid) */
+        return call_fail_plugin(call, TSR_E_PLUGIN, "the plugin failed: ", hc->plugin_msg);
     return call_fail(call, TSR_E_PLUGIN, "the plugin failed (status %d) without a message",
                      status);
 }

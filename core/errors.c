@@ -31,6 +31,7 @@ static int call_vfail(tsr_call *call, int code, const char *fmt, va_list ap) {
     if ((size_t)n < sizeof call->errmsg)
         vsnprintf(call->errmsg + n, sizeof call->errmsg - (size_t)n, fmt, ap);
     call->errcode = code;
+    call->errtype[0] = '\0';
     return code;
 }
 
@@ -66,4 +67,10 @@ const char *call_cause(const tsr_call *call) { return call->errmsg + call->cause
 /* "" after a success, also one (a batch's) that cleared only the code. */
 TSR_API const char *tsr_call_errloc(const tsr_call *call) {
     return call && call->errcode ? call->errloc : "";
+}
+
+/* The endpoint's own type of an invalid input, else the code's. */
+TSR_API const char *tsr_call_errtype(const tsr_call *call) {
+    if (!call || !call->errcode) return "";
+    return call->errtype[0] ? call->errtype : tsr_error_type(call->errcode);
 }

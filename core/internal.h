@@ -157,6 +157,8 @@ struct tsr_call {
     size_t cause_at;                 /* where the cause starts in errmsg */
     char errmsg[TSR_ERRMSG_MAX];
     char errloc[TSR_ERRLOC_MAX];     /* tsr_call_errloc */
+    char errtype[64];                /* tsr_call_errtype when the endpoint named one
+                                        (invalid_input.c); "" for the code's */
 };
 
 /* log.c (comp_log: backend.h): message as a log line of component (its

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/invalid_input.h"
 #include "core/served.h"
 
 struct served {
@@ -202,7 +203,9 @@ int served_invoke(served *s, const tsr_args *args, int unwritten, served_alloc_f
                  hc.plugin_msg_set ? hc.plugin_msg : "the plugin was interrupted");
         return TSR_E_CANCELLED;
     }
-    if (hc.plugin_msg_set) snprintf(why, n, "the plugin failed: %s", hc.plugin_msg);
-    else snprintf(why, n, "the plugin failed (status %d) without a message", status);
+    /* A refused input keeps its "invalid:" line whole: the host reads it. */
+    if (hc.plugin_msg_set)
+        return invalid_message_fit(why, n, "the plugin failed: ", hc.plugin_msg, TSR_E_PLUGIN);
+    snprintf(why, n, "the plugin failed (status %d) without a message", status);
     return TSR_E_PLUGIN;
 }

@@ -229,12 +229,12 @@ Test(python_component, tesseract_core_vectoradd_unchanged) {
     tsr_component *c = open_ok(EXAMPLES "/vectoradd", o);
     tsr_options_free(o);
     float a[4] = {1, 2, 3, 4}, b[4] = {4, 3, 2, 1}, s = 2;
-    bool normalize = false;
     tsr_call *call = new_call(c, TSR_EP_APPLY);
     bind_ok(call, "a", make_array(a, TSR_FLOAT32, 1, (int64_t[]){4}));
     bind_ok(call, "b", make_array(b, TSR_FLOAT32, 1, (int64_t[]){4}));
     bind_ok(call, "s", make_array(&s, TSR_FLOAT32, 0, NULL));
-    bind_ok(call, "normalize", make_array(&normalize, TSR_BOOL, 0, NULL));
+    /* a plain bool is a JSON field */
+    cr_assert_eq(tsr_call_set_text(call, "normalize", "false"), 0, "%s", tsr_call_errmsg(call));
     run_ok(call);
     const tsr_array *r = tsr_call_output(call, "result");
     cr_assert_eq(r->dtype, TSR_FLOAT64);

@@ -97,8 +97,10 @@ Enum's value), or the JSON that tesseract-core writes for the value
 (``dump_python(mode="json")`` with base64 arrays, then orjson). Defaults of
 TEXT/JSON inputs are those bytes. Invalid inputs raise ``InvalidInput``
 (a ValueError) whose ``loc`` is the first error's Tesseract location and
-whose message's last line is ``loc: inputs.a.b``: the plugin ABI carries a
-message only, so that line is how a host learns the place.
+``type`` its pydantic error type; ``format_error`` ends its text with the
+line ``invalid: <type> inputs.a.b`` (tsr_ctx_invalid's convention), which
+the host strips and turns into TSR_E_VALUE, tsr_call_errloc and
+tsr_call_errtype: the plugin ABI carries a message only.
 jvp/vjp/jacobian take ``in_paths`` / ``out_paths`` (tsr_args.wrt_in_paths,
 wrt_out_paths): a path inside a differentiable JSON input ("weights.{a}",
 "layers.[0].k") names the array found there; a missing key, a non-array
@@ -522,25 +524,35 @@ def _decode(leaf: _Leaf, raw: Any) -> Any:
         text = data.decode("utf-8")
         return text if leaf.kind == _TEXT else json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        what = "UTF-8 text" if leaf.kind == _TEXT else "JSON"
+        what, kind = ("UTF-8 text", "string_unicode") if leaf.kind == _TEXT else (
+            "JSON", "json_invalid")
         raise InvalidInput(f"invalid inputs: {leaf.name}: not {what}: {e}",
-                           ("inputs", *leaf.path)) from None
+                           ("inputs", *leaf.path), kind) from None
 
 
 class InvalidInput(ValueError):
-    """Inputs the component's schema refuses; loc is where (Tesseract's loc:
-    "inputs" first). Its message ends with a line "loc: inputs.a.b" that
-    the C side passes on (the plugin ABI carries a message only)."""
+    """Inputs the component's schema refuses: ``loc`` is where (Tesseract's
+    loc, its section first: ("inputs", "mesh", "n_points")), ``type`` what
+    (pydantic's error type: "literal_error", "greater_than_equal",
+    "missing"). ``format_error`` ends its text with the line
+    "invalid: <type> <loc>" that tsr_ctx_invalid writes: the plugin ABI
+    carries a message only, and that line is how the host learns both."""
 
-    def __init__(self, message: str, loc: tuple) -> None:
+    def __init__(self, message: str, loc: tuple, type: str = "value_error") -> None:
         self.loc = tuple(loc)
-        super().__init__(f"{message}\nloc: {'.'.join(str(p) for p in self.loc)}")
+        self.type = type if re.fullmatch(r"[a-z0-9_]{1,63}", type or "") else "value_error"
+        super().__init__(message)
+
+    @property
+    def loc_text(self) -> str:
+        return ".".join(str(p) for p in self.loc)
 
 
 def _invalid(e: ValidationError, prefix: tuple, what: str = "invalid inputs") -> InvalidInput:
     errors = e.errors(include_url=False, include_input=False)
     loc = tuple(errors[0]["loc"]) if errors else ()
-    return InvalidInput(f"{what}: " + _validation_message(e, prefix), (*prefix, *loc))
+    kind = errors[0]["type"] if errors else "value_error"
+    return InvalidInput(f"{what}: " + _validation_message(e, prefix), (*prefix, *loc), kind)
 
 
 # --------------------------------------------------------------------------
@@ -615,26 +627,31 @@ class Component:
         return self._build(self._in.node, vals)
 
     @staticmethod
-    def _construct(node: _Node, vals: list) -> BaseModel:
-        kw = {k: vals[x] if x.__class__ is int else Component._construct(x, vals)
+    def _construct(node: _Node, vals: list, at: tuple = ("inputs",)) -> BaseModel:
+        kw = {k: vals[x] if x.__class__ is int else Component._construct(x, vals, (*at, k))
               for k, x in node.items}
         m = node.cls.model_construct(**kw)
         for check in node.after:
             try:
                 r = check(m)
             except (ValueError, AssertionError) as e:  # what pydantic reports as invalid
-                raise ValueError(f"invalid inputs: {node.cls.__name__}: {e}") from e
+                kind = "assertion_error" if isinstance(e, AssertionError) else "value_error"
+                raise InvalidInput(f"invalid inputs: {node.cls.__name__}: {e}", at, kind) from e
             if r is not None:
                 m = r
         return m
 
-    def _validate(self, node: _Node, vals: list) -> BaseModel:
-        def tree(n: _Node) -> dict:
-            return {key: vals[x] if x.__class__ is int else tree(x)
-                    for key, (_, x) in zip(n.keys, n.items)}
+    @staticmethod
+    def _tree(n: _Node, vals: list) -> dict:
+        # A method, not a recursive closure: that closure would be a cycle
+        # holding the inputs' views until the garbage collector runs, and
+        # the bridge would take them as kept by the component.
+        return {key: vals[x] if x.__class__ is int else Component._tree(x, vals)
+                for key, (_, x) in zip(n.keys, n.items)}
 
+    def _validate(self, node: _Node, vals: list) -> BaseModel:
         try:
-            return node.cls.model_validate(tree(node))
+            return node.cls.model_validate(self._tree(node, vals))
         except ValidationError as e:
             raise _invalid(e, ("inputs",)) from None
 
@@ -771,7 +788,8 @@ class Component:
             errors = e.errors(include_url=False, include_input=False)
             loc = tuple(errors[0]["loc"])[1:] if errors else ()
             raise InvalidInput("invalid abstract inputs: " + _validation_message(e),
-                               ("inputs", *loc)) from e
+                               ("inputs", *loc),
+                               errors[0]["type"] if errors else "value_error") from e
         with _run_context(eager=self.logs_runs):
             result = fn(abstract_inputs)
         try:
@@ -1068,9 +1086,15 @@ def _validation_message(e: ValidationError, prefix: tuple = ()) -> str:
 # Errors
 
 
+# The host keeps TSR_ERRMSG_MAX (1024) bytes of a message, its own words
+# first: the text before an "invalid:" line is cut to leave room for it.
+_INVALID_BODY_MAX = 640
+
+
 def format_error(exc: BaseException) -> str:
     """'ExcType: message', the causes' messages not already in it, then the
-    traceback lines of the component's own files, innermost last."""
+    traceback lines of the component's own files, innermost last. For an
+    InvalidInput, a last line "invalid: <type> <loc>" (tsr_ctx_invalid's)."""
     chain = []
     e: BaseException | None = exc
     while e is not None and e not in chain:
@@ -1092,7 +1116,14 @@ def format_error(exc: BaseException) -> str:
             seen.add(key)
             where = f"{fr.filename[len(folder):]}:{fr.lineno} in {fr.name}"
             lines.append(f"  {where}: {fr.line.strip()}" if fr.line else f"  {where}")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if not isinstance(exc, InvalidInput):
+        return text
+    if len(text.encode("utf-8")) > _INVALID_BODY_MAX:
+        text = text.encode("utf-8")[:_INVALID_BODY_MAX - 3].decode("utf-8", "ignore") + "..."
+    # The loc is the line's rest: no control characters in it.
+    loc = "".join(c if c >= " " and c != "\x7f" else "?" for c in exc.loc_text)
+    return f"{text}\ninvalid: {exc.type} {loc}"
 
 
 def _message(exc: BaseException) -> str:

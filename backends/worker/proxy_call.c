@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/invalid_input.h"
 #include "pool.h"
 
 /* The call's state here, made at its first run: the slot it used last
@@ -246,6 +247,8 @@ int worker_answer_done(tsr_call *call, chan_block *b) {
     char msg[sizeof b->message];
     memcpy(msg, b->message, sizeof msg);
     msg[sizeof msg - 1] = '\0';
+    /* An input the endpoint refused (served.c kept its "invalid:" line). */
+    if (status == TSR_E_VALUE) return call_fail_plugin(call, TSR_E_VALUE, "", msg);
     return call_fail(call, status < 0 && status >= CHAN_STATUS_MIN ? status : TSR_E_WORKER, "%s",
                      msg);
 }

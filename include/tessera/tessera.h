@@ -550,6 +550,11 @@ TSR_API const char *tsr_call_errmsg(const tsr_call *call);
  * for the whole object; "" when the failure is not about one place (the
  * plugin failed, a worker died) and after a success. */
 TSR_API const char *tsr_call_errloc(const tsr_call *call);
+/* The type of the last failure as Tesseract's 422 errors name it: the one
+ * the endpoint gave when it refused an input value (tsr_ctx_invalid:
+ * "greater_than_equal", "literal_error", "missing"), else
+ * tsr_error_type(tsr_call_errcode(call)); "" after a success. */
+TSR_API const char *tsr_call_errtype(const tsr_call *call);
 
 #ifdef __cplusplus
 }

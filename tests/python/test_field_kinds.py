@@ -3,7 +3,7 @@
 outputs, choices, paths inside JSON values for derivatives, in the NumPy
 API and in JAX; through a C plugin (tests/plugins/valued.c) and a Python
 component written as a Tesseract author writes one
-(tests/pycomponents/kinds), in-process and in a worker.
+(tests/pycomponents/kinds_grad), in-process and in a worker.
 
 The value conversions (tessera._values) are tested on their own; calls
 need a library that carries text and JSON values (tsr_call_set_text)."""
@@ -25,7 +25,7 @@ from tessera._schema import Schema
 from conftest import plugin_path
 
 HERE = Path(__file__).resolve().parent
-KINDS_COMPONENT = HERE.parent / "pycomponents" / "kinds"
+KINDS_COMPONENT = HERE.parent / "pycomponents" / "kinds_grad"
 
 MODES = ("inproc", "worker")
 

@@ -472,10 +472,26 @@ def test_a_literal_outside_its_values_and_a_bound_violated_name_their_place(tmp_
     with pytest.raises(glue.InvalidInput) as e:
         comp.apply([js("fast"), js("0")])
     assert e.value.loc == ("inputs", "opts", "size")
-    assert str(e.value).splitlines()[-1] == "loc: inputs.opts.size"
+    assert e.value.type == "greater_than_equal"
+    # the last line of the text the host gets is tsr_ctx_invalid's
+    assert glue.format_error(e.value).splitlines()[-1] == (
+        "invalid: greater_than_equal inputs.opts.size")
     with pytest.raises(glue.InvalidInput) as e:
         comp.apply([js("medium"), js("3")])
     assert e.value.loc == ("inputs", "opts", "mode")
+    assert e.value.type == "literal_error"
+    # not JSON at all
+    with pytest.raises(glue.InvalidInput) as e:
+        comp.apply([js("fast"), js("{nope")])
+    assert (e.value.loc, e.value.type) == (("inputs", "opts", "size"), "json_invalid")
+
+
+def test_a_long_invalid_message_keeps_its_last_line():
+    err = glue.InvalidInput("x" * 5000, ("inputs", "a\nb"), "Not A Type")
+    text = glue.format_error(err)
+    assert len(text.encode()) < 800
+    # an unusable type becomes value_error, a control character in the loc '?'
+    assert text.splitlines()[-1] == "invalid: value_error inputs.a?b"
 
 
 def test_unrepresentable_field(tmp_path):
@@ -742,3 +758,17 @@ def test_abstract_eval_needs_values_of_json_fields(tmp_path):
         comp.abstract_eval([((4,), 12), ((1,), 6)])
     # given its value (the host passes TEXT/JSON values to abstract_eval), it runs
     assert comp.abstract_eval([((4,), 12), ((1,), 6, b"3")]) == [((4,), 12)]
+
+
+def test_model_validate_holds_no_input_after_the_call():
+    # A cycle holding the inputs' views until the collector runs would make
+    # the bridge warn that the component kept them.
+    comp = glue.load(str(ROOT / "tests" / "pycomponents" / "kinds" / "tesseract_api.py"))
+    assert comp.input_build == "model_validate"
+    field = np.arange(6.0).reshape(2, 3)
+    field.flags.writeable = False
+    before = sys.getrefcount(field)
+    out = comp.apply([js("Ozzy"), js("sum"), js("2"), js("{}"), field])
+    assert out[0] == b"Hello Ozzy!" and out[1] == b"{}"
+    np.testing.assert_array_equal(out[2], 2 * field)
+    assert sys.getrefcount(field) == before

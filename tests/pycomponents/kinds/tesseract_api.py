@@ -1,98 +1,34 @@
-"""Fields beyond arrays, as a Tesseract author writes them: an option
-(Literal), a count (int), a list of nested models with differentiable
-scalars, a dict of differentiable arrays, and list and text outputs.
-
-    base = x * sum(layer.k for layer in layers) + sum(weights.values())
-    y    = base                 (method "sum")
-         = count * base         (method "scaled")
-    names   = sorted weight keys
-    summary = "<method>:<count>:<number of layers>"
-
-Derivatives with respect to "x", "layers.[i].k" and "weights.{key}".
-"""
+# SPDX-License-Identifier: MIT
+"""Every field kind in and out: text, text with choices, JSON (an int with
+a bound, a dict of arrays) and an array of any rank; text, JSON and
+any-rank results."""
 
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from tesseract_core.runtime import Array, Differentiable, Float64
-
-
-class Layer(BaseModel):
-    k: Differentiable[Float64] = Field(description="A gain.")
-    note: str = ""
+from tesseract_core.runtime import Array, Float64
 
 
 class InputSchema(BaseModel):
-    x: Differentiable[Array[(None,), Float64]]
-    method: Literal["sum", "scaled"] = "sum"
-    count: int = 1
-    layers: list[Layer]
-    weights: dict[str, Differentiable[Array[(None,), Float64]]]
+    name: str
+    method: Literal["sum", "max"] = "sum"
+    steps: int = Field(default=1, ge=1)
+    weights: dict[str, Array[(None,), Float64]]
+    field: Array[..., Float64]
 
 
 class OutputSchema(BaseModel):
-    y: Differentiable[Array[(None,), Float64]]
-    names: list[str]
-    summary: str
-
-
-def _factor(inputs: InputSchema) -> float:
-    return float(inputs.count) if inputs.method == "scaled" else 1.0
+    greeting: str
+    summary: dict[str, float]
+    scaled: Array[..., Float64]
 
 
 def apply(inputs: InputSchema) -> OutputSchema:
-    gain = sum(float(layer.k) for layer in inputs.layers)
-    base = np.asarray(inputs.x) * gain
-    for w in inputs.weights.values():
-        base = base + np.asarray(w)
+    agg = np.sum if inputs.method == "sum" else np.max
     return OutputSchema(
-        y=_factor(inputs) * base,
-        names=sorted(inputs.weights),
-        summary=f"{inputs.method}:{inputs.count}:{len(inputs.layers)}",
+        greeting=f"Hello {inputs.name}!",
+        summary={k: float(agg(v)) * inputs.steps for k, v in inputs.weights.items()},
+        scaled=inputs.field * inputs.steps,
     )
-
-
-def _key(path: str) -> str:
-    # "weights.{a}" -> "a"
-    return path[len("weights.{"):-1]
-
-
-def _layer(path: str) -> int:
-    # "layers.[2].k" -> 2
-    return int(path[len("layers.["):path.index("]")])
-
-
-def vector_jacobian_product(inputs, vjp_inputs, vjp_outputs, cotangent_vector):
-    f = _factor(inputs)
-    ct = np.asarray(cotangent_vector["y"])
-    gain = sum(float(layer.k) for layer in inputs.layers)
-    x = np.asarray(inputs.x)
-    out = {}
-    for path in vjp_inputs:
-        if path == "x":
-            out[path] = f * gain * ct
-        elif path.startswith("layers."):
-            out[path] = np.float64(f * np.dot(x, ct))
-        elif path.startswith("weights."):
-            out[path] = f * ct
-        else:
-            raise ValueError(f"cannot differentiate with respect to {path}")
-    return out
-
-
-def jacobian_vector_product(inputs, jvp_inputs, jvp_outputs, tangent_vector):
-    f = _factor(inputs)
-    gain = sum(float(layer.k) for layer in inputs.layers)
-    x = np.asarray(inputs.x)
-    y = np.zeros_like(x)
-    for path in jvp_inputs:
-        t = np.asarray(tangent_vector[path])
-        if path == "x":
-            y = y + f * gain * t
-        elif path.startswith("layers."):
-            y = y + f * x * t
-        elif path.startswith("weights."):
-            y = y + f * t
-    return {"y": y}
