@@ -312,8 +312,10 @@ BAD = [
                          ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
 def test_bad_inputs_name_the_field(comp, reference, field, change, message):
     inp = {**inputs([[[1.2, 2.3], [5.4, 2.3]]], 1.0, nx=8, ny=5), **change}
-    with pytest.raises(tessera.PluginError, match=message):
+    # The component's validation refused it: a value not allowed (a 422).
+    with pytest.raises(tessera.ValueNotAllowedError, match=message) as info:
         comp.apply(inp)
+    assert info.value.loc[:1] == ("inputs",)
     with pytest.raises(ValueError, match=message):   # pydantic's ValidationError
         reference.apply(inp)
     ok = inputs([[[1.2, 2.3], [5.4, 2.3]]], 1.0, nx=8, ny=5)
