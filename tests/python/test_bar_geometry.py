@@ -92,7 +92,9 @@ def test_schema_and_endpoints(comp):
     diff = {f.name: (f.dims, f.differentiable) for f in s.inputs}
     assert diff == {"bars": ((None, 2, 2), True), "radius": ((), True),
                     "grid_x": ((None,), False), "grid_y": ((None,), False),
-                    "fd_step": ((), False)}
+                    "fd_step": (None, False)}
+    # A plain float option is a JSON field holding a Python number.
+    assert s.input("fd_step").kind == "json"
     assert [(f.dims, f.differentiable) for f in s.outputs] == [((None, None), True)]
     assert set(comp.endpoints) == {"apply", "jvp", "vjp", "jacobian", "abstract_eval"}
 
@@ -225,7 +227,9 @@ def test_derivatives_beside_a_straight_side(comp):
 
 def test_abstract_eval_and_jax_grad(comp):
     inp = inputs(TRUSS, 1.5, nx=60, ny=30)
+    # Arrays by shape and dtype; fd_step, a JSON field, by its value.
     shapes = comp.abstract_eval({k: tessera.ShapeDtype(np.shape(v), np.float64)
+                                 if comp.schema.input(k).is_array else v
                                  for k, v in inp.items()})
     assert shapes["sdf"].shape == (30, 60) and shapes["sdf"].dtype == np.float64
 
@@ -308,8 +312,10 @@ BAD = [
                          ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
 def test_bad_inputs_name_the_field(comp, reference, field, change, message):
     inp = {**inputs([[[1.2, 2.3], [5.4, 2.3]]], 1.0, nx=8, ny=5), **change}
-    with pytest.raises(tessera.PluginError, match=message):
+    # The component's validation refused it: a value not allowed (a 422).
+    with pytest.raises(tessera.ValueNotAllowedError, match=message) as info:
         comp.apply(inp)
+    assert info.value.loc[:1] == ("inputs",)
     with pytest.raises(ValueError, match=message):   # pydantic's ValidationError
         reference.apply(inp)
     ok = inputs([[[1.2, 2.3], [5.4, 2.3]]], 1.0, nx=8, ny=5)

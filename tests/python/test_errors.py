@@ -160,3 +160,20 @@ def test_errors_survive_pickling_with_their_class_and_code():
         assert type(err) is cls and err.code == code
         assert str(err) == f"component 'x': the cause [{err.code_name}]"
         assert err.loc == ("inputs", "x") and err.detail[0]["loc"] == ("inputs", "x")
+
+
+def test_every_library_code_has_its_own_class_value_not_allowed_included():
+    import re
+    from conftest import ROOT
+    from tessera import _errors
+    header = (ROOT / "include" / "tessera" / "tessera.h").read_text()
+    library = {n: int(c) for n, c in re.findall(r"\b(TSR_E_\w+) = (-\d+)", header)}
+    assert library == {n: c for n, c in vars(_errors).items() if n.startswith("TSR_E_")}
+    classes = {tessera.error_class(c) for c in library.values()}
+    assert len(classes) == len(library) and tessera.TesseraError not in classes
+    assert tessera.error_class(_errors.TSR_E_VALUE) is tessera.ValueNotAllowedError
+    assert issubclass(tessera.ValueNotAllowedError, ValueError)
+    err = tessera.ValueNotAllowedError(_errors.TSR_E_VALUE, "input 'm': Input should be 'a'",
+                                       ("inputs", "m"))
+    assert err.type == "literal_error" and err.code_name == "TSR_E_VALUE"
+    assert tessera.error_class(-99) is tessera.TesseraError

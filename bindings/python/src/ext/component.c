@@ -316,7 +316,18 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
     for (int32_t i = 0; i < self->fields.n_in; i++) {
         PyObject *shape;
         const char *dtype;
-        if (PyTuple_GET_ITEM(specs, i) == Py_None) continue;
+        PyObject *spec = PyTuple_GET_ITEM(specs, i);
+        if (spec == Py_None) continue;
+        if (PyBytes_Check(spec)) {
+            /* A TEXT or JSON input: its encoded value (the bytes stay
+             * alive in specs until the run returns). */
+            int rc = tsr_call_set_text(call, self->fields.in[i].cname, PyBytes_AS_STRING(spec));
+            if (rc != 0) {
+                raise_call_error(call, rc);
+                goto done;
+            }
+            continue;
+        }
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, i), "O!s", &PyTuple_Type, &shape, &dtype))
             goto done;
         int dtype_code = tsr_dtype_from_name(dtype);
@@ -344,6 +355,13 @@ static PyObject *Component_abstract_eval(ComponentObject *self, PyObject *specs)
     out = PyTuple_New(self->fields.n_out);
     for (int32_t k = 0; out && k < self->fields.n_out; k++) {
         const tsr_array *r = tsr_call_result(call, k);
+        if (self->fields.out[k].kind == TSR_KIND_TEXT ||
+            self->fields.out[k].kind == TSR_KIND_JSON || !r) {
+            /* A value, not an array: its shape is its length, known
+             * only once it is computed. */
+            PyTuple_SET_ITEM(out, k, Py_NewRef(Py_None));
+            continue;
+        }
         PyObject *shape = PyTuple_New(r->rank);
         for (int32_t d = 0; shape && d < r->rank; d++) {
             PyObject *v = PyLong_FromLongLong(r->shape[d]);
@@ -382,7 +400,8 @@ static PyMethodDef Component_methods[] = {
     {"_call", (PyCFunction)Component_call, METH_VARARGS,
      "_call(endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0) -> tuple of arrays"},
     {"_abstract_eval", (PyCFunction)Component_abstract_eval, METH_O,
-     "_abstract_eval(((shape, dtype), ...)) -> ((shape, dtype), ...)"},
+     "_abstract_eval(((shape, dtype) or encoded bytes of a TEXT/JSON input or None, ...)) -> "
+     "((shape, dtype) or None for a TEXT/JSON output, ...)"},
     {"_schema", (PyCFunction)Component_schema, METH_NOARGS,
      "(name, version, description, inputs, outputs)"},
     {"has_endpoint", (PyCFunction)Component_has_endpoint, METH_VARARGS,

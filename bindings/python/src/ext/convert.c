@@ -10,7 +10,7 @@
 
 #include "errors.h"
 
-PyObject *coerce_fn;
+PyObject *coerce_fn, *encode_fn;
 
 tsr_dtype dtype_from_numpy(PyArray_Descr *d) {
     /* By kind and size, not type number: int64 is both NPY_LONG and
@@ -267,4 +267,24 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
     }
     *keep = arr;
     return 0;
+}
+
+const char *convert_text(PyObject *obj, const field_meta *f, const char *what,
+                         PyObject **keep, PyObject *owner, tsr_endpoint ep) {
+    if (!encode_fn) {
+        PyErr_SetString(PyExc_RuntimeError, "tessera._ext used without the tessera package");
+        return NULL;
+    }
+    PyObject *b = PyObject_CallFunction(encode_fn, "OsOsOs", obj,
+                                        f->kind == TSR_KIND_TEXT ? "text" : "json", f->name,
+                                        what, owner, tsr_endpoint_name(ep));
+    if (!b) return NULL;
+    if (!PyBytes_Check(b)) {
+        Py_DECREF(b);
+        PyErr_Format(PyExc_RuntimeError, "tessera: encoding %s '%U' gave no bytes", what,
+                     f->name);
+        return NULL;
+    }
+    *keep = b;
+    return PyBytes_AS_STRING(b);   /* NUL-terminated by bytes' own layout */
 }

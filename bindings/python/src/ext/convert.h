@@ -34,7 +34,16 @@ int convert_array(PyObject *obj, const field_meta *f, const char *what, tsr_arra
                   PyObject **keep, void *cell, PyObject *owner, const comp_core *core,
                   tsr_endpoint ep);
 
-/* The Python function that coerces objects (set by tessera at import). */
-extern PyObject *coerce_fn;
+/* The UTF-8 text (NUL-terminated) of a Python value given for a TEXT or
+ * JSON field, made by tessera._values.encode (a str for text, any
+ * JSON-able value with arrays inside for JSON; its refusals name the
+ * field). *keep receives the bytes object that holds it until the run has
+ * finished. NULL with an exception set on failure. */
+const char *convert_text(PyObject *obj, const field_meta *f, const char *what,
+                         PyObject **keep, PyObject *owner, tsr_endpoint ep);
+
+/* The Python functions that coerce objects and encode values (set by
+ * tessera at import). */
+extern PyObject *coerce_fn, *encode_fn;
 
 #endif /* TESSERA_PY_CONVERT_H */

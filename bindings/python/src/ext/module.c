@@ -43,6 +43,21 @@ static PyObject *set_nesting(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *set_values(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *encode, *decode;
+    if (!PyArg_ParseTuple(args, "OO", &encode, &decode)) return NULL;
+    if (!PyCallable_Check(encode) || !PyCallable_Check(decode)) {
+        PyErr_SetString(PyExc_TypeError, "_set_values: two callables");
+        return NULL;
+    }
+    Py_INCREF(encode);
+    Py_INCREF(decode);
+    Py_XSETREF(encode_fn, encode);
+    Py_XSETREF(decode_fn, decode);
+    Py_RETURN_NONE;
+}
+
 static PyObject *close_all(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
@@ -91,6 +106,9 @@ static PyMethodDef module_methods[] = {
     {"_set_nesting", set_nesting, METH_VARARGS,
      "_set_nesting(flatten, nest): flatten(component, inputs, endpoint) -> {dotted name: "
      "value}; nest({dotted name: value}) -> nested dicts"},
+    {"_set_values", set_values, METH_VARARGS,
+     "_set_values(encode, decode): encode(value, kind, name, what, component, endpoint) -> "
+     "UTF-8 bytes of a TEXT or JSON input; decode(bytes, kind) -> its Python value"},
     {"error_type", error_type_fn, METH_O,
      "error_type(code) -> the library's one-word kind of failure (tsr_error_type)"},
     {"_close_all", close_all, METH_NOARGS,

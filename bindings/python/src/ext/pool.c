@@ -24,9 +24,9 @@ static int set_wrt(PoolObject *pool, tsr_call *call) {
     int32_t n = pool->n_wrt_in + pool->n_wrt_out;
     const char **names = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *names);
     if (!names) return TSR_E_NOMEM;
-    for (int32_t k = 0; k < pool->n_wrt_in; k++) names[k] = pool->fields->in[pool->wrt_in[k]].cname;
+    for (int32_t k = 0; k < pool->n_wrt_in; k++) names[k] = pool->wrt_in[k].cname;
     for (int32_t k = 0; k < pool->n_wrt_out; k++)
-        names[pool->n_wrt_in + k] = pool->fields->out[pool->wrt_out[k]].cname;
+        names[pool->n_wrt_in + k] = pool->wrt_out[k].cname;
     int rc = tsr_call_set_wrt(call, names, pool->n_wrt_in, names + pool->n_wrt_in,
                               pool->n_wrt_out);
     PyMem_Free(names);
@@ -87,10 +87,15 @@ void pool_clear(PoolObject *pool) {
     }
 }
 
+static void free_wrt(field_meta *m, int32_t n) {
+    for (int32_t k = 0; m && k < n; k++) Py_XDECREF(m[k].name);
+    PyMem_Free(m);
+}
+
 static void Pool_dealloc(PoolObject *self) {
     pool_clear(self);
-    PyMem_Free(self->wrt_in);
-    PyMem_Free(self->wrt_out);
+    free_wrt(self->wrt_in, self->n_wrt_in);
+    free_wrt(self->wrt_out, self->n_wrt_out);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -127,15 +132,30 @@ static const char **tuple_names(PyObject *names, Py_ssize_t *n) {
     return out;
 }
 
-/* Field indices of names the library has accepted. */
-static int32_t *field_indices(const char **names, Py_ssize_t n, const field_meta *fs,
-                              int32_t n_fs) {
-    int32_t *idx = PyMem_Calloc((size_t)n + 1, sizeof *idx);
-    if (!idx) return (int32_t *)PyErr_NoMemory();
-    for (Py_ssize_t k = 0; k < n; k++)
-        for (int32_t i = 0; i < n_fs; i++)
-            if (strcmp(names[k], fs[i].cname) == 0) idx[k] = i;
-    return idx;
+/* The fields of names the library has accepted: a field's meta, or for a
+ * path inside a JSON field a float64 array of that name (its seeds are
+ * float arrays whose shape the component checks). */
+static field_meta *wrt_fields(PyObject *names, const char **cnames, Py_ssize_t n,
+                              const field_meta *fs, int32_t n_fs) {
+    field_meta *m = PyMem_Calloc((size_t)n + 1, sizeof *m);
+    if (!m) return (field_meta *)PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const field_meta *found = NULL;
+        for (int32_t i = 0; i < n_fs && !found; i++)
+            if (strcmp(cnames[k], fs[i].cname) == 0) found = &fs[i];
+        if (found && found->kind == TSR_KIND_ARRAY) {
+            m[k] = *found;
+        } else {
+            m[k].cname = cnames[k];  /* the str's UTF-8, kept with its name */
+            m[k].dtype = TSR_FLOAT64;
+            m[k].np_kind = 'f';
+            m[k].np_size = 8;
+            m[k].differentiable = 1;
+            m[k].kind = TSR_KIND_ARRAY;
+        }
+        m[k].name = Py_NewRef(found ? found->name : PyTuple_GET_ITEM(names, k));
+    }
+    return m;
 }
 
 PoolObject *pool_new(PyObject *owner, comp_core *core, const comp_fields *fields,
@@ -162,9 +182,9 @@ PoolObject *pool_new(PyObject *owner, comp_core *core, const comp_fields *fields
         int rc = has_wrt(ep) ? tsr_call_set_wrt(call, in, (int32_t)n_in, out, (int32_t)n_out) : 0;
         if (rc != 0) {
             raise_call_error(call, rc);
-        } else if ((pool->wrt_in = field_indices(in, n_in, fields->in, fields->n_in)) &&
-                   (pool->wrt_out = field_indices(out, n_out, fields->out, fields->n_out))) {
-            pool->n_wrt_in = (int32_t)n_in;
+        } else if ((pool->wrt_in = wrt_fields(wrt_in, in, n_in, fields->in, fields->n_in)) &&
+                   (pool->n_wrt_in = (int32_t)n_in,
+                    pool->wrt_out = wrt_fields(wrt_out, out, n_out, fields->out, fields->n_out))) {
             pool->n_wrt_out = (int32_t)n_out;
             SlotObject *first = pool_slot_new(pool, call);
             call = NULL;  /* taken over, or freed on failure */
@@ -247,11 +267,20 @@ static int bind_inputs(SlotObject *slot, PoolObject *pool, PyObject *inputs, kee
             continue;
         }
         found++;
-        if (convert_array(v, &fs->in[i], "input", &a, &keep->items[keep->n], &slot->cells[i],
-                          pool->owner, slot->core, pool->ep) != 0)
-            return -1;
-        keep->n++;
-        int rc = tsr_call_set_input_at(slot->call, i, &a);
+        int rc;
+        if (fs->in[i].kind == TSR_KIND_TEXT || fs->in[i].kind == TSR_KIND_JSON) {
+            const char *text = convert_text(v, &fs->in[i], "input", &keep->items[keep->n],
+                                            pool->owner, pool->ep);
+            if (!text) return -1;
+            keep->n++;
+            rc = tsr_call_set_text(slot->call, fs->in[i].cname, text);
+        } else {
+            if (convert_array(v, &fs->in[i], "input", &a, &keep->items[keep->n],
+                              &slot->cells[i], pool->owner, slot->core, pool->ep) != 0)
+                return -1;
+            keep->n++;
+            rc = tsr_call_set_input_at(slot->call, i, &a);
+        }
         if (rc != 0) {
             raise_call_error(slot->call, rc);
             return -1;
@@ -265,13 +294,12 @@ static int bind_inputs(SlotObject *slot, PoolObject *pool, PyObject *inputs, kee
 static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_list *keep) {
     int jvp = pool->ep == TSR_EP_JVP;
     if (!jvp && pool->ep != TSR_EP_VJP) return 0;
-    const int32_t *wrt = jvp ? pool->wrt_in : pool->wrt_out;
+    const field_meta *fs = jvp ? pool->wrt_in : pool->wrt_out;
     int32_t n = jvp ? pool->n_wrt_in : pool->n_wrt_out;
-    const field_meta *fs = jvp ? pool->fields->in : pool->fields->out;
     const char *what = jvp ? "tangent_vector" : "cotangent_vector";
     Py_ssize_t found = 0;
     for (int32_t k = 0; k < n; k++) {
-        const field_meta *f = &fs[wrt[k]];
+        const field_meta *f = &fs[k];
         PyObject *v = seeds ? PyDict_GetItemWithError(seeds, f->name) : NULL;
         if (!v && PyErr_Occurred()) return -1;
         tsr_array a;
@@ -295,7 +323,7 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
         while (PyDict_Next(seeds, &pos, &key, &value)) {
             int known = 0;
             for (int32_t k = 0; k < n && !known; k++)
-                known = PyUnicode_Check(key) && PyUnicode_Compare(key, fs[wrt[k]].name) == 0;
+                known = PyUnicode_Check(key) && PyUnicode_Compare(key, fs[k].name) == 0;
             if (known) continue;
             if (!PyUnicode_Check(key)) {
                 PyErr_Format(PyExc_TypeError, "%s keys must be str, got %R", what, key);

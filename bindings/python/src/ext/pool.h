@@ -21,7 +21,10 @@ typedef struct PoolObject {
     const comp_fields *fields; /* the Component's */
     tsr_endpoint ep;
     int32_t n_wrt_in, n_wrt_out;
-    int32_t *wrt_in, *wrt_out; /* field indices */
+    /* The wrt entries as fields: a whole field's own meta (name counted
+     * again), or, for a path inside a JSON field ("weights.{a}"), a float64
+     * array named by the path, whose cname is that str's UTF-8. */
+    field_meta *wrt_in, *wrt_out;
     SlotObject *idle[POOL_IDLE_KEEP];  /* owned references */
     int n_idle;
     int closed;                /* pool_clear ran: no runs; slots coming back are freed */

@@ -17,6 +17,8 @@
 
 #include "convert.h"
 
+PyObject *decode_fn;
+
 Py_ssize_t result_copy_limit = RESULT_COPY_LIMIT_DEFAULT;
 
 static Py_ssize_t live_in_call, live_owned;
@@ -158,11 +160,31 @@ PyObject *result_tuple(SlotObject *slot) {
     return t;
 }
 
+PyObject *result_value(const tsr_call *call, const field_meta *f) {
+    size_t len = 0;
+    const char *text = tsr_call_output_text(call, f->cname, &len);
+    if (!text) {
+        PyErr_Format(PyExc_RuntimeError, "tessera: no text for output '%U'", f->name);
+        return NULL;
+    }
+    if (!decode_fn) {
+        PyErr_SetString(PyExc_RuntimeError, "tessera._ext used without the tessera package");
+        return NULL;
+    }
+    PyObject *b = PyBytes_FromStringAndSize(text, (Py_ssize_t)len);
+    if (!b) return NULL;
+    PyObject *v = PyObject_CallFunction(decode_fn, "Ns", b,
+                                        f->kind == TSR_KIND_TEXT ? "text" : "json");
+    return v;
+}
+
 PyObject *result_dict(SlotObject *slot, const field_meta *out, int32_t n_out) {
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     for (int32_t k = 0; k < n_out; k++) {
-        PyObject *a = result_array(slot, k);
+        PyObject *a = out[k].kind == TSR_KIND_TEXT || out[k].kind == TSR_KIND_JSON
+                          ? result_value(slot->call, &out[k])
+                          : result_array(slot, k);
         if (!a || PyDict_SetItem(d, out[k].name, a) != 0) {
             Py_XDECREF(a);
             Py_DECREF(d);

@@ -19,7 +19,12 @@ extern Py_ssize_t result_copy_limit;
 PyObject *result_array(SlotObject *slot, int32_t k);
 /* Every result, as a tuple of arrays. */
 PyObject *result_tuple(SlotObject *slot);
-/* apply: {output name: array}. */
+/* A TEXT or JSON output of the call's last run as its Python value (a
+ * str; the decoded JSON value), made by tessera._values.decode. */
+PyObject *result_value(const tsr_call *call, const field_meta *f);
+/* The Python function that decodes text results (set by tessera). */
+extern PyObject *decode_fn;
+/* apply: {output name: array, or value for TEXT and JSON outputs}. */
 PyObject *result_dict(SlotObject *slot, const field_meta *out, int32_t n_out);
 /* Before the slot runs again: hand over the buffers of its results still
  * viewed to their ResultBuffers. 0, or -1 when one could not be (the slot

@@ -34,6 +34,7 @@ static int load_fields(const tsr_component *c, int inputs, field_meta **out, int
         fs[i].np_kind = numpy_kind(f->dtype);
         fs[i].np_size = (int)tsr_dtype_size(f->dtype);
         fs[i].differentiable = (f->flags & TSR_FIELD_DIFFERENTIABLE) != 0;
+        fs[i].kind = f->kind;
     }
     return 0;
 }
@@ -65,7 +66,18 @@ void schema_free(comp_fields *fs) {
     fs->n_in = fs->n_out = 0;
 }
 
+static int is_value_kind(const tsr_field *f) {
+    return f->kind == TSR_KIND_TEXT || f->kind == TSR_KIND_JSON;
+}
+
+static const char *kind_name(const tsr_field *f) {
+    return f->kind == TSR_KIND_TEXT ? "text" : f->kind == TSR_KIND_JSON ? "json" : "array";
+}
+
+/* dims as a tuple; None for any rank and for TEXT and JSON fields, whose
+ * shape is their length in bytes. */
 static PyObject *describe_dims(const tsr_field *f) {
+    if (is_value_kind(f) || f->rank == TSR_RANK_ANY) return Py_NewRef(Py_None);
     PyObject *dims = PyTuple_New(f->rank);
     if (!dims) return NULL;
     for (int32_t d = 0; d < f->rank; d++) {
@@ -101,6 +113,18 @@ static PyObject *describe_default(const tsr_field *f) {
     return Py_BuildValue("(y#N)", (const char *)d->data, (Py_ssize_t)bytes, shape);
 }
 
+/* A TEXT field's choices as a tuple of str, or None (any text). */
+static PyObject *describe_choices(const tsr_field *f) {
+    if (f->kind != TSR_KIND_TEXT || !f->choices || f->n_choices <= 0) return Py_NewRef(Py_None);
+    PyObject *t = PyTuple_New(f->n_choices);
+    for (int32_t k = 0; t && k < f->n_choices; k++) {
+        PyObject *v = PyUnicode_FromString(f->choices[k] ? f->choices[k] : "");
+        if (!v) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, k, v);
+    }
+    return t;
+}
+
 static PyObject *describe_fields(const tsr_component *c, int inputs) {
     int32_t n = inputs ? tsr_component_n_inputs(c) : tsr_component_n_outputs(c);
     PyObject *list = PyTuple_New(n);
@@ -109,15 +133,19 @@ static PyObject *describe_fields(const tsr_component *c, int inputs) {
         const tsr_field *f = inputs ? tsr_component_input(c, i) : tsr_component_output(c, i);
         PyObject *dims = describe_dims(f);
         PyObject *dflt = dims ? describe_default(f) : NULL;
-        if (!dflt) {
+        PyObject *choices = dflt ? describe_choices(f) : NULL;
+        if (!choices) {
             Py_XDECREF(dims);
+            Py_XDECREF(dflt);
             Py_DECREF(list);
             return NULL;
         }
-        PyObject *item = Py_BuildValue("(ssNOsNO)", f->name, tsr_dtype_name(f->dtype), dims,
+        PyObject *item = Py_BuildValue("(szNOsNOsN)", f->name,
+                                       is_value_kind(f) ? NULL : tsr_dtype_name(f->dtype), dims,
                                        (f->flags & TSR_FIELD_DIFFERENTIABLE) ? Py_True : Py_False,
                                        f->doc ? f->doc : "", dflt,
-                                       (f->flags & TSR_FIELD_OPTIONAL) ? Py_True : Py_False);
+                                       (f->flags & TSR_FIELD_OPTIONAL) ? Py_True : Py_False,
+                                       kind_name(f), choices);
         if (!item) {
             Py_DECREF(list);
             return NULL;

@@ -14,6 +14,7 @@ typedef struct field_meta {
     char np_kind;          /* numpy dtype kind: b i u f c */
     int np_size;           /* bytes per element */
     int differentiable;
+    uint32_t kind;         /* tsr_kind: TEXT and JSON values go as UTF-8 text */
 } field_meta;
 
 /* A component's inputs and outputs. */
@@ -30,8 +31,11 @@ typedef struct comp_fields {
 int schema_load(comp_fields *fs, const tsr_component *c);
 void schema_free(comp_fields *fs);
 /* (name, version, description, inputs, outputs), each field as
- * (name, dtype name, dims, differentiable, doc, default, optional) with dims
- * a tuple of int (fixed), str (symbol) or None (any size). */
+ * (name, dtype name, dims, differentiable, doc, default, optional, kind,
+ * choices) with dims a tuple of int (fixed), str (symbol) or None (any
+ * size), or None for an array of any rank (and for TEXT and JSON fields);
+ * dtype name None for TEXT and JSON fields; kind "array", "text" or
+ * "json"; choices a tuple of str, or None (any text). */
 PyObject *schema_describe(const tsr_component *c);
 
 #endif /* TESSERA_PY_SCHEMA_H */

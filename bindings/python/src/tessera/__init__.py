@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import atexit
 
-from . import _coerce, _ext, _nesting
+from . import _coerce, _ext, _nesting, _values
 from ._component import Component, load
 from ._errors import (
     AbiError,
@@ -39,6 +39,7 @@ from ._errors import (
     TesseraError,
     UnknownFieldError,
     UnsupportedError,
+    ValueNotAllowedError,
     WorkerError,
     error_class,
 )
@@ -52,6 +53,7 @@ __version__ = LIBRARY_VERSION
 
 _ext._set_coerce(_coerce.coerce)
 _ext._set_nesting(_nesting.flatten_inputs, _nesting.nest)
+_ext._set_values(_values.encode, _values.decode)
 # Components still open at exit are closed, so that no worker process or
 # shared-memory segment outlives the interpreter.
 atexit.register(_ext._close_all)
@@ -84,6 +86,7 @@ __all__ = [
     "TesseraError",
     "UnknownFieldError",
     "UnsupportedError",
+    "ValueNotAllowedError",
     "WorkerError",
     "error_class",
     "load",

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _errors, _ext, _nesting
+from . import _errors, _ext, _nesting, _values
 from ._coerce import where
 from ._schema import Schema, ShapeDtype
 
@@ -29,6 +29,23 @@ def _names(value: Sequence[str] | str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_wrt(comp: Component, names: tuple[str, ...], fields: tuple, what: str,
+               endpoint: str) -> tuple[str, ...]:
+    """Refuse a text field, or a path inside one, named for
+    differentiation (NotDifferentiableError, as the library does for a
+    field that is not differentiable); paths inside JSON fields
+    ("weights.{a}", "layers.[0].k") pass on to the library."""
+    text = [f.name for f in fields if f.kind == _values.TEXT]
+    for k, name in enumerate(names):
+        for t in text:
+            if name == t or (isinstance(name, str) and name.startswith(t + ".")):
+                raise _errors.NotDifferentiableError(
+                    _errors.TSR_E_NOT_DIFFERENTIABLE,
+                    f"{where(comp, endpoint)}{what}: '{name}' is a text field, which cannot "
+                    "be differentiated", (what, k))
+    return names
+
+
 class Component(_ext.Component):
     """A loaded component. Use :func:`load` to make one.
 
@@ -42,6 +59,13 @@ class Component(_ext.Component):
     * ``vjp(inputs, vjp_inputs, vjp_outputs, cotangent_vector)`` -> ``{input: array}``
     * ``jacobian(inputs, jac_inputs, jac_outputs)`` -> ``{output: {input: array}}``
     * ``abstract_eval(inputs)`` -> ``{output: ShapeDtype}``
+
+    Text fields take and give ``str``; JSON fields any JSON-able Python
+    value, with arrays inside (NumPy, JAX, PyTorch), and give the decoded
+    value back with NumPy arrays inside (``tessera._values``). Derivatives
+    may name paths inside a differentiable JSON field, in Tesseract's
+    syntax (``"weights.{a}"``, ``"layers.[0].k"``): tangents, cotangents
+    and results are then keyed by those paths.
 
     Returned arrays are never overwritten by a later call while they are
     referenced, and cost about their own bytes however many are kept:
@@ -126,8 +150,8 @@ class Component(_ext.Component):
     ) -> dict[str, np.ndarray]:
         """Jacobian-vector product: ``{output: J @ tangent}`` for each of
         ``jvp_outputs``, with a tangent for each of ``jvp_inputs``."""
-        outs = _names(jvp_outputs, "jvp_outputs")
-        res = self._call("jvp", _names(jvp_inputs, "jvp_inputs"), outs,
+        outs = self._wrt(jvp_outputs, "jvp_outputs", "jvp")
+        res = self._call("jvp", self._wrt(jvp_inputs, "jvp_inputs", "jvp"), outs,
                          self._flat_inputs(inputs, "jvp"), dict(tangent_vector))
         return dict(zip(outs, res))
 
@@ -140,8 +164,8 @@ class Component(_ext.Component):
     ) -> dict[str, np.ndarray]:
         """Vector-Jacobian product: ``{input: cotangent @ J}`` for each of
         ``vjp_inputs``, with a cotangent for each of ``vjp_outputs``."""
-        ins = _names(vjp_inputs, "vjp_inputs")
-        res = self._call("vjp", ins, _names(vjp_outputs, "vjp_outputs"),
+        ins = self._wrt(vjp_inputs, "vjp_inputs", "vjp")
+        res = self._call("vjp", ins, self._wrt(vjp_outputs, "vjp_outputs", "vjp"),
                          self._flat_inputs(inputs, "vjp"), dict(cotangent_vector))
         return dict(zip(ins, res))
 
@@ -153,22 +177,31 @@ class Component(_ext.Component):
     ) -> dict[str, dict[str, np.ndarray]]:
         """``{output: {input: d output / d input}}``, each block of shape
         ``(*output.shape, *input.shape)``."""
-        ins = _names(jac_inputs, "jac_inputs")
-        outs = _names(jac_outputs, "jac_outputs")
+        ins = self._wrt(jac_inputs, "jac_inputs", "jacobian")
+        outs = self._wrt(jac_outputs, "jac_outputs", "jacobian")
         res = self._call("jacobian", ins, outs, self._flat_inputs(inputs, "jacobian"))
         return {o: {i: res[k * len(ins) + j] for j, i in enumerate(ins)}
                 for k, o in enumerate(outs)}
 
-    def abstract_eval(self, inputs: Mapping[str, Any]) -> dict[str, ShapeDtype]:
+    def abstract_eval(self, inputs: Mapping[str, Any]) -> dict[str, ShapeDtype | None]:
         """Output shapes and dtypes for inputs given as arrays or as anything
         with ``.shape`` and ``.dtype`` (``ShapeDtype``, ``jax.ShapeDtypeStruct``)
-        or as ``{"shape": ..., "dtype": ...}``; no data is read."""
+        or as ``{"shape": ..., "dtype": ...}``; no data is read. Text and
+        JSON inputs are given as values; text and JSON outputs map to None."""
         inputs = check_input_names(self, inputs, "abstract_eval", allow_left_out=True)
-        specs = [_spec(inputs[n]) if n in inputs else None for n in self.schema.input_names]
+        specs = [None if f.name not in inputs else _spec(inputs[f.name]) if f.is_array
+                 else _values.encode(inputs[f.name], f.kind, f.name, "input", self,
+                                     "abstract_eval")
+                 for f in self.schema.inputs]
         res = self._abstract_eval(tuple(specs))
-        out = {f.name: ShapeDtype(tuple(shape), np.dtype(dt))
-               for f, (shape, dt) in zip(self.schema.outputs, res)}
+        # Text and JSON outputs: None (their size is known once computed).
+        out = {f.name: None if r is None else ShapeDtype(tuple(r[0]), np.dtype(r[1]))
+               for f, r in zip(self.schema.outputs, res)}
         return _nesting.nest(out) if self._nested_outputs else out
+
+    def _wrt(self, names: Sequence[str] | str, what: str, endpoint: str) -> tuple[str, ...]:
+        fields = self.schema.inputs if what.endswith("inputs") else self.schema.outputs
+        return _check_wrt(self, _names(names, what), fields, what, endpoint)
 
     def _flat_inputs(self, inputs: Mapping[str, Any], endpoint: str) -> dict[str, Any]:
         if self._nested_inputs:

@@ -190,6 +190,13 @@ class LimitError(TesseraError, ValueError):
     """TSR_E_LIMIT: refused by a limit (the max_*_bytes options)."""
 
 
+class ValueNotAllowedError(TesseraError, ValueError):
+    """TSR_E_VALUE: a value the field does not allow: text outside its
+    choices or not UTF-8, or an input the component's own validation
+    refused (``.type`` is pydantic's ``"literal_error"``; ``.loc`` the
+    field's path, ``("inputs", "method")``). A 422 in Tesseract's terms."""
+
+
 class CancelledError(TesseraError):
     """TSR_E_CANCELLED: the call was cancelled (``tsr_call_cancel``).
 
@@ -220,6 +227,7 @@ _CLASSES: dict[int, tuple[str, type[TesseraError]]] = {
     -19: ("TSR_E_SHM", SharedMemoryError),
     -20: ("TSR_E_LIMIT", LimitError),
     -21: ("TSR_E_CANCELLED", CancelledError),
+    -22: ("TSR_E_VALUE", ValueNotAllowedError),
 }
 _NAMES = {code: name for code, (name, _) in _CLASSES.items()}
 

@@ -62,6 +62,11 @@ class Split:
                     _errors.TSR_E_UNKNOWN_FIELD,
                     f"{where}: {what} '{name}' is not one of the {kind} ({', '.join(fields)})",
                     loc)
+            if getattr(field, "kind", "array") != "array" or field.rank is None:
+                # Text and JSON values, and arrays of any rank (whose
+                # batch axis cannot be told): the same for every item.
+                self.shared[name] = value
+                continue
             value = value if _is_lazy(value) or hasattr(value, "ndim") else np.asarray(value)
             if value.ndim == field.rank:
                 self.shared[name] = value

@@ -18,6 +18,15 @@ plugin reads XLA's buffers in place and writes its results straight into
 XLA's output buffers; in worker mode operands are copied into the shared
 arena and results out of it. CPU only.
 
+Components with text or JSON fields take another route (``_valued``):
+through ``jax.pure_callback`` and the NumPy API, with a ``custom_vjp``
+whose backward pass is the component's vjp (also at paths inside JSON
+inputs). Text inputs, and JSON inputs without arrays, are static (pass
+them as static arguments of a jitted function, or close over them); array
+leaves inside JSON inputs are traced and differentiable. There,
+forward-mode (``jax.jvp``, ``jacfwd``) is not available, and text and
+JSON outputs come back from eager calls only.
+
 Errors. Outside ``jit`` (eager calls, ``grad`` and ``vmap`` without
 ``jit``) a failure raises its :class:`tessera.TesseraError` subclass, as
 the NumPy API does (``tessera.PluginError``, ``tessera.WorkerError``, ...):
@@ -54,7 +63,7 @@ if not _ext.HAVE_XLA_FFI:
                       "unavailable: install jax, then reinstall tessera "
                       "(pip install ./bindings/python)")
 
-from . import _rules  # noqa: E402  (after the check above)
+from . import _rules, _valued  # noqa: E402  (after the check above)
 from ._op import Op, make_op  # noqa: E402
 from ._primitive import tessera_call_p, tessera_error  # noqa: E402
 
@@ -109,6 +118,9 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, jax.Arra
         component, cluster = component._jax_target()
     schema = component.schema
     inputs = check_input_names(component, inputs, "apply", allow_left_out=True)
+    if schema.has_values:
+        # Text and JSON fields: not through the FFI handler (_valued).
+        return _valued.apply(component, inputs, _operand)
     left_out = () if len(inputs) == len(schema.inputs) else tuple(
         n for n in schema.input_names if n not in inputs)
     args = [_operand(inputs[f.name], f, component) for f in schema.inputs

@@ -506,7 +506,15 @@ def apply(component: Component, inputs: Mapping[str, Any]) -> dict[str, torch.Te
     gradient. Gradients flow to differentiable inputs that require grad,
     through ``backward`` (vjp) and forward-mode AD (jvp). Works under ``torch.func``
     transforms (grad, vjp, jvp, jacrev, jacfwd, vmap); second derivatives
-    raise :class:`tessera.UnsupportedError`."""
+    raise :class:`tessera.UnsupportedError`.
+
+    Text and JSON inputs pass through as values (tensors inside JSON
+    inputs get gradients through the component's vjp at their paths);
+    text and JSON outputs come back as values (see ``_valued``)."""
+    if component.schema.has_values:
+        from . import _valued
+        return _valued.apply(component,
+                             check_input_names(component, inputs, "apply", allow_left_out=True))
     plan = _plan(component)
     if plan.nested or len(inputs) != len(plan.inputs) or any(n not in inputs
                                                              for n in plan.inputs):
