@@ -141,12 +141,13 @@ def main() -> int:
                          "Python, for requirements whose index cannot be reached)")
     a = ap.parse_args()
     modes = a.mode or ["inproc", "worker"]
+    a.tessera = str(Path(a.tessera).resolve())
     names = a.names or sorted(d.name for d in a.examples.iterdir()
                               if (d / "test_cases").is_dir() and (d / "tesseract_api.py").exists())
     table: dict[str, dict[str, str]] = {}
     failed = 0
     for name in names:
-        folder = a.examples / name
+        folder = (a.examples / name).resolve()  # the CLI runs in a temporary folder
         cases = sorted((folder / "test_cases").glob("*.json"))
         for mode in modes:
             ok = 0
