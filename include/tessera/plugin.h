@@ -464,8 +464,10 @@ static inline int tsr_ctx_errorf(tsr_ctx *ctx, const char *fmt, ...) {
 static inline int tsr_ctx_invalid(tsr_ctx *ctx, const char *path, const char *type,
                                   const char *message) {
     char buf[768];
-    (void)snprintf(buf, sizeof buf, "%s\ninvalid: %s %s", message, type ? type : "value_error",
-                   path);
+    /* The message is cut, never the line: the host must find it whole. */
+    int keep = (int)sizeof buf - 2 - 64 - 256 - (int)sizeof "invalid: ";
+    (void)snprintf(buf, sizeof buf, "%.*s\ninvalid: %s %s", keep, message,
+                   type ? type : "value_error", path);
     ctx->host->set_error(ctx, buf);
     return -1;
 }
