@@ -51,12 +51,13 @@ static void bind_all(tsr_call *call, const char *method) {
     if (method) cr_assert_eq(tsr_call_set_text(call, "method", method), 0);
 }
 
-/* apply, jvp, vjp and abstract_eval for each method in one mode; the
+/* apply, jvp, vjp, jacobian and abstract_eval for each method in one mode; the
  * method is changed on the same call between runs. */
 static void every_endpoint(tsr_component *c, const char *mode) {
     static const char *in[] = {"fp"}, *out[] = {"y"};
     tsr_call *ap = new_call(c, TSR_EP_APPLY), *jv = new_call(c, TSR_EP_JVP),
-             *vj = new_call(c, TSR_EP_VJP), *ae = new_call(c, TSR_EP_ABSTRACT_EVAL);
+             *vj = new_call(c, TSR_EP_VJP), *ae = new_call(c, TSR_EP_ABSTRACT_EVAL),
+             *jc = new_call(c, TSR_EP_JACOBIAN);
     bind_all(ap, NULL);   /* the default: linear */
     run_ok(ap);
     for (int i = 0; i < 6; i++)
@@ -65,6 +66,7 @@ static void every_endpoint(tsr_component *c, const char *mode) {
     double t[3] = {1, -2, 0.5}, cot[6] = {1, 2, 3, -1, 0.5, 4};
     wrt_ok(jv, in, 1, out, 1);
     wrt_ok(vj, in, 1, out, 1);
+    wrt_ok(jc, in, 1, out, 1);
     for (int m = 0; m < 3; m++) {
         bind_all(ap, methods[m]);
         run_ok(ap);
@@ -82,6 +84,16 @@ static void every_endpoint(tsr_component *c, const char *mode) {
         for (int i = 0; i < 6; i++)
             cr_assert_float_eq(jt[i], ((const double *)tsr_call_output(ap, "y")->data)[i], 1e-12,
                                "%s: %s, jvp[%d]", mode, methods[m], i);
+        /* jacobian: the (6, 3) block times t is the jvp */
+        bind_all(jc, methods[m]);
+        run_ok(jc);
+        const tsr_array *J = tsr_call_jacobian(jc, "y", "fp");
+        cr_assert(J && J->rank == 2 && J->shape[0] == 6 && J->shape[1] == 3, "%s", mode);
+        for (int i = 0; i < 6; i++) {
+            const double *row = (const double *)J->data + 3 * i;
+            cr_assert_float_eq(row[0] * t[0] + row[1] * t[1] + row[2] * t[2], jt[i], 1e-12,
+                               "%s: %s, (J t)[%d]", mode, methods[m], i);
+        }
         /* vjp: <c, J t> == <J^T c, t> */
         bind_all(vj, methods[m]);
         seed_ok(vj, "y", f64_vec(cot, 6));
@@ -102,8 +114,8 @@ static void every_endpoint(tsr_component *c, const char *mode) {
         cr_assert_eq(tsr_call_output(ae, "y")->shape[0], 7, "%s", mode);
     }
     /* a method outside the choices, refused before any endpoint runs */
-    tsr_call *calls[] = {ap, jv, vj, ae};
-    for (int k = 0; k < 4; k++) {
+    tsr_call *calls[] = {ap, jv, vj, ae, jc};
+    for (int k = 0; k < 5; k++) {
         cr_assert_eq(tsr_call_set_text(calls[k], "method", "cubic"), 0);
         const char *msg = run_fails(calls[k], TSR_E_VALUE);
         assert_contains(msg, "Input should be 'linear', 'nearest' or 'previous'");

@@ -157,7 +157,10 @@ static int ensure_env(tsr_component *c, const char *api_dir, const char *text, s
         snprintf(why, n, "the environments' folder's path is too long");
         return -1;
     }
-    if (access(marker, F_OK) == 0) return 0;
+    if (access(marker, F_OK) == 0) {
+        comp_log(c, TSR_LOG_INFO, "the Python environment %s", env);
+        return 0;
+    }
     int lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0) {
         snprintf(why, n, "cannot lock '%.1024s': %s", lock, strerror(errno));

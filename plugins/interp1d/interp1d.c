@@ -13,7 +13,7 @@
  * Outside [xp[0], xp[m-1]] the end values hold (numpy.interp's clamp).
  * "nearest" takes the lower knot at a tie; "previous" the knot at or
  * below x. y is linear in fp: y = W fp with W of at most two non-zeros a
- * row, so jvp is W t and vjp is W^T c; abstract_eval checks the method and
+ * row, so jvp is W t, vjp is W^T c and jacobian W itself; abstract_eval checks the method and
  * says y is shaped like x.
  */
 #include <math.h>
@@ -130,6 +130,22 @@ static int vjp(tsr_ctx *ctx, const tsr_args *args) {
     return 0;
 }
 
+/* dy/dfp = W, of shape (n, m): at most two entries per row. */
+static int jacobian(tsr_ctx *ctx, const tsr_args *args) {
+    enum method how;
+    if (prepare(ctx, args, &how, 1)) return 1;
+    const double *x = args->inputs[IN_X].data, *xp = args->inputs[IN_XP].data;
+    double *jac = args->results[0].data;
+    int64_t n = args->inputs[IN_X].shape[0], m = args->inputs[IN_XP].shape[0];
+    memset(jac, 0, (size_t)(n * m) * sizeof(double));
+    for (int64_t i = 0; i < n; i++) {
+        weights w = weights_at(x[i], xp, m, how);
+        jac[i * m + w.i0] += w.w0;
+        if (w.w1 != 0.0) jac[i * m + w.i0 + 1] += w.w1;
+    }
+    return 0;
+}
+
 /* Shapes only, but the method's bytes are there: an unknown one fails
  * here as in apply. */
 static int abstract_eval(tsr_ctx *ctx, const tsr_args *args) {
@@ -147,7 +163,8 @@ static const tsr_plugin plugin = {
     .description = "1-D interpolation (linear, nearest, previous), differentiable in the values",
     .inputs = inputs, .n_inputs = sizeof inputs / sizeof inputs[0],
     .outputs = outputs, .n_outputs = sizeof outputs / sizeof outputs[0],
-    .apply = apply, .jvp = jvp, .vjp = vjp, .abstract_eval = abstract_eval,
+    .apply = apply, .jvp = jvp, .vjp = vjp, .jacobian = jacobian,
+    .abstract_eval = abstract_eval,
     .flags = TSR_PLUGIN_THREAD_SAFE,
 };
 TSR_PLUGIN_DEFINE(plugin)

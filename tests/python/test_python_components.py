@@ -164,7 +164,8 @@ def reference(path: Path):
 
 VECTORADD = {"a": np.arange(1.0, 5.0, dtype=np.float32),
              "b": np.array([0.5, -1.0, 2.0, 4.0], dtype=np.float32),
-             "s": np.array(1.5, dtype=np.float32), "normalize": np.array(True)}
+             "s": np.array(1.5, dtype=np.float32),
+             "normalize": True}   # a plain bool: a JSON field, given a Python bool
 CASES = [
     ("vectoradd", VECTORADD, ["a", "b", "s"], ["result"]),
     ("vectoradd_torch", {"a": {"v": np.arange(1.0, 4.0, dtype=np.float32),
