@@ -7,7 +7,8 @@
 # folder against its floors (build-coverage/, scripts/coverage.sh), Release
 # builds with gcc and clang and the strict warnings (build-release-gcc/,
 # build-release-clang/; built, not run), and each fuzz target for a
-# bounded time (build-fuzz/). Every build here treats
+# bounded time (build-fuzz/), then the Python tests and tesseract-core's
+# examples' regression cases (tests/conformance). Every build here treats
 # warnings as errors (TESSERA_WERROR, off in a user's build). Exits non-zero
 # if anything fails.
 set -uo pipefail
@@ -116,6 +117,18 @@ if compgen -G "$root/tests/python/test_*.py" >/dev/null; then
   if ! (cd "$root" && TESSERA_BUILD_DIR="$build_dir" "${PYTHON:-python3}" -m pytest -q tests/python); then
     failed+=(pytest)
   fi
+fi
+
+# Conformance with tesseract-core: every example that runs on this machine
+# passes its own regression cases through `tessera test`, in-process and in
+# worker mode, wherever tesseract-runtime passes them with the same packages
+# (tests/conformance/run.py; the short form is the ctest conformance_short).
+# Worker mode builds each example's environment from its requirements the
+# first time (cached under $TESSERA_ENV_DIR).
+echo "== conformance (tesseract-core's examples, inproc and worker)"
+if ! "${PYTHON:-python3}" "$root/tests/conformance/run.py" --tessera "$build_dir/bin/tessera" \
+     --examples "$build_dir/third_party/tesseract-examples" --option start_timeout_ms=300000; then
+  failed+=(conformance)
 fi
 
 if ((${#failed[@]})); then

@@ -138,7 +138,7 @@ def main():
     regressions = 0
     print(f"{'example':32s} {'mode':7s} {'tessera':>9s} {'tesseract':>10s}  notes")
     for name in names:
-        folder = os.path.join(a.examples, name)
+        folder = os.path.join(os.path.abspath(a.examples), name)
         cases_dir = os.path.join(folder, "test_cases")
         if not os.path.isdir(cases_dir):
             print(f"{name:32s} {'-':7s} {'-':>9s} {'-':>10s}  skipped: no test_cases")
