@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the benchmark programs: a clock, order statistics and
- * creating the folder of a results file. */
+/* Helpers shared by the benchmark programs: a clock, order statistics,
+ * creating the folder of a results file, and a busy machine to measure
+ * beside. */
 #ifndef TSR_BENCH_UTIL_H
 #define TSR_BENCH_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Monotonic time in nanoseconds. */
 int64_t bench_now_ns(void);
@@ -17,6 +19,15 @@ double bench_quantile(double *v, size_t n, double q);
 /* Create every missing folder above path (like `mkdir -p $(dirname path)`).
  * Returns 0 or -1 with errno set. */
 int bench_make_parent_dirs(const char *path);
+
+/* One busy process per CPU (at most 64), each killed with this process
+ * or after max_s seconds at the latest; bench_load_stop ends them. */
+typedef struct bench_load {
+    pid_t pid[64];
+    int n;
+} bench_load;
+void bench_load_start(bench_load *l, unsigned max_s);
+void bench_load_stop(bench_load *l);
 
 /* Keep the compiler from assuming anything about the memory behind p, so
  * that a timed store is not removed as dead. */

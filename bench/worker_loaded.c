@@ -8,11 +8,8 @@
  * in the same state.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,34 +24,6 @@
 #define STATE_NS 1000000000LL
 #define MAX_SAMPLES 4000000
 #define WARMUP_CALLS 2000
-
-typedef struct load {
-    pid_t pid[64];
-    int n;
-} load;
-
-/* One busy process per CPU; each dies with this process, or by alarm. */
-static void load_start(load *l) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    l->n = 0;
-    for (long i = 0; i < cpus && i < 64; i++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            alarm(LOAD_MAX_S);
-            for (volatile unsigned long spin = 0;; spin++) {
-            }
-        }
-        if (pid > 0) l->pid[l->n++] = pid;
-    }
-    nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL); /* let the scheduler see them */
-}
-
-static void load_stop(load *l) {
-    for (int i = 0; i < l->n; i++) kill(l->pid[i], SIGKILL);
-    for (int i = 0; i < l->n; i++) waitpid(l->pid[i], NULL, 0);
-    l->n = 0;
-}
 
 static void add_row(wb_report *r, const char *variant, double *t, size_t n) {
     wb_row *row = report_add(r, "loaded", variant);
@@ -116,14 +85,14 @@ int section_loaded(const wb_config *cfg, wb_report *r) {
         static const char *const noop_row[2] = {"noop idle", "noop loaded"};
         static const char *const pp_row[2] = {"futex-spin idle", "futex-spin loaded"};
         for (int loaded = 0; loaded < 2 && !failed; loaded++) {
-            load l = {.n = 0};
-            if (loaded) load_start(&l);
+            bench_load l = {.n = 0};
+            if (loaded) bench_load_start(&l, LOAD_MAX_S);
             int n = time_calls(call, &x, t, MAX_SAMPLES, ns);
             failed = n < 0;
             if (!failed) add_row(r, noop_row[loaded], t, (size_t)n);
             n = time_pingpong(&pp, t, MAX_SAMPLES, ns);
             add_row(r, pp_row[loaded], t, (size_t)n);
-            if (loaded) load_stop(&l);
+            if (loaded) bench_load_stop(&l);
         }
     }
     if (failed) fprintf(stderr, "bench_worker: a call failed in the loaded section\n");

@@ -93,12 +93,15 @@ int text_inputs_check(tsr_call *call) {
             return call_fail_at(call, TSR_E_ARGUMENT, "inputs", f->field.name,
                                 "input '%s': the text is NULL", f->field.name);
         size_t len = (size_t)a->shape[0];
+        /* One of the choices is valid UTF-8 (checked at load): the scan
+         * is only for text that is not. */
+        if (f->field.n_choices > 0 && is_choice(f, a->data, len)) continue;
         if (!utf8_valid(a->data, len))
             return call_fail_at(call, TSR_E_VALUE, "inputs", f->field.name,
                                 "input '%s': Input should be a valid string, unable to parse "
                                 "raw data as a unicode string",
                                 f->field.name);
-        if (f->field.n_choices > 0 && !is_choice(f, a->data, len)) {
+        if (f->field.n_choices > 0) {
             char cause[TSR_ERRMSG_MAX / 2];
             choices_cause(f, cause, sizeof cause);
             return call_fail_at(call, TSR_E_VALUE, "inputs", f->field.name, "input '%s': %s",
