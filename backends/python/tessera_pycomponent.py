@@ -526,7 +526,7 @@ def _decode(leaf: _Leaf, raw: Any) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         what, kind = ("UTF-8 text", "string_unicode") if leaf.kind == _TEXT else (
             "JSON", "json_invalid")
-        raise InvalidInput(f"invalid inputs: {leaf.name}: not {what}: {e}",
+        raise InvalidInput(_located(("inputs", *leaf.path), f"not {what}: {e}"),
                            ("inputs", *leaf.path), kind) from None
 
 
@@ -549,11 +549,23 @@ class InvalidInput(ValueError):
         return ".".join(str(p) for p in self.loc)
 
 
-def _invalid(e: ValidationError, prefix: tuple, what: str = "invalid inputs") -> InvalidInput:
+def _invalid(e: ValidationError, prefix: tuple) -> InvalidInput:
+    """The first error as "input 'a.b': <pydantic's msg>" (the host's
+    wording, whose lead a 422 body drops, leaving pydantic's msg as
+    tesseract-core's has it), the others on lines of their own."""
     errors = e.errors(include_url=False, include_input=False)
-    loc = tuple(errors[0]["loc"]) if errors else ()
-    kind = errors[0]["type"] if errors else "value_error"
-    return InvalidInput(f"{what}: " + _validation_message(e, prefix), (*prefix, *loc), kind)
+    if not errors:
+        return InvalidInput(f"invalid inputs: {e}", prefix)
+    loc = tuple(errors[0]["loc"])
+    lines = [_located((*prefix, *loc), errors[0]["msg"])]
+    lines += [f"  and {_located((*prefix, *err['loc']), err['msg'])}" for err in errors[1:4]]
+    return InvalidInput("\n".join(lines), (*prefix, *loc), errors[0]["type"])
+
+
+def _located(loc: tuple, msg: str) -> str:
+    """"input 'mesh.n_points': msg" for loc ("inputs", "mesh", "n_points")."""
+    where = ".".join(str(p) for p in loc[1:])
+    return f"input '{where}': {msg}" if where else msg
 
 
 # --------------------------------------------------------------------------
@@ -636,8 +648,11 @@ class Component:
             try:
                 r = check(m)
             except (ValueError, AssertionError) as e:  # what pydantic reports as invalid
-                kind = "assertion_error" if isinstance(e, AssertionError) else "value_error"
-                raise InvalidInput(f"invalid inputs: {node.cls.__name__}: {e}", at, kind) from e
+                # pydantic's wording and type for a model validator's refusal
+                kind, lead = (("assertion_error", "Assertion failed, ")
+                              if isinstance(e, AssertionError) else ("value_error", "Value error, "))
+                where = ".".join(str(p) for p in at[1:]) or node.cls.__name__
+                raise InvalidInput(f"input '{where}': {lead}{e}", at, kind) from e
             if r is not None:
                 m = r
         return m
@@ -1136,4 +1151,6 @@ def _message(exc: BaseException) -> str:
 
 def _one_line(exc: BaseException) -> str:
     msg = _message(exc)
+    if isinstance(exc, InvalidInput) and msg:   # worded as the host words a refused value
+        return msg
     return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
