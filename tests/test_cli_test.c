@@ -262,3 +262,58 @@ Test(cli_test, the_help_texts_name_the_command) {
     cr_assert(strstr(r.out, "Usage: tessera test") != NULL);
     run_free(&r);
 }
+
+/* Text and JSON outputs compared as tesseract-runtime compares them: the
+ * same keys, list lengths and kinds, strings and bools exactly, integers
+ * exactly, floats within atol/rtol (an int where a float is expected
+ * counts as that float). kinds_json echoes opts and its method as tag. */
+Test(cli_test, text_and_json_outputs_are_compared_value_by_value) {
+    static const char opts[] =
+        "{\"a\": [1, 2.5, true, null, \"s\"], \"b\": {\"c\": 3, \"d\": 0.1}}";
+    static const struct {
+        const char *expect;   /* expected_outputs, beside y */
+        const char *why;      /* NULL: passes; else in the FAIL line */
+    } cases[] = {
+        {"\"echo\": {\"a\": [1, 2.5, true, null, \"s\"], \"b\": {\"c\": 3, \"d\": 0.1}}, "
+         "\"tag\": \"twice\"", NULL},
+        {"\"echo\": {\"a\": [1.0, 2.5000000001, true, null, \"s\"], \"b\": {\"c\": 3, "
+         "\"d\": 0.1}}, \"tag\": \"twice\"", NULL},
+        {"\"echo\": {\"a\": [1, 2.5, true, null, \"s\"], \"b\": {\"c\": 3, \"d\": 0.2}}, "
+         "\"tag\": \"twice\"", "Values are not sufficiently close: echo.b.d"},
+        {"\"echo\": {\"a\": [1, 2.5, true, null, \"s\"], \"b\": {\"c\": 4, \"d\": 0.1}}, "
+         "\"tag\": \"twice\"", "echo.b.c: expected 4"},
+        {"\"echo\": {\"a\": [1, 2.5, false, null, \"s\"], \"b\": {\"c\": 3, \"d\": 0.1}}, "
+         "\"tag\": \"twice\"", "expected False, obtained True"},
+        {"\"echo\": {\"a\": [1, 2.5, true, null, \"t\"], \"b\": {\"c\": 3, \"d\": 0.1}}, "
+         "\"tag\": \"twice\"", "expected 't', obtained 's'"},
+        {"\"echo\": {\"a\": [1, 2.5, true, null], \"b\": {\"c\": 3, \"d\": 0.1}}, "
+         "\"tag\": \"twice\"", "length of list at echo.a: expected 4, obtained 5"},
+        {"\"echo\": {\"a\": [1, 2.5, true, null, 5], \"b\": {\"c\": 3, \"d\": 0.1}}, "
+         "\"tag\": \"twice\"", "type mismatch at echo.a.[4]: expected int, obtained str"},
+        {"\"echo\": {\"a\": [1, 2.5, true, null, \"s\"], \"b\": {\"c\": 3}}, \"tag\": \"twice\"",
+         "unexpected key 'd'"},
+        {"\"echo\": {\"a\": [1, 2.5, true, null, \"s\"], \"b\": {\"c\": 3, \"d\": 0.1, "
+         "\"e\": 1}}, \"tag\": \"twice\"", "missing key 'e'"},
+        {"\"echo\": {\"a\": [1, 2.5, true, null, \"s\"], \"b\": {\"c\": 3, \"d\": 0.1}}, "
+         "\"tag\": \"plain\"", "tag: expected 'plain', obtained 'twice'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char text[2048], path[512];
+        snprintf(text, sizeof text,
+                 "{\"endpoint\": \"apply\", \"payload\": {\"inputs\": {\"x\": [1.0, 2.0], "
+                 "\"method\": \"twice\", \"opts\": %s}}, \"expected_outputs\": {\"y\": [2.0, 4.0], "
+                 "%s}}",
+                 opts, cases[k].expect);
+        write_case(dir, "values.json", text);
+        snprintf(path, sizeof path, "%s/values.json", dir);
+        cli_run r = run_cli(NULL, "test", TEST_PLUGIN("kinds_json"), path);
+        if (!cases[k].why) {
+            assert_ok(&r);
+        } else {
+            expect_status(&r, 1);
+            cr_assert(strstr(r.out, cases[k].why) != NULL, "case %zu: want '%s' in:\n%s", k,
+                      cases[k].why, r.out);
+        }
+        run_free(&r);
+    }
+}

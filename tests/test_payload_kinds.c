@@ -450,3 +450,53 @@ Test(payload_kinds, an_endpoint_refusal_keeps_its_type_and_path) {
     tsr_payload_free(p);
     tsr_close(c);
 }
+
+/* Long numeric lists and long strings inside a JSON value, which the
+ * parser cuts out of the tree (json_hoist), reach the endpoint and come
+ * back unchanged. */
+Test(payload_kinds, long_lists_and_strings_inside_a_json_value_round_trip) {
+    tsr_component *c = open_ok(KINDS_JSON, NULL);
+    char list[2048] = "[", text[1200] = "", request[8192], want[8192];
+    for (int k = 0; k < 100; k++) {
+        char item[16];
+        snprintf(item, sizeof item, "%s%d.5", k ? ", " : "", k);
+        strcat(list, item);
+    }
+    strcat(list, "]");
+    memset(text, 'q', 1000);
+    text[1000] = '\0';
+    snprintf(request, sizeof request,
+             "{\"inputs\":{\"x\":" X_JSON ",\"opts\":{\"series\":%s,\"note\":\"%s\"}}}", list, text);
+    run_result r = run_request(c, TSR_EP_APPLY, request, NULL, &json_out);
+    json_t *v = answer_ok(&r);
+    snprintf(want, sizeof want, "{\"series\":%s,\"note\":\"%s\"}", list, text);
+    assert_json_eq(json_object_get(v, "echo"), want);
+    json_decref(v);
+    tsr_close(c);
+}
+
+/* A JSON result that is not JSON, and a TEXT result with a NUL byte
+ * inside, are refused as results the schema forbids, naming the output. */
+Test(payload_kinds, a_malformed_json_result_or_a_text_result_with_a_nul_is_refused) {
+    tsr_component *c = open_ok(KINDS_JSON, NULL);
+    static const struct {
+        const char *hostile, *why, *field;
+    } cases[] = {
+        {"malformed", "the JSON result is malformed", "echo"},
+        {"nul", "the text holds a NUL byte", "tag"},
+    };
+    for (size_t k = 0; k < 2; k++) {
+        char request[512];
+        snprintf(request, sizeof request,
+                 "{\"inputs\":{\"x\":" X_JSON ",\"opts\":{\"hostile\":\"%s\"}}}", cases[k].hostile);
+        run_result r = run_request(c, TSR_EP_APPLY, request, NULL, &json_out);
+        cr_assert_eq(r.rc, TSR_E_PLUGIN_RESULT, "%s: %d %s", cases[k].hostile, r.rc,
+                     r.err.message);
+        cr_assert(strstr(r.err.message, cases[k].why) != NULL, "%s", r.err.message);
+        cr_assert(strstr(r.err.loc, cases[k].field) != NULL || strstr(r.err.message,
+                                                                        cases[k].field) != NULL,
+                  "%s / %s", r.err.loc, r.err.message);
+        tsr_json_free(r.answer);
+    }
+    tsr_close(c);
+}

@@ -203,10 +203,8 @@ static int emit(emitter *e, json_t *v, const char *path, int depth) {
         const char *text;
         size_t len;
         if (list != NULL) {
-            /* The list runs from '[' to its ']'; find its length by
-             * taking the cut's characters. */
-            hoist_string(e->hoist, v, &text, &len);
-            write_list_text(e->jw, text, len);
+            /* The list's own characters, '[' to its ']', from the text. */
+            write_list_text(e->jw, list->text, list->info.len);
             return 0;
         }
         hoist_string(e->hoist, v, &text, &len);

@@ -7,7 +7,9 @@
  *   tag  = method                                  TEXT
  * opts holding "steps":-N is refused with tsr_ctx_invalid at
  * inputs.opts.steps (greater_than_equal), as a component validating its
- * own values would.
+ * own values would. opts holding "hostile":"malformed" makes echo text
+ * that is not JSON, "hostile":"nul" a tag with a NUL byte inside: results
+ * a host must refuse.
  */
 #include <string.h>
 
@@ -50,6 +52,14 @@ static int apply(tsr_ctx *ctx, const tsr_args *args) {
     double k = strcmp(method, "twice") == 0 ? 2.0 : 1.0;
     double *y = args->results[0].data;
     for (int64_t i = 0; i < x->shape[0]; i++) y[i] = k * ((const double *)x->data)[i];
+    if (strstr(opts, "\"hostile\":\"malformed\"") != NULL) {
+        int rc = put_text(ctx, args, 1, "{\"a\":", 5);
+        return rc ? rc : put_text(ctx, args, 2, method, (size_t)args->inputs[1].shape[0]);
+    }
+    if (strstr(opts, "\"hostile\":\"nul\"") != NULL) {
+        int rc = put_text(ctx, args, 1, opts, (size_t)args->inputs[2].shape[0]);
+        return rc ? rc : put_text(ctx, args, 2, "ab\0c", 4);
+    }
     int rc = put_text(ctx, args, 1, opts, (size_t)args->inputs[2].shape[0]);
     return rc ? rc : put_text(ctx, args, 2, method, (size_t)args->inputs[1].shape[0]);
 }
