@@ -27,7 +27,7 @@ import base64
 import enum
 import json
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -250,6 +250,44 @@ def split_leaves(value: Any, path: str, ops: list, paths: list, in_list: bool = 
         paths.append(path)
         return _Leaf(len(ops) - 1)
     return value
+
+
+class SplitInputs(NamedTuple):
+    """A call's inputs split for a tracing face (JAX, PyTorch): the array
+    fields and the array leaves inside JSON fields become operands; the
+    rest stays as given."""
+    statics: dict        # text and array-free JSON inputs, by name
+    skeletons: dict      # JSON inputs with leaves, placeholders for them
+    arrays: list         # names of the array inputs given, in schema order
+    ops: list            # their operands, as to_operand made them
+    leaves: list         # the JSON inputs' leaves, as to_leaf made them
+    paths: list          # the leaves' paths ("weights.{a}")
+
+
+def split_inputs(schema: Any, inputs: dict, to_operand: Any, to_leaf: Any) -> SplitInputs:
+    """Split inputs (by dotted name) for a tracing face; to_operand(value,
+    field) makes an array input an operand, to_leaf(x) a leaf found inside a
+    JSON input. One list of leaves serves every JSON input: a placeholder's
+    index counts from the first leaf of the first such input."""
+    out = SplitInputs({}, {}, [], [], [], [])
+    found: list = []
+    for f in schema.inputs:
+        if f.name not in inputs:
+            continue
+        value = inputs[f.name]
+        if f.is_array:
+            out.arrays.append(f.name)
+            out.ops.append(to_operand(value, f))
+        elif f.kind == "json":
+            sk = split_leaves(value, f.name, found, out.paths)
+            if len(found) > len(out.leaves):
+                out.skeletons[f.name] = sk
+                out.leaves.extend(to_leaf(x) for x in found[len(out.leaves):])
+            else:
+                out.statics[f.name] = value
+        else:
+            out.statics[f.name] = value
+    return out
 
 
 def fill_leaves(skeleton: Any, ops: tuple) -> Any:

@@ -296,32 +296,10 @@ def apply(comp: Component, inputs: dict, operand) -> dict:
     """The call for inputs by dotted name (checked); ``operand`` makes an
     array input a JAX array by the schema's dtype rule."""
     schema = comp.schema
-    statics: dict = {}
-    skeletons: dict = {}
-    arrays: list[str] = []
-    ops: list = []
-    leaves: list = []
-    found: list = []
-    paths: list[str] = []
-    for f in schema.inputs:
-        if f.name not in inputs:
-            continue
-        value = inputs[f.name]
-        if f.is_array:
-            arrays.append(f.name)
-            ops.append(operand(value, f, comp))
-        elif f.kind == "json":
-            # One list of leaves for every JSON input: a placeholder's
-            # index counts from the first leaf of the first such input.
-            sk = _values.split_leaves(value, f.name, found, paths)
-            if len(found) > len(leaves):
-                skeletons[f.name] = sk
-                leaves.extend(jnp.asarray(x) if isinstance(x, jax.core.Tracer)
-                              else jnp.asarray(np.asarray(x)) for x in found[len(leaves):])
-            else:
-                statics[f.name] = value
-        else:
-            statics[f.name] = value
+    split = _values.split_inputs(
+        schema, inputs, lambda value, f: operand(value, f, comp),
+        lambda x: jnp.asarray(x) if isinstance(x, jax.core.Tracer) else jnp.asarray(np.asarray(x)))
+    statics, skeletons, arrays, ops, leaves, paths = split
     # Refusals of the values' types (a number for a text field, nothing
     # JSON can hold) come here, at trace time, as from NumPy.
     for name, value in statics.items():

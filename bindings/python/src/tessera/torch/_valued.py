@@ -78,33 +78,12 @@ def _inputs(route: dict, ops: tuple) -> dict:
 def apply(comp: Component, inputs: dict) -> dict:
     """The call for inputs by dotted name (checked)."""
     schema = comp.schema
-    statics: dict = {}
-    skeletons: dict = {}
-    arrays: list[str] = []
-    ops: list = []
-    leaves: list = []
-    found: list = []
-    paths: list[str] = []
-    for f in schema.inputs:
-        if f.name not in inputs:
-            continue
-        value = inputs[f.name]
-        if f.is_array:
-            arrays.append(f.name)
-            ops.append(value if isinstance(value, torch.Tensor)
-                       else torch.as_tensor(np.asarray(value, dtype=f.dtype)))
-        elif f.kind == "json":
-            # One list of leaves for every JSON input: a placeholder's
-            # index counts from the first leaf of the first such input.
-            sk = _values.split_leaves(value, f.name, found, paths)
-            if len(found) > len(leaves):
-                skeletons[f.name] = sk
-                leaves.extend(x if isinstance(x, torch.Tensor)
-                              else torch.as_tensor(np.asarray(x)) for x in found[len(leaves):])
-            else:
-                statics[f.name] = value
-        else:
-            statics[f.name] = value
+    split = _values.split_inputs(
+        schema, inputs,
+        lambda value, f: value if isinstance(value, torch.Tensor)
+        else torch.as_tensor(np.asarray(value, dtype=f.dtype)),
+        lambda x: x if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x)))
+    statics, skeletons, arrays, ops, leaves, paths = split
     diff_json = {f.name for f in schema.inputs if f.kind == "json" and f.differentiable}
     names = tuple(arrays) + tuple(paths)
     outputs = tuple(f.name for f in schema.outputs if f.is_array)
