@@ -27,16 +27,22 @@ from ._op import Op
 from ._primitive import tessera_call_p
 
 
-def _second_order(op: Op, what: str) -> _errors.TesseraError:
-    """A derivative of a derivative: UnsupportedError (a NotImplementedError)."""
+def second_order_error(component: str, kind: str, what: str) -> _errors.TesseraError:
+    """A derivative of a derivative: UnsupportedError (a NotImplementedError).
+    Also the valued route's (_valued.py)."""
     return _errors.UnsupportedError(
         _errors.TSR_E_UNSUPPORTED,
-        f"component '{op.component.name}': {what} of its {op.kind} is not available "
+        f"component '{component}': {what} of its {kind} is not available "
         "(second-order derivatives: jax.hessian, a JVP or grad of a gradient); components "
         "provide first derivatives only")
 
 
-def _is_zero(t) -> bool:
+def _second_order(op: Op, what: str) -> _errors.TesseraError:
+    return second_order_error(op.component.name, op.kind, what)
+
+
+def is_zero(t) -> bool:
+    """A symbolic zero tangent or cotangent (also the valued route's)."""
     return type(t) is ad.Zero or (hasattr(t, "dtype") and t.dtype == jax.dtypes.float0)
 
 
@@ -47,7 +53,7 @@ def _jvp_rule(primals, tangents, *, op: Op):
     wrt_in, seeds = [], []
     given = (f for f in comp.schema.inputs if f.name not in op.left_out)
     for field, tangent in zip(given, tangents):
-        if _is_zero(tangent):
+        if is_zero(tangent):
             continue
         if not field.differentiable:
             raise ValueError(

@@ -40,6 +40,7 @@ from jax.interpreters import ad, batching, mlir
 
 from .. import _errors, _nesting, _values
 from .._component import Component
+from ._rules import is_zero, second_order_error
 
 tessera_valued_p = Primitive("tessera_valued")
 tessera_valued_p.multiple_results = True
@@ -195,14 +196,7 @@ def _lowering(ctx, *args, call: _Call):
 
 
 def _second_order(call: _Call, what: str) -> _errors.TesseraError:
-    return _errors.UnsupportedError(
-        _errors.TSR_E_UNSUPPORTED,
-        f"component '{call.route.comp.name}': {what} of its {call.kind} is not available "
-        "(second-order derivatives); components provide first derivatives only")
-
-
-def _is_zero(t) -> bool:
-    return type(t) is ad.Zero or (hasattr(t, "dtype") and t.dtype == jax.dtypes.float0)
+    return second_order_error(call.route.comp.name, call.kind, what)
 
 
 def _jvp_rule(primals, tangents, *, call: _Call):
@@ -211,7 +205,7 @@ def _jvp_rule(primals, tangents, *, call: _Call):
     route = call.route
     wrt, seeds = [], []
     for k, t in enumerate(tangents):
-        if _is_zero(t):
+        if is_zero(t):
             continue
         if k not in route.diff_ops:
             raise ValueError(
