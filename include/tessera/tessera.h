@@ -355,6 +355,7 @@ TSR_API void tsr_component_free_buffer(tsr_component *c, void *p);
  * what both sides know and zeroes the counters of a newer header that it
  * does not have. 0, or TSR_E_ARGUMENT when out is NULL, struct_size is too
  * small (not set) or c is NULL (then the counters are zeroed). */
+#define TSR_STATS_ENDPOINTS 8
 typedef struct tsr_stats {
     size_t struct_size;       /* set by the caller: sizeof(tsr_stats) */
     uint64_t calls;           /* runs that reached the plugin */
@@ -362,6 +363,18 @@ typedef struct tsr_stats {
     uint64_t bytes_by_ref;    /* input bytes passed by reference (no copy) */
     uint64_t worker_starts;   /* workers started, restarts included */
     uint64_t worker_deaths;   /* workers that died or were killed */
+    /* Appended: what calls cost, per endpoint (indexed by tsr_endpoint; slots past
+     * TSR_EP_COUNT stay zero, room for endpoints added later). A call is
+     * counted at its endpoint when tsr_call returns, failed calls included;
+     * its time is the wall time from entry to return, in nanoseconds. */
+    uint64_t endpoint_calls[TSR_STATS_ENDPOINTS];
+    uint64_t endpoint_ns[TSR_STATS_ENDPOINTS];
+    uint64_t endpoint_errors[TSR_STATS_ENDPOINTS]; /* calls that returned < 0 */
+    /* Worker mode (zero otherwise): nanoseconds the host spent waiting for a
+     * worker's answer, and copying inputs into the arena and results out of it
+     * (part of endpoint_ns). */
+    uint64_t worker_wait_ns;
+    uint64_t copy_ns;
 } tsr_stats;
 #define TSR_STATS_INIT {.struct_size = sizeof(tsr_stats)}
 TSR_API int tsr_component_stats(const tsr_component *c, tsr_stats *out);
