@@ -17,6 +17,8 @@
  *                 `tessera docs`: the component's API as an HTML page
  *   cmd_test.c, test_run.c, test_compare.c
  *                 `tessera test`: Tesseract regression cases (test_case.h)
+ *   cmd_init.c, init_write.c, init_templates/
+ *                 `tessera init`: a new component to start from
  *   exit_guard.c  a component that ends the process is an error, never success
  *   own_stdout.c  the command's stdout is its results; what components print goes to stderr
  */
@@ -148,5 +150,9 @@ void cli_print_test_help(void);
 /* cmd_docs.c: `tessera docs`. */
 int cli_cmd_docs(int argc, char **argv);
 void cli_print_docs_help(void);
+
+/* cmd_init.c: `tessera init`. */
+int cli_cmd_init(int argc, char **argv);
+void cli_print_init_help(void);
 
 #endif /* TESSERA_CLI_H */
