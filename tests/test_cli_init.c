@@ -191,7 +191,8 @@ Test(cli_init, bad_kind_missing_dir_and_bad_options_are_usage_errors) {
         const char *args[6];
         const char *needle;
     } cases[] = {
-        {{"init", dir, "--kind", "rust", NULL}, "unknown --kind 'rust' (plugin, python or manifest)"},
+        {{"init", dir, "--kind", "rust", NULL},
+         "unknown --kind 'rust' (plugin, python or manifest)"},
         {{"init", dir, NULL}, "missing --kind (plugin, python or manifest)"},
         {{"init", "--kind", "plugin", NULL}, "missing DIR"},
         {{"init", dir, "other", "--kind", "plugin", NULL}, "one DIR only; unexpected 'other'"},

@@ -160,7 +160,8 @@ int cli_cmd_init(int argc, char **argv) {
     if (dir[0] == '\0') return cli_usage_error("init", "DIR is empty");
     if (kind == NULL) return cli_usage_error("init", "missing --kind (plugin, python or manifest)");
     bool known = false;
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) known |= strcmp(kind, kinds[k]) == 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        known |= strcmp(kind, kinds[k]) == 0;
     if (!known)
         return cli_usage_error("init", "unknown --kind '%s' (plugin, python or manifest)", kind);
     char derived[NAME_MAX_LEN * 4];
