@@ -453,7 +453,11 @@ typedef struct tsr_stats {
     uint64_t copy_ns;
 } tsr_stats;
 #define TSR_STATS_INIT {.struct_size = sizeof(tsr_stats)}
-/* Fill *out with c's counters (tsr_stats above), per endpoint too.
+/* Fill *out with c's counters (tsr_stats above): calls and bytes, and per
+ * endpoint (out->endpoint_calls[TSR_EP_APPLY], ...) the calls, their total
+ * wall time in ns (the mean is endpoint_ns / endpoint_calls) and the calls
+ * that failed; in worker mode also the time spent waiting for workers and
+ * copying through the arena.
  * Thread: any thread, also while calls of c run.
  * Ownership: out is the caller's; the library writes its first struct_size bytes.
  * Returns: 0, or TSR_E_ARGUMENT when out is NULL, out->struct_size is too
