@@ -244,7 +244,7 @@ def print_tables(trace: list[dict], limit: list[dict]) -> None:
           "bytes per held result. The 1000-element rows are for context: each step holds "
           "8 KB of fresh memory (page faults); in worker mode that memory is the arena's, "
           "whose growth, first-fit allocation and host/worker spinning on a shared CPU move "
-          "the numbers (README, Python).")
+          "the numbers (docs/guides/performance.md).")
     if not limit:
         return
     print("\nCopy or view: noop, us per call (best of runs, each in a fresh interpreter) "

@@ -104,5 +104,5 @@ wait "$server" 2>/dev/null || true
 trap - EXIT
 
 echo
-echo "== the Tesseract paper's case study: shape optimisation through a FEM solve (docs/shape-optimization.md)"
+echo "== the Tesseract paper's case study: shape optimisation through a FEM solve (docs/guides/shape-optimization.md)"
 "$python" "$root/bindings/python/examples/shape_optimization/study.py" --out "$build_dir/shape_optimization"

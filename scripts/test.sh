@@ -119,6 +119,20 @@ if compgen -G "$root/tests/python/test_*.py" >/dev/null; then
   fi
 fi
 
+# ---- docs ------------------------------------------------------------------
+# The documentation: the C API and plugin ABI pages match the headers'
+# comments (scripts/gen_c_reference.py --check), no relative link of
+# README.md or docs/ is broken (scripts/check_doc_links.py), and the site
+# builds with mkdocs --strict (a broken link between pages or to a heading
+# fails it) into build/site. A few seconds.
+echo "== docs"
+if ! "${PYTHON:-python3}" "$root/scripts/gen_c_reference.py" --check ||
+   ! "${PYTHON:-python3}" "$root/scripts/check_doc_links.py" "$root" ||
+   ! (cd "$root" && "${PYTHON:-python3}" -m mkdocs build --strict --quiet --site-dir "$build_dir/site"); then
+  failed+=(docs)
+fi
+# ---- end of docs -----------------------------------------------------------
+
 # Conformance with tesseract-core: every example that runs on this machine
 # passes its own regression cases through `tessera test`, in-process and in
 # worker mode, wherever tesseract-runtime passes them with the same packages

@@ -4,7 +4,7 @@
  * _expr), libffi preparation (manifest_cif) and the calls themselves
  * (manifest_call, manifest_stage). Not seen by the rest of the core, which
  * knows manifests as one backend (manifest_backend_ops, manifest_open.c);
- * docs/manifests.md states the format. */
+ * docs/guides/manifests.md states the format. */
 #ifndef TESSERA_CORE_MANIFEST_INTERNAL_H
 #define TESSERA_CORE_MANIFEST_INTERNAL_H
 

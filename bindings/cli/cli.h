@@ -33,7 +33,7 @@
 #include <tessera/tessera.h>
 
 /* Exit statuses, the same for every command: cli_print_exit_statuses
- * prints them in every help text, and the README has the same table. */
+ * prints them in every help text, and docs/guides/command-line.md has the same table. */
 enum cli_exit {
     CLI_OK = 0,
     CLI_CALL_FAILED = 1,   /* the endpoint failed or refused its arguments */

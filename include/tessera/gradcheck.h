@@ -189,18 +189,32 @@ typedef struct tsr_gradcheck_report tsr_gradcheck_report;
  * be NULL for the defaults. On success *out is a report (free it with
  * tsr_gradcheck_report_free); on failure *out is NULL and err (if not
  * NULL) holds the code and a message naming the field or endpoint.
+ * Thread: any thread; calls of c from other threads may run meanwhile
+ *   (the check runs its own tsr_call objects).
+ * Ownership: inputs and opts are read during the call only; *out belongs
+ *   to the caller until tsr_gradcheck_report_free.
+ * Returns: 0 (whatever the verdict: see tsr_gradcheck_passed) or a
+ *   negative TSR_E_* code.
  */
 TSR_API int tsr_gradcheck_run(tsr_component *c, const tsr_array *inputs,
                               const tsr_gradcheck_options *opts, tsr_gradcheck_report **out,
                               tsr_error *err);
 
+/* Free a report. Accepts NULL.
+ * Thread: the thread that owns r; no other may read it meanwhile. */
 TSR_API void tsr_gradcheck_report_free(tsr_gradcheck_report *r);
 
-/* 1 when every check passed (also when there was nothing to check). */
+/* Whether every check passed (also when there was nothing to check).
+ * Thread: reports are read-only; any number of threads may read one.
+ * Returns: 1 or 0. */
 TSR_API int tsr_gradcheck_passed(const tsr_gradcheck_report *r);
-/* apply calls made, the unperturbed one included. */
+/* The number of apply calls the check made, the unperturbed one included.
+ * Thread: as tsr_gradcheck_passed.
+ * Returns: the count (0 for r NULL). */
 TSR_API int64_t tsr_gradcheck_apply_evals(const tsr_gradcheck_report *r);
-/* 1 when the report is of Taylor mode. */
+/* Whether the report is of Taylor mode (opts->taylor).
+ * Thread: as tsr_gradcheck_passed.
+ * Returns: 1 or 0. */
 TSR_API int tsr_gradcheck_is_taylor(const tsr_gradcheck_report *r);
 
 /* What was compared with what. */
@@ -222,7 +236,10 @@ typedef struct tsr_gradcheck_summary {
     int64_t calls;               /* calls of this endpoint */
 } tsr_gradcheck_summary;
 
-/* The summary of jvp, vjp or jacobian; NULL for any other endpoint. */
+/* The summary of one derivative endpoint's checks.
+ * Thread: as tsr_gradcheck_passed.
+ * Ownership: the summary belongs to r and lives as long as it.
+ * Returns: the summary of jvp, vjp or jacobian; NULL for any other endpoint. */
 TSR_API const tsr_gradcheck_summary *tsr_gradcheck_summary_of(const tsr_gradcheck_report *r,
                                                               tsr_endpoint ep);
 
@@ -244,8 +261,15 @@ typedef struct tsr_gradcheck_failure {
     double tolerance;        /* the bound abs_err exceeded */
 } tsr_gradcheck_failure;
 
-/* Failures kept (at most max_failures; the summaries count them all). */
+/* The number of failures kept (at most max_failures; the summaries count
+ * them all).
+ * Thread: as tsr_gradcheck_passed.
+ * Returns: the count. */
 TSR_API int64_t tsr_gradcheck_n_failures(const tsr_gradcheck_report *r);
+/* Failure k of the kept ones, 0 <= k < tsr_gradcheck_n_failures(r).
+ * Thread: as tsr_gradcheck_passed.
+ * Ownership: the failure belongs to r; its names live as long as the component.
+ * Returns: the failure, or NULL for k out of range. */
 TSR_API const tsr_gradcheck_failure *tsr_gradcheck_failure_at(const tsr_gradcheck_report *r,
                                                               int64_t k);
 
@@ -256,7 +280,14 @@ typedef struct tsr_gradcheck_skip {
     const char *reason;      /* e.g. "complex128 fields are not checked" */
 } tsr_gradcheck_skip;
 
+/* The number of fields left out of the check (complex, integer, ...).
+ * Thread: as tsr_gradcheck_passed.
+ * Returns: the count. */
 TSR_API int32_t tsr_gradcheck_n_skipped(const tsr_gradcheck_report *r);
+/* Skipped field k, 0 <= k < tsr_gradcheck_n_skipped(r).
+ * Thread: as tsr_gradcheck_passed.
+ * Ownership: belongs to r; its strings live as long as the component.
+ * Returns: the entry, or NULL for k out of range. */
 TSR_API const tsr_gradcheck_skip *tsr_gradcheck_skipped_at(const tsr_gradcheck_report *r,
                                                            int32_t k);
 
@@ -274,7 +305,14 @@ typedef struct tsr_gradcheck_taylor {
     int passed;
 } tsr_gradcheck_taylor;
 
+/* The number of Taylor tests in a Taylor-mode report (0 otherwise).
+ * Thread: as tsr_gradcheck_passed.
+ * Returns: the count. */
 TSR_API int32_t tsr_gradcheck_n_taylor(const tsr_gradcheck_report *r);
+/* Taylor test k, 0 <= k < tsr_gradcheck_n_taylor(r).
+ * Thread: as tsr_gradcheck_passed.
+ * Ownership: the test and its arrays belong to r and live as long as it.
+ * Returns: the test, or NULL for k out of range. */
 TSR_API const tsr_gradcheck_taylor *tsr_gradcheck_taylor_at(const tsr_gradcheck_report *r,
                                                             int32_t k);
 
@@ -290,7 +328,11 @@ TSR_API const tsr_gradcheck_taylor *tsr_gradcheck_taylor_at(const tsr_gradcheck_
  *    "taylor_tests": [{"endpoint", "input", "output", "steps", "residuals",
  *                      "floors", "orders", "passed"}, ...]}
  * reference is "fd", "jacobian", "taylor" or null; an index of -1 is null;
- * non-finite numbers are null. Release *out with tsr_json_free (payload.h).
+ * non-finite numbers are null.
+ * Thread: as tsr_gradcheck_passed.
+ * Ownership: *out belongs to the caller: release it with tsr_json_free
+ *   (payload.h); on failure it is NULL.
+ * Returns: 0, or TSR_E_NOMEM / TSR_E_ARGUMENT with err set.
  */
 TSR_API int tsr_gradcheck_report_json(const tsr_gradcheck_report *r, char **out, tsr_error *err);
 

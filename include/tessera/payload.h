@@ -94,10 +94,15 @@ typedef enum tsr_encoding {
     TSR_ENCODING_BINREF = 2  /* raw bytes appended to .bin files ("json+binref") */
 } tsr_encoding;
 
-/* "json", "base64" or "binref"; NULL if invalid. */
+/* The name of an encoding.
+ * Thread: any thread.
+ * Ownership: the string is static.
+ * Returns: "json", "base64" or "binref" (static); NULL if invalid. */
 TSR_API const char *tsr_encoding_name(tsr_encoding enc);
-/* Accepts "json", "base64", "binref" and Tesseract's format names
- * "json+base64", "json+binref". Returns -1 if unknown. */
+/* The encoding a name stands for. Accepts "json", "base64", "binref" and
+ * Tesseract's format names "json+base64", "json+binref".
+ * Thread: any thread.
+ * Returns: a tsr_encoding, or -1 if unknown or NULL. */
 TSR_API int tsr_encoding_from_name(const char *name);
 
 /* How binref files are written and read. */
@@ -109,9 +114,15 @@ typedef enum tsr_file_io {
     TSR_FILE_IO_POSIX = 2  /* pread/pwrite */
 } tsr_file_io;
 
-/* "auto", "io_uring" or "posix"; NULL if invalid. */
+/* The name of a file I/O path.
+ * Thread: any thread.
+ * Ownership: the string is static.
+ * Returns: "auto", "io_uring" or "posix" (static); NULL if invalid. */
 TSR_API const char *tsr_file_io_name(tsr_file_io io);
-/* Accepts "auto", "io_uring" (or "uring") and "posix". Returns -1 if unknown. */
+/* The file I/O path a name stands for: "auto", "io_uring" (or "uring"),
+ * "posix".
+ * Thread: any thread.
+ * Returns: a tsr_file_io, or -1 if unknown or NULL. */
 TSR_API int tsr_file_io_from_name(const char *name);
 
 /*
@@ -121,7 +132,10 @@ TSR_API int tsr_file_io_from_name(const char *name);
  * needed, one round trip), then cached; thread-safe. When it is not
  * io_uring and why_not is not NULL, *why_not says why (e.g.
  * "io_uring_setup refused (EPERM): a seccomp filter or a security policy
- * forbids it"); otherwise *why_not is set to NULL. Static strings.
+ * forbids it"); otherwise *why_not is set to NULL.
+ * Thread: any thread (the probe runs once, guarded).
+ * Ownership: both strings are static.
+ * Returns: "io_uring" or "pread/pwrite".
  */
 TSR_API const char *tsr_file_io_backend(const char **why_not);
 
@@ -171,30 +185,52 @@ typedef struct tsr_payload tsr_payload;
  * the payload owns, aligned to 64 bytes. Shapes and dtypes against the
  * schema's symbolic dimensions are left to tsr_call_run. c must outlive
  * the payload. On failure *out is NULL.
+ * Thread: any thread; c may be called from other threads meanwhile.
+ * Ownership: text is read during the call only; *out belongs to the
+ *   caller until tsr_payload_free, and borrows c.
+ * Returns: 0, or TSR_E_PAYLOAD, _UNKNOWN_FIELD, _MISSING, _DTYPE,
+ *   _NOT_DIFFERENTIABLE, _LIMIT, _IO, _NOMEM with err set.
  */
 TSR_API int tsr_payload_parse(const tsr_component *c, tsr_endpoint ep, const char *text, size_t len,
                               tsr_payload **out, tsr_error *err);
 /* The same, with binref reading as opts say (NULL: defaults). Binref
- * arrays are read in one batch once the whole request has been decoded. */
+ * arrays are read in one batch once the whole request has been decoded.
+ * Thread: as tsr_payload_parse.
+ * Ownership: as tsr_payload_parse; opts is read during the call only.
+ * Returns: as tsr_payload_parse. */
 TSR_API int tsr_payload_parse_ex(const tsr_component *c, tsr_endpoint ep, const char *text,
                                  size_t len, const tsr_input_options *opts, tsr_payload **out,
                                  tsr_error *err);
+/* Free a payload and its buffers. Accepts NULL.
+ * Thread: the owner's thread, once no call bound from it runs. */
 TSR_API void tsr_payload_free(tsr_payload *p);
 
+/* The endpoint the payload was parsed for.
+ * Thread: a payload is read-only once parsed: any number of threads.
+ * Returns: the endpoint. */
 TSR_API tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
 /* A decoded input by field name, or NULL when the payload does not give it.
  * For abstract_eval, data is NULL. A TEXT or JSON input is a uint8 rank-1
  * array of its text (a JSON value as compact JSON, its arrays in base64),
  * NUL-terminated after shape[0] bytes, as tsr_call_set_input binds such a
- * field. Valid as long as p. */
+ * field.
+ * Thread: any number of threads.
+ * Ownership: the array and its data belong to p and live as long as it.
+ * Returns: the array, or NULL. */
 TSR_API const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
-/* jvp: the tangent of an input; vjp: the cotangent of an output; or NULL. */
+/* jvp: the tangent of an input; vjp: the cotangent of an output.
+ * Thread: any number of threads.
+ * Ownership: belongs to p and lives as long as it.
+ * Returns: the array, or NULL when the payload has none for name. */
 TSR_API const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
 /* The wrt lists in the order given (a field named twice in one list is
  * refused by tsr_payload_parse, as Tesseract refuses it, with the loc of
  * its second mention, e.g. "vjp_inputs.1"):
  * jac_inputs / jvp_inputs / vjp_inputs, and jac_outputs / jvp_outputs /
- * vjp_outputs. Zero and NULL for apply and abstract_eval. */
+ * vjp_outputs. Zero and NULL for apply and abstract_eval.
+ * Thread: any number of threads.
+ * Ownership: the names belong to p and live as long as it.
+ * Returns: the count, or the k-th name (NULL for k out of range). */
 TSR_API int32_t tsr_payload_n_wrt_inputs(const tsr_payload *p);
 TSR_API const char *tsr_payload_wrt_input(const tsr_payload *p, int32_t k);
 TSR_API int32_t tsr_payload_n_wrt_outputs(const tsr_payload *p);
@@ -206,6 +242,9 @@ TSR_API const char *tsr_payload_wrt_output(const tsr_payload *p, int32_t k);
  * (inputs the payload lacks are unbound), the wrt lists and the seeds. The
  * call borrows the payload's buffers: p must outlive every tsr_call_run
  * that uses them.
+ * Thread: the thread that uses call (one at a time, as for every call).
+ * Ownership: call borrows p's buffers until its next binding or its free.
+ * Returns: 0 or a negative TSR_E_* code, with err set.
  */
 TSR_API int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *err);
 
@@ -215,8 +254,10 @@ TSR_API int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *er
  * Write the results of the last successful tsr_call_run of call (bound
  * from p) in Tesseract's output form as compact JSON, without a trailing
  * newline. Floating-point values are written with the fewest digits that
- * read back to the same value (at most 17). *out is released with
- * tsr_json_free.
+ * read back to the same value (at most 17).
+ * Thread: the thread that uses call.
+ * Ownership: *out belongs to the caller: release it with tsr_json_free.
+ * Returns: 0, or TSR_E_ARGUMENT (no successful run), _NOMEM, _IO with err set.
  */
 TSR_API int tsr_payload_format_results(const tsr_payload *p, const tsr_call *call, tsr_encoding enc,
                                        char **out, tsr_error *err);
@@ -227,6 +268,9 @@ TSR_API int tsr_payload_format_results(const tsr_payload *p, const tsr_call *cal
  * overwritten, and not synced to disk) and "buffer" names the file
  * relative to output_dir, as Tesseract writes it. On failure the files
  * written so far are removed.
+ * Thread: the thread that uses call.
+ * Ownership: as tsr_payload_format_results; opts is read during the call.
+ * Returns: as tsr_payload_format_results.
  */
 TSR_API int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *call,
                                           const tsr_output_options *opts, char **out,
@@ -245,15 +289,25 @@ TSR_API int tsr_payload_format_results_ex(const tsr_payload *p, const tsr_call *
  * one, as a plain value (number, bool or nested list, as
  * tsr_array_from_json reads it), or as an encoded array where a plain
  * value cannot hold it (complex, NaN, infinities). Outputs have neither key.
+ * Thread: any thread.
+ * Ownership: *out belongs to the caller: release it with tsr_json_free.
+ * Returns: 0, or TSR_E_ARGUMENT / TSR_E_NOMEM with err set.
  */
 TSR_API int tsr_schema_to_json(const tsr_component *c, char **out, tsr_error *err);
 
 /* ---- single arrays -------------------------------------------------------- */
 
 /* One array as an encoded-array object. a->data may be NULL only when the
- * array has no elements. */
+ * array has no elements.
+ * Thread: any thread.
+ * Ownership: a is read during the call; *out belongs to the caller
+ *   (tsr_json_free).
+ * Returns: 0, or TSR_E_ARGUMENT / TSR_E_NOMEM with err set. */
 TSR_API int tsr_array_to_json(const tsr_array *a, tsr_encoding enc, char **out, tsr_error *err);
-/* The same with options (NULL: json); binref writes one file of its own. */
+/* The same with options (NULL: json); binref writes one file of its own.
+ * Thread: any thread.
+ * Ownership: as tsr_array_to_json.
+ * Returns: as tsr_array_to_json, or TSR_E_IO for a binref file. */
 TSR_API int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *opts, char **out,
                                  tsr_error *err);
 
@@ -263,17 +317,25 @@ TSR_API int tsr_array_to_json_ex(const tsr_array *a, const tsr_output_options *o
  * described above); TSR_DTYPE_INVALID keeps an encoded array's own dtype
  * and gives plain values bool, int64 or float64 after what they hold.
  * On success *out describes the array and *buffer holds its data (64-byte
- * aligned, never NULL; release with tsr_array_buffer_free).
+ * aligned, never NULL).
+ * Thread: any thread.
+ * Ownership: text is read during the call; *buffer belongs to the caller
+ *   (tsr_array_buffer_free), and out->data points into it.
+ * Returns: 0, or TSR_E_PAYLOAD, _DTYPE, _LIMIT, _NOMEM with err set.
  */
 TSR_API int tsr_array_from_json(const char *text, size_t len, tsr_dtype dtype, tsr_array *out,
                                 void **buffer, tsr_error *err);
-/* The same, reading binref buffers as opts say (NULL: defaults). */
+/* The same, reading binref buffers as opts say (NULL: defaults).
+ * Thread: any thread.
+ * Ownership: as tsr_array_from_json.
+ * Returns: as tsr_array_from_json, or TSR_E_IO for a binref file. */
 TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype,
                                    const tsr_input_options *opts, tsr_array *out, void **buffer,
                                    tsr_error *err);
 
 /* ---- errors ------------------------------------------------------------- */
 
+#define TSR_ERROR_INPUT_MAX 256
 /*
  * A failure as Tesseract answers a request it refuses (HTTP 422), one line
  * of compact JSON without a newline:
@@ -286,10 +348,12 @@ TSR_API int tsr_array_from_json_ex(const char *text, size_t len, tsr_dtype dtype
  * request (request_len bytes, may be NULL) when it is at most
  * TSR_ERROR_INPUT_MAX bytes as compact JSON and the request at most
  * 16 MiB, else null. `tessera serve` answers its 422s with this body and
- * the CLI writes it with --error-format json. *out is released with
- * tsr_json_free. 0, TSR_E_ARGUMENT (out NULL) or TSR_E_NOMEM.
+ * the CLI writes it with --error-format json.
+ * Thread: any thread.
+ * Ownership: loc, message and request are read during the call; *out
+ *   belongs to the caller (tsr_json_free).
+ * Returns: 0, TSR_E_ARGUMENT (out NULL) or TSR_E_NOMEM.
  */
-#define TSR_ERROR_INPUT_MAX 256
 TSR_API int tsr_error_detail_json(int code, const char *loc, const char *message,
                                   const char *request, size_t request_len, char **out);
 /* The same with the type the failure carries (tsr_call_errtype: the one
@@ -299,14 +363,19 @@ TSR_API int tsr_error_detail_json(int code, const char *loc, const char *message
  * lead and any further lines left out); without a type of the endpoint's,
  * the type is read from that sentence ("string_type", "string_unicode",
  * "literal_error", else "value_error"), and a literal_error has
- * "ctx": {"expected": ...} as pydantic writes it. */
+ * "ctx": {"expected": ...} as pydantic writes it.
+ * Thread: any thread.
+ * Ownership: as tsr_error_detail_json.
+ * Returns: as tsr_error_detail_json. */
 TSR_API int tsr_error_detail_json_typed(const char *type, int code, const char *loc,
                                         const char *message, const char *request,
                                         size_t request_len, char **out);
 
-/* Release JSON text returned by this header's functions. Accepts NULL. */
+/* Release JSON text returned by this header's functions. Accepts NULL.
+ * Thread: any thread, once. */
 TSR_API void tsr_json_free(char *text);
-/* Release the data buffer of tsr_array_from_json(_ex). Accepts NULL. */
+/* Release the data buffer of tsr_array_from_json(_ex). Accepts NULL.
+ * Thread: any thread, once. */
 TSR_API void tsr_array_buffer_free(void *buffer);
 
 #ifdef __cplusplus

@@ -401,18 +401,28 @@ typedef const tsr_plugin *(*tsr_plugin_entry_fn)(uint32_t host_abi_version);
 
 /* ---- helpers for plugin authors -------------------------------------- */
 
+/* The number of elements of an array: the product of its shape (1 for rank 0).
+ * Thread: any thread; a pure function of *a.
+ * Ownership: a is read only.
+ * Returns: the count. */
 static inline int64_t tsr_array_count(const tsr_array *a) {
     int64_t n = 1;
     for (int32_t i = 0; i < a->rank; i++) n *= a->shape[i];
     return n;
 }
 
-/* The text of a TEXT or JSON input (NUL-terminated by the host). */
+/* The text of a TEXT or JSON input (NUL-terminated by the host).
+ * Thread: the thread the endpoint runs in.
+ * Ownership: the text belongs to the host; valid until the endpoint returns.
+ * Returns: the text. */
 static inline const char *tsr_input_text(const tsr_array *a) {
     return (const char *)a->data;
 }
 
-/* Index of a TEXT input among choices (n of them), or -1. */
+/* Index of a TEXT input among choices (n of them).
+ * Thread: any thread; a pure function of its arguments.
+ * Ownership: a and choices are read only.
+ * Returns: the index, or -1 when the text is none of them. */
 static inline int32_t tsr_text_choice(const tsr_array *a, const char *const *choices, int32_t n) {
     for (int32_t i = 0; i < n; i++) {
         const char *c = choices[i];
@@ -428,16 +438,28 @@ static inline int32_t tsr_text_choice(const tsr_array *a, const char *const *cho
 }
 
 /* Whether an input is a TSR_FIELD_OPTIONAL one that the caller left out
- * (also in abstract_eval, where no input has data). */
+ * (also in abstract_eval, where no input has data).
+ * Thread: any thread; a pure function of *a.
+ * Returns: 1 or 0. */
 static inline int tsr_input_absent(const tsr_array *a) {
     return a->dtype == TSR_DTYPE_INVALID && a->data == NULL;
 }
 
+/* Record why the endpoint failed (tsr_host_api.set_error); the host adds
+ * the component, endpoint and call context, and the last message set wins.
+ * The endpoint then returns non-zero.
+ * Thread: only the thread that entered the endpoint (or init) with ctx, and
+ *   only until that endpoint returns; never from a thread the plugin starts.
+ * Ownership: message is copied by the host. */
 static inline void tsr_ctx_error(tsr_ctx *ctx, const char *message) {
     ctx->host->set_error(ctx, message);
 }
 
-/* printf-style error; returns -1 so that `return tsr_ctx_errorf(...)` reads well. */
+/* printf-style tsr_ctx_error (the text cut at 511 bytes).
+ * Thread: only the thread that entered the endpoint (or init) with ctx, and
+ *   only until that endpoint returns; never from a thread the plugin starts.
+ * Ownership: fmt and its arguments are read during the call only.
+ * Returns: -1, so that `return tsr_ctx_errorf(...)` reads well. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -460,7 +482,11 @@ static inline int tsr_ctx_errorf(tsr_ctx *ctx, const char *fmt, ...) {
  * (pydantic's vocabulary: "greater_than_equal", "missing", "value_error";
  * NULL: "value_error"). The convention on the wire is the message's last
  * line, "invalid: <type> <path>", which the host strips from the message
- * it reports; it works under every host that has TSR_E_VALUE. Returns -1. */
+ * it reports; it works under every host that has TSR_E_VALUE.
+ * Thread: only the thread that entered the endpoint (or init) with ctx, and
+ *   only until that endpoint returns; never from a thread the plugin starts.
+ * Ownership: path, type and message are read during the call only.
+ * Returns: -1, for `return tsr_ctx_invalid(...)`. */
 static inline int tsr_ctx_invalid(tsr_ctx *ctx, const char *path, const char *type,
                                   const char *message) {
     char buf[768];
@@ -472,20 +498,44 @@ static inline int tsr_ctx_invalid(tsr_ctx *ctx, const char *path, const char *ty
     return -1;
 }
 
+/* Allocate the buffer of result `index` from the shape the plugin set in
+ * args->results[index] (tsr_host_api.alloc_result), for a result whose
+ * size the plugin decides.
+ * Thread: only the thread that entered the endpoint (or init) with ctx, and
+ *   only until that endpoint returns; never from a thread the plugin starts.
+ * Ownership: the buffer belongs to the host (it becomes the call's
+ *   result); the plugin writes it and never frees it.
+ * Returns: the buffer; NULL, with the error already recorded, when the shape is invalid or memory is
+ *   exhausted. */
 static inline void *tsr_ctx_alloc(tsr_ctx *ctx, int32_t index) {
     return ctx->host->alloc_result(ctx, index);
 }
 
+/* A diagnostic; the host decides where it goes (never stdout).
+ * Thread: only the thread that entered the endpoint (or init) with ctx, and
+ *   only until that endpoint returns; never from a thread the plugin starts.
+ * Ownership: message is read during the call only. */
 static inline void tsr_ctx_log(tsr_ctx *ctx, tsr_log_level level, const char *message) {
     ctx->host->log(ctx, level, message);
 }
 
+/* A configuration value the host gave when it opened the component
+ * (tsr_options_set_config, `--config KEY=VALUE`); usually read in init.
+ * Thread: only the thread that entered the endpoint (or init) with ctx, and
+ *   only until that endpoint returns; never from a thread the plugin starts.
+ * Ownership: the value belongs to the host and lives as long as the
+ *   component is open; key is read during the call only.
+ * Returns: the value, or NULL when absent. */
 static inline const char *tsr_ctx_config(tsr_ctx *ctx, const char *key) {
     return ctx->host->config(ctx, key);
 }
 
 /* Whether the host asked this call to stop (tsr_host_api.cancelled); 0
- * under a host too old to offer it, which never cancels. */
+ * under a host too old to offer it, which never cancels. An atomic load:
+ * poll it every few milliseconds in a long loop.
+ * Thread: only the thread that entered the endpoint (or init) with ctx, and
+ *   only until that endpoint returns; never from a thread the plugin starts.
+ * Returns: 1 when the call should stop, else 0. */
 static inline int tsr_ctx_cancelled(tsr_ctx *ctx) {
     const tsr_host_api *h = ctx->host;
     if (h->struct_size < offsetof(tsr_host_api, cancelled) + sizeof h->cancelled ||

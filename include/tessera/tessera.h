@@ -49,7 +49,9 @@ extern "C" {
  * replaced by another release of the same soname. The number is
  * TSR_MAKE_VERSION(major, minor, patch), major * 10000 + minor * 100 +
  * patch, to compare: tsr_version_number() >= TSR_MAKE_VERSION(0, 2, 1).
- * Thread-safe. */
+ * Thread: any thread.
+ * Ownership: the string is static.
+ * Returns: "0.2.0" and 200 for release 0.2.0. */
 TSR_API const char *tsr_version(void);
 TSR_API int tsr_version_number(void);
 
@@ -81,24 +83,44 @@ typedef enum tsr_status {
                                     not UTF-8 */
 } tsr_status;
 
-/* Short, static description of a code ("dtype mismatch"). Thread-safe. */
+/* A short description of a code ("dtype mismatch").
+ * Thread: any thread.
+ * Ownership: the string is static.
+ * Returns: the description; a generic one for a code it does not know. */
 TSR_API const char *tsr_strerror(int code);
 /* The machine name of a code, in pydantic's vocabulary where one fits, as
  * the "type" of Tesseract's 422 errors: "missing", "extra_forbidden",
  * "dtype_error", "shape_error", "value_error" (a malformed request), ...
- * Static; "value_error" for a code it does not know. Thread-safe. */
+ * Thread: any thread.
+ * Ownership: the string is static.
+ * Returns: the name; "value_error" for a code it does not know. */
 TSR_API const char *tsr_error_type(int code);
 
 /* ---- element types ----------------------------------------------------- */
 
-/* All thread-safe, no allocation. */
-TSR_API const char *tsr_dtype_name(tsr_dtype dtype);          /* "float64"; NULL if invalid */
-/* The *_from_name functions of this library all answer alike: the value
- * named, or -1 when the name is unknown or NULL. */
-TSR_API int tsr_dtype_from_name(const char *name);            /* a tsr_dtype, or -1 */
-TSR_API size_t tsr_dtype_size(tsr_dtype dtype);               /* bytes per element; 0 if invalid */
-TSR_API const char *tsr_endpoint_name(tsr_endpoint ep);       /* "apply", "abstract_eval", ... */
-/* Accepts "abstract_eval" and "abstract-eval". Returns -1 if unknown. */
+/* The name of an element type ("float64").
+ * Thread: any thread; no allocation.
+ * Ownership: the string is static.
+ * Returns: the name; NULL if invalid. */
+TSR_API const char *tsr_dtype_name(tsr_dtype dtype);
+/* The element type a name stands for. The *_from_name functions of this
+ * library all answer alike: the value named, or -1 when the name is
+ * unknown or NULL.
+ * Thread: any thread; no allocation.
+ * Returns: a tsr_dtype, or -1. */
+TSR_API int tsr_dtype_from_name(const char *name);
+/* Bytes per element of a dtype.
+ * Thread: any thread; no allocation.
+ * Returns: the size; 0 if invalid. */
+TSR_API size_t tsr_dtype_size(tsr_dtype dtype);
+/* The name of an endpoint ("apply", "abstract_eval", ...).
+ * Thread: any thread; no allocation.
+ * Ownership: the string is static.
+ * Returns: the name; NULL if invalid. */
+TSR_API const char *tsr_endpoint_name(tsr_endpoint ep);
+/* The endpoint a name stands for; accepts "abstract_eval" and "abstract-eval".
+ * Thread: any thread; no allocation.
+ * Returns: a tsr_endpoint, or -1 if unknown. */
 TSR_API int tsr_endpoint_from_name(const char *name);
 
 /* ---- options ------------------------------------------------------------- */
@@ -139,9 +161,16 @@ typedef void (*tsr_log_fn)(void *user, tsr_log_level level, const char *componen
 
 typedef struct tsr_options tsr_options;
 
-/* Options are plain data: build them in one thread, then pass them to any
- * number of tsr_open calls (tsr_open only reads them). */
-TSR_API tsr_options *tsr_options_new(void);   /* NULL when out of memory */
+/* A set of options with every default (docs/reference/options.md). Options
+ * are plain data: build them in one thread, then pass them to any number
+ * of tsr_open calls (tsr_open only reads them).
+ * Thread: any thread; one thread builds a set at a time.
+ * Ownership: the caller owns the set until tsr_options_free, which may
+ *   follow tsr_open at once (components keep what they need).
+ * Returns: the set, or NULL when out of memory. */
+TSR_API tsr_options *tsr_options_new(void);
+/* Free a set of options. Accepts NULL.
+ * Thread: no tsr_open may be reading opts meanwhile. */
 TSR_API void tsr_options_free(tsr_options *opts);
 /* Recognised keys:
  *   "mode"        "inproc" (default), "isolated", "worker"
@@ -258,16 +287,29 @@ TSR_API void tsr_options_free(tsr_options *opts);
  * Byte counts take a K, M, G or T suffix (powers of 1024): "512M".
  * Returns TSR_E_ARGUMENT for an unknown key or value; the message is in err
  * when err is not NULL. */
+/* Set one option, key to value (both copied).
+ * Thread: the thread building opts, not while a tsr_open reads it.
+ * Ownership: key and value are read during the call only.
+ * Returns: 0, or TSR_E_ARGUMENT for an unknown key or value (err says which). */
 TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *value, tsr_error *err);
 /* Configuration for the plugin's init (read with tsr_ctx_config), e.g.
- * ("matrix", "/data/A.txt"). Copies both strings; a key set twice keeps the
- * last value. */
+ * ("matrix", "/data/A.txt"); a key set twice keeps the last value.
+ * Thread: as tsr_options_set.
+ * Ownership: both strings are copied.
+ * Returns: 0, TSR_E_ARGUMENT or TSR_E_NOMEM. */
 TSR_API int tsr_options_set_config(tsr_options *opts, const char *key, const char *value);
 /* Where diagnostics go. Default: levels >= log_level are written to stderr
- * as "tessera[component] LEVEL: message". fn NULL restores the default. */
+ * as "tessera[component] LEVEL: message". fn NULL restores the default.
+ * fn may be called from any thread that calls the component.
+ * Thread: as tsr_options_set.
+ * Ownership: user is passed to fn as it is; it must outlive every
+ *   component opened with opts. */
 TSR_API void tsr_options_set_log(tsr_options *opts, tsr_log_fn fn, void *user);
 /* Worker mode: an environment variable for the worker (e.g.
- * LD_LIBRARY_PATH), added to or replacing the inherited one. */
+ * LD_LIBRARY_PATH), added to or replacing the inherited one.
+ * Thread: as tsr_options_set.
+ * Ownership: both strings are copied.
+ * Returns: 0, TSR_E_ARGUMENT or TSR_E_NOMEM. */
 TSR_API int tsr_options_set_env(tsr_options *opts, const char *name, const char *value);
 /* Worker mode: where the lines a plugin prints on stdout or stderr go.
  * Default: the host's stderr, as "component: line", written without ever
@@ -281,6 +323,11 @@ TSR_API int tsr_options_set_env(tsr_options *opts, const char *name, const char 
  * arrive in order, each whole and without its newline. fn must not block:
  * the call waits for it, past its timeout_ms. */
 typedef void (*tsr_output_fn)(void *user, const char *component, const char *line);
+/* Set the output callback above; fn NULL restores the default.
+ * Thread: as tsr_options_set.
+ * Ownership: user is passed to fn as it is; it must outlive every
+ *   component opened with opts. The line passed to fn lives for that
+ *   call of fn only. */
 TSR_API void tsr_options_set_output(tsr_options *opts, tsr_output_fn fn, void *user);
 
 /* ---- components ----------------------------------------------------------- */
@@ -291,15 +338,24 @@ typedef struct tsr_component tsr_component;
  * dynamic loader's search rules apply), check its ABI version and
  * descriptor, and run its init. opts may be NULL for defaults. On failure
  * *out is NULL and err (if not NULL) has the code and message.
- * Thread-safe. */
+ * Thread: any thread; several tsr_open may run at once.
+ * Ownership: path and opts are read during the call only; *out belongs to
+ *   the caller until tsr_close.
+ * Returns: 0, or TSR_E_LOAD, _ABI, _DESCRIPTOR, _INIT, _WORKER, _SHM,
+ *   _UNSUPPORTED, _NOMEM, ... with err set. */
 TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **out,
                      tsr_error *err);
 
 /* Run the plugin's fini and unload it. Every tsr_call of the component must
- * have been freed, and no other thread may be using it. Accepts NULL. */
+ * have been freed, and no other thread may be using it. Accepts NULL.
+ * Thread: one thread, once every other has stopped using c. */
 TSR_API void tsr_close(tsr_component *c);
 
-/* Schema queries. Thread-safe; the returned pointers live as long as c. */
+/* Schema queries: the component's name, version, description, the path it
+ * was opened from, its mode, and its numbers of inputs and outputs.
+ * Thread: any number of threads.
+ * Ownership: the strings belong to c and live as long as it.
+ * Returns: the value; NULL (strings) or 0 for c NULL. */
 TSR_API const char *tsr_component_name(const tsr_component *c);
 TSR_API const char *tsr_component_version(const tsr_component *c);
 TSR_API const char *tsr_component_description(const tsr_component *c);
@@ -307,35 +363,48 @@ TSR_API const char *tsr_component_path(const tsr_component *c);
 TSR_API tsr_mode tsr_component_mode(const tsr_component *c);
 TSR_API int32_t tsr_component_n_inputs(const tsr_component *c);
 TSR_API int32_t tsr_component_n_outputs(const tsr_component *c);
-/* Fields in schema order; NULL when index is out of range. The returned
- * fields are the host's validated copy (field_size already accounted for). */
+/* Fields in schema order. The returned fields are the host's validated
+ * copy (field_size already accounted for).
+ * Thread: any number of threads.
+ * Ownership: the field belongs to c and lives as long as it.
+ * Returns: the field; NULL when index is out of range. */
 TSR_API const tsr_field *tsr_component_input(const tsr_component *c, int32_t index);
 TSR_API const tsr_field *tsr_component_output(const tsr_component *c, int32_t index);
 /* Whether a call must give input field f, one tsr_component_input
  * returned: 1 unless it has a default or is optional (only the host's copy
- * always has default_value, whatever the plugin's layout). */
+ * always has default_value, whatever the plugin's layout).
+ * Thread: any thread.
+ * Returns: 1 or 0. */
 static inline int tsr_field_required(const tsr_field *f) {
     return !f->default_value && !(f->flags & TSR_FIELD_OPTIONAL);
 }
-/* Index of a field by name, or -1. */
+/* Index of a field by name.
+ * Thread: any number of threads.
+ * Ownership: name is read during the call only.
+ * Returns: the index, or -1 when there is none. */
 TSR_API int32_t tsr_component_find_input(const tsr_component *c, const char *name);
 TSR_API int32_t tsr_component_find_output(const tsr_component *c, const char *name);
 /* 1 if the endpoint can be called, else 0. abstract_eval is available
  * also when the plugin lacks it but every output's shape follows from the
  * inputs' dims (fixed sizes and symbols that inputs carry); jvp, vjp and
  * jacobian also when the plugin declares an fd_method, the host then
- * serving them by finite differences of apply (see plugin.h). */
+ * serving them by finite differences of apply (see plugin.h).
+ * Thread: any number of threads.
+ * Returns: 1 or 0. */
 TSR_API int tsr_component_has_endpoint(const tsr_component *c, tsr_endpoint ep);
-/* 1 if the plugin implements the endpoint itself, else 0. */
+/* Whether the plugin implements the endpoint itself.
+ * Thread: any number of threads.
+ * Returns: 1 or 0. */
 TSR_API int tsr_component_has_native_endpoint(const tsr_component *c, tsr_endpoint ep);
-/* The finite-difference method serving missing derivatives (TSR_FD_NONE
- * when there is none). */
+/* The finite-difference method serving missing derivatives.
+ * Thread: any number of threads.
+ * Returns: the method; TSR_FD_NONE when there is none. */
 TSR_API tsr_fd_method tsr_component_fd_method(const tsr_component *c);
 
 /* Worker mode: start again every worker that died, also an idle one whose
  * death no call has seen yet (and, with no worker dead, do nothing).
- * Returns 0 or the code of the first start that failed. Not concurrent
- * with calls of the same component. */
+ * Thread: one thread, while no call of c runs.
+ * Returns: 0, or the code of the first start that failed (TSR_E_WORKER, ...). */
 TSR_API int tsr_component_restart(tsr_component *c);
 
 /* ---- memory for zero-copy inputs ---------------------------------------- */
@@ -344,9 +413,16 @@ TSR_API int tsr_component_restart(tsr_component *c);
  * mode it lies in the shared-memory arena (inputs elsewhere are copied into
  * the arena at each call); in-process, and with the files transport, it is
  * ordinary memory. NULL when out of
- * memory (or shared memory). Thread-safe. Free with tsr_component_free_buffer before
- * tsr_close. */
+ * memory (or shared memory).
+ * Thread: any thread.
+ * Ownership: the caller owns the buffer until tsr_component_free_buffer,
+ *   which must come before tsr_close.
+ * Returns: the buffer, or NULL. */
 TSR_API void *tsr_component_alloc(tsr_component *c, size_t bytes);
+/* Free a buffer of tsr_component_alloc, or one taken with
+ * tsr_call_take_result. Accepts NULL.
+ * Thread: any thread, once no call reads p.
+ * Ownership: p must come from c. */
 TSR_API void tsr_component_free_buffer(tsr_component *c, void *p);
 
 /* Counters of a component since it was opened. Thread-safe.
@@ -377,6 +453,15 @@ typedef struct tsr_stats {
     uint64_t copy_ns;
 } tsr_stats;
 #define TSR_STATS_INIT {.struct_size = sizeof(tsr_stats)}
+/* Fill *out with c's counters (tsr_stats above): calls and bytes, and per
+ * endpoint (out->endpoint_calls[TSR_EP_APPLY], ...) the calls, their total
+ * wall time in ns (the mean is endpoint_ns / endpoint_calls) and the calls
+ * that failed; in worker mode also the time spent waiting for workers and
+ * copying through the arena.
+ * Thread: any thread, also while calls of c run.
+ * Ownership: out is the caller's; the library writes its first struct_size bytes.
+ * Returns: 0, or TSR_E_ARGUMENT when out is NULL, out->struct_size is too
+ *   small or c is NULL (the counters then zeroed). */
 TSR_API int tsr_component_stats(const tsr_component *c, tsr_stats *out);
 
 /* ---- calls ------------------------------------------------------------------ */
@@ -394,15 +479,26 @@ TSR_API int tsr_component_stats(const tsr_component *c, tsr_stats *out);
  */
 typedef struct tsr_call tsr_call;
 
-/* NULL only when out of memory (or c is NULL). An endpoint the plugin lacks
- * is reported by tsr_call_run with TSR_E_UNSUPPORTED. */
+/* A call object for endpoint ep of c. An endpoint the plugin lacks is
+ * reported by tsr_call_run with TSR_E_UNSUPPORTED.
+ * Thread: any thread; the call is then used by one thread at a time.
+ * Ownership: the caller owns the call until tsr_call_free, before tsr_close(c).
+ * Returns: the call; NULL only when out of memory (or c is NULL). */
 TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep);
+/* Free a call and its result buffers (not the results taken with
+ * tsr_call_take_result). Accepts NULL.
+ * Thread: the thread using call, not while it runs. */
 TSR_API void tsr_call_free(tsr_call *call);
 
 /* Bind an input field to an array. The tsr_array struct is copied; its data
  * is borrowed and must stay valid until tsr_call_run returns. Passing
  * a = NULL unbinds the input. Every input must be bound before a run
- * (abstract_eval reads only dtype, rank and shape). */
+ * (abstract_eval reads only dtype, rank and shape). _at binds by index in
+ * schema order.
+ * Thread: the thread using call, not while it runs.
+ * Ownership: name is read now; *a is copied, a->data borrowed until
+ *   tsr_call_run returns.
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD (no such input), TSR_E_ARGUMENT. */
 TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a);
 TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a);
 /* Bind a TEXT or JSON input (tsr_field.kind) to a NUL-terminated UTF-8
@@ -413,7 +509,10 @@ TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array
  * Text that is not UTF-8, or a TEXT value outside the field's choices,
  * fails the run with TSR_E_VALUE (tsr_error_type "literal_error") naming
  * the allowed values, before the endpoint runs; tsr_call_errloc is the
- * field's path ("inputs.method"). */
+ * field's path ("inputs.method").
+ * Thread: the thread using call, not while it runs.
+ * Ownership: utf8 is borrowed until tsr_call_run returns.
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD, TSR_E_DTYPE, TSR_E_ARGUMENT. */
 TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8);
 
 /* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/
@@ -433,7 +532,11 @@ TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8
  * Seeds and results at such a path (and at a whole JSON field) are float
  * arrays whose shapes the component decides: tsr_call_set_seed,
  * tsr_call_output and tsr_call_jacobian take the path as the name. Finite
- * differences (fd_method) and batches refuse them (TSR_E_UNSUPPORTED). */
+ * differences (fd_method) and batches refuse them (TSR_E_UNSUPPORTED).
+ * Thread: the thread using call, not while it runs.
+ * Ownership: the names are copied.
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD, _NOT_DIFFERENTIABLE, _ARGUMENT,
+ *   _UNSUPPORTED naming the entry. */
 TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
                              const char *const *out_names, int32_t n_out);
 
@@ -441,13 +544,22 @@ TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_
  * input. vjp: cotangent_vector[name], name one of the vjp_outputs, shaped
  * like that output. Data is borrowed as for inputs. At a path inside a
  * JSON field: a float16, float32 or float64 array of any shape, which the
- * component checks (another dtype fails the run with TSR_E_DTYPE). */
+ * component checks (another dtype fails the run with TSR_E_DTYPE).
+ * Thread: the thread using call, not while it runs.
+ * Ownership: name is read now; *a is copied, a->data borrowed until
+ *   tsr_call_run returns.
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD (not in the wrt list), TSR_E_ARGUMENT. */
 TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
 
 /* Validate every argument against the schema, run the endpoint and check
  * what it returned. Returns 0 or a TSR_E_* code; the message names the
- * component, the endpoint, the field and the cause. Results from a
- * previous run are invalidated. */
+ * component, the endpoint, the field and the cause (tsr_call_errmsg).
+ * Results from a previous run are invalidated.
+ * Thread: the thread using call; other calls of the component may run at
+ *   once (serialised unless the plugin is TSR_PLUGIN_THREAD_SAFE). The
+ *   plugin's endpoint runs in this thread in-process, and its tsr_ctx_*
+ *   callbacks come from it.
+ * Returns: 0 or a negative TSR_E_* code. */
 TSR_API int tsr_call_run(tsr_call *call);
 
 /* Run the endpoint once per item of a leading batch axis: every input (and
@@ -458,7 +570,9 @@ TSR_API int tsr_call_run(tsr_call *call);
  * run one after the other. Results must have shapes the host can compute
  * (no value-dependent shapes, so no TEXT or JSON outputs); not for
  * abstract_eval. TEXT and JSON inputs are not batched: each item gets the
- * one value bound. Paths inside JSON fields are refused (TSR_E_UNSUPPORTED). */
+ * one value bound. Paths inside JSON fields are refused (TSR_E_UNSUPPORTED).
+ * Thread: as tsr_call_run.
+ * Returns: 0 or a negative TSR_E_* code. */
 TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch);
 
 /* Results of the last successful run: views into buffers the call owns,
@@ -467,19 +581,32 @@ TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch);
  *   jvp                   one per jvp_output, in the order given
  *   vjp                   one per vjp_input, in the order given
  *   jacobian              n_out * n_in blocks, index o * n_in + i
- * For abstract_eval the results have data NULL. */
+ * For abstract_eval the results have data NULL.
+ * Thread: the thread using call (or any, while none runs it).
+ * Ownership: the arrays belong to the call (see tsr_call_take_result to keep one).
+ * Returns: the number of results (0 before a successful run), or result k
+ *   (NULL for k out of range). */
 TSR_API int32_t tsr_call_n_results(const tsr_call *call);
 TSR_API const tsr_array *tsr_call_result(const tsr_call *call, int32_t k);
 /* The result for a field by name: for apply, abstract_eval and jvp an output
  * name; for vjp an input name; a path as given to tsr_call_set_wrt for an
- * entry inside a JSON field. NULL if there is none. */
+ * entry inside a JSON field.
+ * Thread: as tsr_call_result.
+ * Ownership: as tsr_call_result; name is read during the call.
+ * Returns: the array, or NULL if there is none. */
 TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name);
 /* A TEXT or JSON output of the last successful run as a NUL-terminated
  * string (its length in *len when len is not NULL), or NULL when name is
- * not such an output. Lives as long as the call's results. */
+ * not such an output.
+ * Thread: as tsr_call_result.
+ * Ownership: the text belongs to the call and lives as long as its results.
+ * Returns: the text, or NULL. */
 TSR_API const char *tsr_call_output_text(const tsr_call *call, const char *name, size_t *len);
 /* A Jacobian block d out_name / d in_name (names or paths as given to
- * tsr_call_set_wrt), or NULL. */
+ * tsr_call_set_wrt).
+ * Thread: as tsr_call_result.
+ * Ownership: as tsr_call_result.
+ * Returns: the block, or NULL. */
 TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out_name,
                                            const char *in_name);
 /* Take over the buffer of result k of the last successful run, to keep
@@ -488,7 +615,10 @@ TSR_API const tsr_array *tsr_call_jacobian(const tsr_call *call, const char *out
  * call lets go of the buffer; its next run allocates another. Free it with
  * tsr_component_free_buffer, before tsr_close (in worker mode it lies in
  * the shared-memory arena). NULL when there is no such result, it was
- * taken already, or the call is an abstract_eval. */
+ * taken already, or the call is an abstract_eval.
+ * Thread: the thread using call, not while it runs.
+ * Ownership: the caller owns the buffer from now on.
+ * Returns: the data pointer, or NULL. */
 TSR_API void *tsr_call_take_result(tsr_call *call, int32_t k);
 
 /* Have result k (numbered as for tsr_call_result) of the following runs
@@ -504,7 +634,11 @@ TSR_API void *tsr_call_take_result(tsr_call *call, int32_t k);
  * returns NULL). A TEXT or JSON output (apply) needs its length + 1
  * bytes: the text is written there followed by a NUL, in every mode; a
  * derivative at a path inside a JSON field needs what the shape the
- * endpoint sets takes. 0, or TSR_E_ARGUMENT for a k out of range. */
+ * endpoint sets takes.
+ * Thread: the thread using call, not while it runs.
+ * Ownership: data stays the caller's; the call writes into it until the
+ *   buffer is replaced or cleared.
+ * Returns: 0, or TSR_E_ARGUMENT for a k out of range. */
 TSR_API int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, size_t bytes);
 
 /* ---- cancelling a call ------------------------------------------------- */
@@ -516,8 +650,9 @@ TSR_API int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, si
  * request; its results are not available. Callable from any thread, and
  * from a signal handler of the host's own: it is an atomic store, plus in
  * worker mode a write(2) to an eventfd that wakes the waiting call (errno
- * is preserved). The call must not be freed meanwhile. 0, or
- * TSR_E_ARGUMENT when call is NULL.
+ * is preserved). The call must not be freed meanwhile.
+ * Thread: any thread, and async-signal-safe.
+ * Returns: 0, or TSR_E_ARGUMENT when call is NULL.
  *
  * What stops, by mode:
  *   worker    the waiting host notices at once. The worker is asked to
@@ -537,6 +672,8 @@ TSR_API int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, si
 TSR_API int tsr_call_cancel(tsr_call *call);
 #define TSR_CANCEL_GRACE_MS 25
 
+/* What tsr_call_set_cancel_check calls: nonzero to cancel. */
+typedef int (*tsr_cancel_check_fn)(void *user);
 /*
  * For a host that learns of an interruption only by asking (Python: a
  * signal handler runs only when the interpreter checks for it): while a
@@ -545,15 +682,18 @@ TSR_API int tsr_call_cancel(tsr_call *call);
  * (0: 50), always by the thread that called tsr_call_run or
  * tsr_call_run_batch, never by another, and never during a run shorter
  * than interval_ms. A nonzero return cancels the call as tsr_call_cancel
- * does. check NULL removes it. Not while the call runs. 0, or
- * TSR_E_ARGUMENT.
+ * does. check NULL removes it.
+ * Thread: the thread using call, not while it runs.
+ * Ownership: user is passed to check as it is, and must outlive its use.
+ * Returns: 0, or TSR_E_ARGUMENT.
  */
-typedef int (*tsr_cancel_check_fn)(void *user);
 TSR_API int tsr_call_set_cancel_check(tsr_call *call, tsr_cancel_check_fn check, void *user,
                                       int32_t interval_ms);
 
-/* Code and message of the last failure of this call ("" and 0 after a
- * success). */
+/* Code and message of the last failure of this call.
+ * Thread: as tsr_call_result.
+ * Ownership: the message belongs to the call, until its next run.
+ * Returns: the code and message; 0 and "" after a success. */
 TSR_API int tsr_call_errcode(const tsr_call *call);
 TSR_API const char *tsr_call_errmsg(const tsr_call *call);
 /* Where in the request the last failure lies, as dot-separated parts with
@@ -561,12 +701,18 @@ TSR_API const char *tsr_call_errmsg(const tsr_call *call);
  * "inputs.mesh.nodes", "tangent_vector.x", "cotangent_vector.y",
  * "jvp_inputs.1" (a number is an index into that list), "inputs" alone
  * for the whole object; "" when the failure is not about one place (the
- * plugin failed, a worker died) and after a success. */
+ * plugin failed, a worker died) and after a success.
+ * Thread: as tsr_call_result.
+ * Ownership: the text belongs to the call, until its next run.
+ * Returns: the location. */
 TSR_API const char *tsr_call_errloc(const tsr_call *call);
 /* The type of the last failure as Tesseract's 422 errors name it: the one
  * the endpoint gave when it refused an input value (tsr_ctx_invalid:
  * "greater_than_equal", "literal_error", "missing"), else
- * tsr_error_type(tsr_call_errcode(call)); "" after a success. */
+ * tsr_error_type(tsr_call_errcode(call)).
+ * Thread: as tsr_call_result.
+ * Ownership: the text belongs to the call, until its next run.
+ * Returns: the type; "" after a success. */
 TSR_API const char *tsr_call_errtype(const tsr_call *call);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: a legacy routine's manifest (docs/manifests.md), read by
+ * Fuzz target: a legacy routine's manifest (docs/guides/manifests.md), read by
  * tsr_open as any component is: its JSON, its schema, its endpoints and
  * their arguments and size expressions, then the descriptor checks. Every
  * input must end in a load error with a message, never a crash.

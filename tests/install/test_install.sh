@@ -73,7 +73,7 @@ for f in libtessera.so libtessera.a pkgconfig/tessera.pc pkgconfig/tessera-plugi
   run "installed <libdir>/$f" test -e "$libdir/$f"
 done
 
-# The soname follows the README's policy: 0.MINOR while 0.x, MAJOR after.
+# The soname follows the policy of docs/guides/c-hosts.md: 0.MINOR while 0.x, MAJOR after.
 if ((v_major == 0)); then soname="libtessera.so.0.$v_minor"; else soname="libtessera.so.$v_major"; fi
 run "soname is $soname" bash -c "readelf -d '$libso' | grep -qF '[$soname]'"
 # The installed headers alone (version.h included) give the exported names.
@@ -113,7 +113,7 @@ printf '%s\n' "$version" >"$work/version.expected"
 expect "pkg-config: version" "$work/version.expected" pkg-config --modversion tessera
 run "pkg-config: make" make -C "$pc" CFLAGS="-O2 -Wall -Wextra -Werror"
 expect "pkg-config: host (shared)" "$work/host.expected" "$pc/first_host" "$pc/scale.so"
-# The one-line build the README shows, and a static link with --static.
+# The one-line build docs/guides/c-plugins.md shows, and a static link with --static.
 run "pkg-config: one-line build" bash -c "cc '$pc/host.c' -o '$pc/host_oneline' \
   \$(pkg-config --cflags --libs tessera) -Wl,-rpath,\$(pkg-config --variable=libdir tessera)"
 expect "pkg-config: one-line host" "$work/host.expected" "$pc/host_oneline" "$pc/scale.so"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The contract table: each case of the README's "One contract" table, run
+"""The contract table: each case of the "One contract" table (docs/guides/contract.md), run
 through every face of Tessera -- the C API (through ctypes, with the
 "casting" option set to "same_kind"), the command line, the Python API --
 and through tesseract-core's own in-process API on the same schema.
@@ -10,7 +10,7 @@ request in Tesseract's form (inputs nested by the dots of the names); each
 face turns it into its own form, and the answers are brought to one form:
 either the outputs, nested, or an error as (location, kind). Every face of
 Tessera must give the same answer, and Tesseract must give it too unless
-the case says why it differs (the README's table says the same).
+the case says why it differs (docs/guides/contract.md says the same).
 """
 
 from __future__ import annotations
@@ -98,10 +98,10 @@ class Case:
     # their dotted paths: nesting is a matter of the JSON and Python faces).
     not_in: tuple[str, ...] = ()
     # Where Tessera deliberately answers otherwise than Tesseract, and why
-    # (the README says the same).
+    # (docs/guides/contract.md says the same).
     unlike_tesseract: str = ""
     # Why Tessera locates the fault at the object holding the place that
-    # Tesseract names (the README says the same).
+    # Tesseract names (docs/guides/contract.md says the same).
     coarser_loc: str = ""
     # Faces of Tessera that deliberately answer otherwise than the others.
     own_answer: dict[str, Callable[[Any], bool]] = field(default_factory=dict)
