@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* One request, answered: the route, the bearer token, the size limit, the
+/* One request, answered: the route (the API's endpoints, /health,
+ * /openapi.json and /docs), the bearer token, the size limit, the
  * output format the Accept header asks for, then the endpoint. A pure
  * function of the request (no sockets), so that it can be fuzzed. */
 #include <stdlib.h>
