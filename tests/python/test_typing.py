@@ -140,3 +140,23 @@ def test_each_subpackage_lists_and_shows_only_its_public_names(sub):
     for name in mod.__all__:
         assert hasattr(mod, name), f"tessera.{sub}.{name}"
     assert _public(dir(mod)) == set(mod.__all__)
+
+
+def test_a_type_checker_sees_the_packages_types(tmp_path):
+    """py.typed and the stub reach a user's type checker: a wrong call of
+    a C method is an error, and the signature it reports is the stub's."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed (scripts/setup.sh installs it)")
+    user = tmp_path / "user.py"
+    user.write_text("import tessera\n"
+                    "c = tessera.load('x.so')\n"
+                    "reveal_type(c.apply)\n"
+                    "c.apply(1)\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE.parent)] + sys.path)
+    res = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", str(user)],
+                         capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    out = res.stdout + res.stderr
+    assert 'Revealed type is "def (typing.Mapping[str, Any]) -> dict[str, Any]"' in out, out
+    assert 'Argument 1 to "apply" of "Component" has incompatible type "int"' in out, out
+    assert res.returncode == 1, out
