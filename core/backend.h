@@ -59,6 +59,10 @@ typedef struct backend_ops {
  * (the host did not choose a mode), why says so; else why is "". */
 const backend_ops *backend_for(const char *path, const struct tsr_options *opts, char *why,
                                size_t n);
+/* The name of the backend whose code answers for path ("python",
+ * "plugin", "manifest", "remote"): the one backend_for would choose
+ * without worker mode, so that a message can say what to change where. */
+const char *backend_code_name(const char *path, const struct tsr_options *opts);
 /* For a backend that runs components elsewhere: run the prepare of the
  * backend that will open c's path (with c's options opts) there (none:
  * 0). The path and options are given, so that the table asks nothing of

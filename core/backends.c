@@ -39,6 +39,14 @@ const backend_ops *backend_for(const char *path, const struct tsr_options *opts,
     return b;
 }
 
+const char *backend_code_name(const char *path, const struct tsr_options *opts) {
+    size_t n = sizeof backends / sizeof backends[0];
+    for (size_t i = 0; i + 1 < n; i++)
+        if (backends[i] != &worker_backend_ops && backends[i]->claims(path, opts))
+            return backends[i]->name;
+    return backends[n - 1]->name;
+}
+
 int backend_prepare(tsr_component *c, const char *path, const struct tsr_options *opts,
                     tsr_error *err) {
     size_t n = sizeof backends / sizeof backends[0];

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "invalid_input.h"
+#include "shape_hint.h"
 
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 
@@ -476,11 +477,11 @@ static int unsupported(tsr_call *call) {
                              tsr_endpoint_name((tsr_endpoint)e));
             if (w > 0 && (size_t)w < sizeof have - used) used += (size_t)w;
         }
-    if (call->ep == TSR_EP_ABSTRACT_EVAL)
-        return call_fail(call, TSR_E_UNSUPPORTED,
-                         "the plugin has no abstract_eval and some output shapes depend on "
-                         "values (available endpoints: %s)",
-                         have);
+    if (call->ep == TSR_EP_ABSTRACT_EVAL) {
+        char hint[1024];
+        shape_hint(call->comp, hint, sizeof hint);
+        return call_fail(call, TSR_E_UNSUPPORTED, "%s (available endpoints: %s)", hint, have);
+    }
     return call_fail(call, TSR_E_UNSUPPORTED,
                      "the component does not implement this endpoint (available: %s)", have);
 }

@@ -16,17 +16,19 @@ werror="${TESSERA_WERROR:-OFF}"
 # Debian package -> command that proves a tool is already there (a cmake
 # from pip counts as well as Debian's). Libraries are checked with dpkg.
 declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make
-                    [clang]=clang [valgrind]=valgrind [apache2-utils]=ab [gcovr]=gcovr)
+                    [clang]=clang [valgrind]=valgrind [apache2-utils]=ab [gcovr]=gcovr
+                    [chromium]=chromium)
 # clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
 # CLI's memcheck test; libmicrohttpd: `tessera serve`; libcurl: the remote
 # backend (a served Tesseract as a component); apache2-utils (ab): the
 # load in bench/serve_load.py; libsuitesparse-dev (CHOLMOD): the compliance
 # plugin's sparse Cholesky solve; gcovr: the coverage table of
-# scripts/coverage.sh.
+# scripts/coverage.sh; chromium: the headless-browser check of `tessera
+# serve`'s /docs page (tests/test_serve_docs.c).
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
           liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev libgsl-dev
           libmicrohttpd-dev libcurl4-openssl-dev libsuitesparse-dev
-          clang libclang-rt-dev valgrind apache2-utils gcovr)
+          clang libclang-rt-dev valgrind apache2-utils gcovr chromium)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -53,14 +55,15 @@ fi
 
 # Python packages the bindings, their tests and the interoperability tests
 # use; uv builds Python components' environments, dask[distributed] runs
-# tessera.dask, mkdocs builds the documentation site. torch is pinned to the CPU build that pip finds locally; a
-# plain `torch` would fetch a multi-GB CUDA build.
+# tessera.dask, mkdocs builds the documentation site, mypy's stubtest checks
+# the extension's stub. torch is pinned to the CPU build that pip finds
+# locally; a plain `torch` would fetch a multi-GB CUDA build.
 python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
             "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
             "matplotlib:matplotlib" "uv:uv" "distributed:dask[distributed]" \
-            "tesseract_jax:tesseract-jax" "shapely:shapely==2.1.2" "mkdocs:mkdocs"; do
+            "tesseract_jax:tesseract-jax" "shapely:shapely==2.1.2" "mkdocs:mkdocs" "mypy:mypy"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done

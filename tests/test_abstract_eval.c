@@ -72,3 +72,29 @@ Test(abstract_eval, inputs_with_data_accepted) {
     tsr_call_free(call);
     tsr_close(c);
 }
+
+/* A plugin without abstract_eval whose outputs ragged (*,) and rows3
+ * (*, 3) follow from no input: abstract_eval is refused with the outputs
+ * named (not dense, whose (n,) x gives), saying that their shapes cannot
+ * be known before the call and that the plugin needs an abstract_eval
+ * endpoint; in worker mode alike. */
+Test(abstract_eval, unknown_shapes_name_the_outputs_and_what_to_add) {
+    const char *modes[] = {"inproc", "worker"};
+    for (size_t m = 0; m < 2; m++) {
+        tsr_options *o = tsr_options_new();
+        cr_assert_eq(tsr_options_set(o, "mode", modes[m], NULL), 0);
+        tsr_component *c = open_ok(TEST_PLUGIN("misbehave"), o);
+        tsr_options_free(o);
+        cr_assert_eq(tsr_component_has_endpoint(c, TSR_EP_ABSTRACT_EVAL), 0);
+        tsr_call *call = new_call(c, TSR_EP_ABSTRACT_EVAL);
+        bind_ok(call, "xin", f64_vec(NULL, 4));
+        const char *msg = run_fails(call, TSR_E_UNSUPPORTED);
+        cr_assert(strstr(msg, "the shapes of outputs 'ragged' and 'rows3' cannot be known before "
+                              "the call") != NULL, "%s: %s", modes[m], msg);
+        cr_assert(strstr(msg, "add an abstract_eval endpoint in the plugin") != NULL, "%s", msg);
+        cr_assert(strstr(msg, "'dense'") == NULL, "dense's shape is known: %s", msg);
+        cr_assert(strstr(msg, "depend on values") == NULL, "%s", msg);
+        tsr_call_free(call);
+        tsr_close(c);
+    }
+}

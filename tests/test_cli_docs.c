@@ -140,18 +140,18 @@ static cli_run docs_ok(const char *component) {
 Test(cli_docs, contract_page_names_every_field_with_dtype_and_shape) {
     cli_run r = docs_ok(CONTRACT);
     char *inputs = section_text(r.out, "inputs");
-    assert_contains(inputs, "mesh object: the fields below nest in it mesh.nodes float64 (n, 2) "
-                            "required yes mesh.cells int32 (m, 3) required no flags");
-    assert_contains(inputs, " flags bool (*,) required no ");
-    assert_contains(inputs, " scale float32 () required yes ");
-    assert_contains(inputs, " z complex128 (k,) required yes");
+    assert_contains(inputs, "mesh object: the fields below nest in it mesh.nodes array float64 (n, 2) "
+                            "required yes mesh.cells array int32 (m, 3) required no flags");
+    assert_contains(inputs, " flags array bool (*,) required no ");
+    assert_contains(inputs, " scale array float32 () required yes ");
+    assert_contains(inputs, " z array complex128 (k,) required yes");
     char *outputs = section_text(r.out, "outputs");
-    assert_contains(outputs, "moved object: the fields below nest in it moved.nodes float64 (n, 2) yes");
-    assert_contains(outputs, " cells int32 (m, 3) no ");
-    assert_contains(outputs, " flags bool (*,) no ");
-    assert_contains(outputs, " total float64 () yes ");
-    assert_contains(outputs, " z complex128 (k,) yes ");
-    assert_contains(outputs, " ragged float64 (r,) no");
+    assert_contains(outputs, "moved object: the fields below nest in it moved.nodes array float64 (n, 2) yes");
+    assert_contains(outputs, " cells array int32 (m, 3) no ");
+    assert_contains(outputs, " flags array bool (*,) no ");
+    assert_contains(outputs, " total array float64 () yes ");
+    assert_contains(outputs, " z array complex128 (k,) yes ");
+    assert_contains(outputs, " ragged array float64 (r,) no");
     cr_assert_null(strstr(outputs, "required"), "outputs have no required column: %s", outputs);
     free(inputs);
     free(outputs);
@@ -263,10 +263,10 @@ Test(cli_docs, defaults_and_optional_inputs) {
     if (access(TEST_PLUGIN("defaults"), F_OK) != 0) cr_skip_test("no defaults plugin in this build");
     cli_run r = docs_ok(TEST_PLUGIN("defaults"));
     char *inputs = section_text(r.out, "inputs");
-    assert_contains(inputs, " x float64 (n,) required yes required ");
-    assert_contains(inputs, " s float64 () optional default 2.0 yes scale ");
-    assert_contains(inputs, " w float64 (3,) optional default [1.0, 2.0, 3.0] no weights ");
-    assert_contains(inputs, " bias float64 (n,) optional no default yes added when given ");
+    assert_contains(inputs, " x array float64 (n,) required yes required ");
+    assert_contains(inputs, " s array float64 () optional default 2.0 yes scale ");
+    assert_contains(inputs, " w array float64 (3,) optional default [1.0, 2.0, 3.0] no weights ");
+    assert_contains(inputs, " bias array float64 (n,) optional no default yes added when given ");
     char *example = section_text(r.out, "example");
     assert_contains(example, "Optional inputs are left out (those with a default take it): s, w, bias.");
     json_t *body = example_body(r.out);
@@ -459,19 +459,19 @@ Test(cli_docs, help_describes_the_command) {
     run_free(&main_help);
 }
 
-/* TEXT and JSON fields show their kind instead of a dtype and shape, a
+/* Every field shows its kind; TEXT and JSON fields no dtype or shape, a
  * TEXT field its choices; an array of any rank shows (...); the example
  * gives TEXT its default or first choice and JSON null, and it runs. */
 Test(cli_docs, text_json_and_any_rank_fields) {
     cli_run r = docs_ok(TEST_PLUGIN("kinds"));
     char *inputs = section_text(r.out, "inputs");
-    assert_contains(inputs, " mode text a string optional default \"single\" no how to scale "
+    assert_contains(inputs, " mode text a string — optional default \"single\" no how to scale "
                             "one of single, double or café ");
-    assert_contains(inputs, " config json a JSON value optional no default no ");
-    assert_contains(inputs, " a float64 (...) required yes");
+    assert_contains(inputs, " config JSON a JSON value — optional no default no ");
+    assert_contains(inputs, " a array float64 (...) required yes");
     char *outputs = section_text(r.out, "outputs");
-    assert_contains(outputs, " label text a string no ");
-    assert_contains(outputs, " total float64 (...) yes");
+    assert_contains(outputs, " label text a string — no ");
+    assert_contains(outputs, " total array float64 (...) yes");
     free(inputs);
     free(outputs);
     run_free(&r);

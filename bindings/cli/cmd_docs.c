@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `tessera docs PLUGIN [-o FILE]`: the component's API as one
- * self-contained HTML page (docs_html.h). A file is written beside its
+ * self-contained HTML page (bindings/http/docs_html.h, shared with
+ * `tessera serve`'s GET /docs). A file is written beside its
  * target and renamed over it, so a failed run leaves no half page. */
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "docs_html.h"
+#include "tessera_serve.h"
 
 /* All of text to fd; 0 or an errno. */
 static int write_all(int fd, const char *text, size_t len) {
@@ -83,28 +84,15 @@ static int make_page(const cli_options *o, const char *arg, char **page) {
     const char *path = cli_plugin_path(arg, path_buf, sizeof path_buf);
     tsr_component *c = NULL;
     tsr_error err = TSR_ERROR_INIT;
-    char *schema = NULL;
     int rc = CLI_OK;
     cli_exit_guard_arm(path, "its load");
     if (tsr_open(path, o->library, &c, &err) != 0) {
         cli_error(NULL, "%s", err.message);
         rc = CLI_LOAD_FAILED;
-    } else if (tsr_schema_to_json(c, &schema, &err) != 0) {
+    } else if (http_serve_docs(c, arg, page, &err) != 0) {
         cli_error("docs", "%s", err.message);
         rc = CLI_OUTPUT;
-    } else {
-        docs_facts facts = {.component_arg = arg, .fd_method = tsr_component_fd_method(c)};
-        tsr_mode mode = tsr_component_mode(c);
-        if (mode != TSR_MODE_INPROC) facts.mode = mode == TSR_MODE_WORKER ? "worker" : "isolated";
-        for (int ep = 0; ep < TSR_EP_COUNT; ep++)
-            if (tsr_component_has_native_endpoint(c, (tsr_endpoint)ep)) facts.native |= 1u << ep;
-        char why[512];
-        if (docs_html_page(schema, &facts, page, why, sizeof why) != 0) {
-            cli_error("docs", "cannot make the page of '%s': %s", arg, why);
-            rc = CLI_OUTPUT;
-        }
     }
-    tsr_json_free(schema);
     tsr_close(c); /* still guarded: a component's fini may end the process too */
     cli_exit_guard_disarm();
     return rc;

@@ -315,6 +315,7 @@ void cli_print_serve_help(void) {
           "header (application/json, application/json+base64, application/json+binref);\n"
           "bad requests get 422 with {\"detail\": [...]}, component failures 500 with\n"
           "a JSON body naming the cause. One access-log line per request on stderr.\n"
+          "GET /docs answers the component's page, the one `tessera docs` writes.\n"
           "\n"
           "Options:\n"
           "  --host ADDR            IPv4 address to bind (default 127.0.0.1: this machine only)\n"

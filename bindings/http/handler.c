@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* One request, answered: the route, the bearer token, the size limit, the
+/* One request, answered: the route (the API's endpoints, /health,
+ * /openapi.json and /docs), the bearer token, the size limit, the
  * output format the Accept header asks for, then the endpoint. A pure
  * function of the request (no sockets), so that it can be fuzzed. */
 #include <stdlib.h>
@@ -87,7 +88,8 @@ static int route_of(const char *path) {
     return -1;
 }
 
-static void static_json(serve_response *rs, const char *text) {
+/* A body made once at start (JSON unless the caller says otherwise). */
+static void static_text(serve_response *rs, const char *text) {
     rs->status = 200;
     rs->content_type = "application/json";
     rs->body = strdup(text);
@@ -106,13 +108,17 @@ void serve_handle(const serve_config *cfg, const serve_request *rq, serve_respon
     }
     int is_get = strcmp(rq->method, "GET") == 0 || strcmp(rq->method, "HEAD") == 0;
     int is_post = strcmp(rq->method, "POST") == 0;
-    if (health || strcmp(rq->path, "/openapi.json") == 0) {
+    /* /docs: the page `tessera docs` writes, as Tesseract serves its own
+     * docs there; behind the token like the API it describes. */
+    int docs = strcmp(rq->path, "/docs") == 0;
+    if (health || docs || strcmp(rq->path, "/openapi.json") == 0) {
         if (!is_get) {
             rs->allow = "GET, HEAD";
             serve_detail(rs, 405, "Method Not Allowed");
             return;
         }
-        static_json(rs, rq->path[1] == 'h' ? "{\"status\":\"ok\"}" : cfg->openapi);
+        static_text(rs, health ? "{\"status\":\"ok\"}" : docs ? cfg->docs : cfg->openapi);
+        if (docs) rs->content_type = "text/html; charset=utf-8";
         return;
     }
     int ep = route_of(rq->path);

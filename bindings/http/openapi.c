@@ -386,6 +386,13 @@ json_t *serve_openapi_doc(const tsr_component *c, const http_serve_options *opts
     json_object_set_new(paths, "/health",
                         json_pack("{s:{s:s, s:{s:{s:s}}}}", "get", "summary", "Health",
                                   "responses", "200", "description", "Successful Response"));
+    /* the page `tessera docs` writes (FastAPI serves Swagger UI there,
+     * left out of its document; listed here, as /health is) */
+    json_object_set_new(paths, "/docs",
+                        json_pack("{s:{s:s, s:{s:{s:s, s:{s:{s:{s:s}}}}}}}", "get", "summary",
+                                  "Docs", "responses", "200", "description",
+                                  "The component's documentation as one HTML page", "content",
+                                  "text/html", "schema", "type", "string"));
     json_object_set_new(schemas, "ValidationError",
                         json_pack("{s:s, s:[s,s,s], s:s}", "type", "object", "required", "loc",
                                   "msg", "type", "title", "ValidationError"));

@@ -15,6 +15,7 @@ typedef struct serve_config {
     http_serve_options opts;          /* strings below are the config's own copies */
     char *host, *token, *input_dir, *output_dir;
     char *openapi;                   /* GET /openapi.json, made once */
+    char *docs;                      /* GET /docs (http_serve_docs), made once */
 } serve_config;
 
 typedef struct serve_request {

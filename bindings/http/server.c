@@ -214,6 +214,7 @@ void serve_config_free(serve_config *cfg) {
     free(cfg->input_dir);
     free(cfg->output_dir);
     free(cfg->openapi);
+    free(cfg->docs);
 }
 
 int serve_config_make(serve_config *cfg, tsr_component *c, const http_serve_options *o,
@@ -250,6 +251,11 @@ int serve_config_make(serve_config *cfg, tsr_component *c, const http_serve_opti
     json_t *doc = serve_openapi_doc(c, d);
     cfg->openapi = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
+    int rc = http_serve_docs(c, NULL, &cfg->docs, err);
+    if (rc != 0) {
+        serve_config_free(cfg);
+        return rc;
+    }
     if (!cfg->host || !cfg->openapi || (d->token && !cfg->token) ||
         (d->input_dir && !cfg->input_dir) || (d->output_dir && !cfg->output_dir)) {
         serve_config_free(cfg);

@@ -91,6 +91,15 @@ void http_serve_stop(http_server *s);
 int http_serve_openapi(const tsr_component *c, const http_serve_options *opts, char **out,
                       tsr_error *err);
 
+/* The docs page of c as GET /docs answers it and `tessera docs` writes it:
+ * one self-contained HTML document, every field with its kind, dtype,
+ * shape, default and description, each endpoint and an example request.
+ * component_arg is how its command lines name the component (NULL: its
+ * path). *page is NUL-terminated, released with free(). 0, or a TSR_E_*
+ * code with err set. */
+int http_serve_docs(const tsr_component *c, const char *component_arg, char **page,
+                    tsr_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -392,31 +392,41 @@ static PyObject *Component_ffi_op(ComponentObject *self, PyObject *args) {
 
 static PyMethodDef Component_methods[] = {
     {"close", (PyCFunction)Component_close, METH_NOARGS,
+     "close($self, /)\n--\n\n"
      "Close the component: no calls after this. Workers stop and memory is released once "
      "no array returned by the component is alive any more."},
     {"apply", (PyCFunction)Component_apply, METH_O,
-     "apply(inputs) -> {output name: array}: small results copied, larger ones viewing the "
+     "apply($self, inputs, /)\n--\n\n"
+     "{output name: array} for inputs {input name: value}: small results copied, larger ones viewing the "
      "result buffers (which later calls never overwrite)."},
     {"_call", (PyCFunction)Component_call, METH_VARARGS,
-     "_call(endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0) -> tuple of arrays"},
+     "_call($self, endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0, /)\n--\n\n"
+     "The endpoint called with flat inputs: a tuple of arrays."},
     {"_abstract_eval", (PyCFunction)Component_abstract_eval, METH_O,
-     "_abstract_eval(((shape, dtype) or encoded bytes of a TEXT/JSON input or None, ...)) -> "
+     "_abstract_eval($self, specs, /)\n--\n\n"
+     "specs: ((shape, dtype) or encoded bytes of a TEXT/JSON input or None, ...) -> "
      "((shape, dtype) or None for a TEXT/JSON output, ...)"},
     {"_schema", (PyCFunction)Component_schema, METH_NOARGS,
+     "_schema($self, /)\n--\n\n"
      "(name, version, description, inputs, outputs)"},
     {"has_endpoint", (PyCFunction)Component_has_endpoint, METH_VARARGS,
-     "has_endpoint(name, native=False): whether the endpoint can be called (native: the "
+     "has_endpoint($self, name, native=False, /)\n--\n\n"
+     "Whether the endpoint can be called (native: the "
      "plugin implements it itself, rather than by finite differences)."},
     {"stats", (PyCFunction)Component_stats, METH_NOARGS,
+     "stats($self, /)\n--\n\n"
      "Counters since open: calls, bytes_copied, bytes_by_ref, worker_starts, worker_deaths."},
     {"restart", (PyCFunction)Component_restart, METH_NOARGS,
+     "restart($self, /)\n--\n\n"
      "Worker mode: start again every worker that died."},
     {"empty", (PyCFunction)(void (*)(void))Component_empty, METH_VARARGS | METH_KEYWORDS,
-     "empty(shape, dtype='float64'): an uninitialised array in memory that reaches the "
+     "empty($self, /, shape, dtype='float64')\n--\n\n"
+     "An uninitialised array in memory that reaches the "
      "plugin without a copy (in worker mode: the shared-memory arena). 64-byte aligned."},
 #if TSR_PY_HAVE_XLA_FFI
     {"_ffi_op", (PyCFunction)Component_ffi_op, METH_VARARGS,
-     "_ffi_op(endpoint, wrt_in, wrt_out, input_indices, seed_names, batch, result_map) -> FfiOp"},
+     "_ffi_op($self, endpoint, wrt_in, wrt_out, input_indices, seed_names, batch, result_map, /)"
+     "\n--\n\nThe FfiOp of one custom call, made once per key."},
 #endif
     {NULL, NULL, 0, NULL},
 };
@@ -433,7 +443,8 @@ static PyGetSetDef Component_getset[] = {
 PyTypeObject Component_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tessera._ext.Component",
-    .tp_doc = "A loaded Tessera component (use tessera.load).",
+    .tp_doc = "Component(path, options=None, config=None, env=None)\n--\n\n"
+              "A loaded Tessera component (use tessera.load).",
     .tp_basicsize = sizeof(ComponentObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_new = PyType_GenericNew,

@@ -101,33 +101,35 @@ static PyObject *ffi_capsule(PyObject *module, PyObject *unused) {
 
 static PyMethodDef module_methods[] = {
     {"_set_error_types", set_error_types, METH_VARARGS,
-     "_set_error_types({code: class}, fallback_class, {code: 'TSR_E_...'})"},
-    {"_set_coerce", set_coerce, METH_O, "_set_coerce(fn): fn(obj, dtype, name, what) -> ndarray"},
+     "_set_error_types($module, classes, fallback, names, /)\n--\n\n"
+     "classes {code: class}, fallback a class, names {code: 'TSR_E_...'}"},
+    {"_set_coerce", set_coerce, METH_O, "_set_coerce($module, fn, /)\n--\n\nfn(obj, dtype, name, what) -> ndarray"},
     {"_set_nesting", set_nesting, METH_VARARGS,
-     "_set_nesting(flatten, nest): flatten(component, inputs, endpoint) -> {dotted name: "
+     "_set_nesting($module, flatten, nest, /)\n--\n\nflatten(component, inputs, endpoint) -> {dotted name: "
      "value}; nest({dotted name: value}) -> nested dicts"},
     {"_set_values", set_values, METH_VARARGS,
-     "_set_values(encode, decode): encode(value, kind, name, what, component, endpoint) -> "
+     "_set_values($module, encode, decode, /)\n--\n\nencode(value, kind, name, what, component, endpoint) -> "
      "UTF-8 bytes of a TEXT or JSON input; decode(bytes, kind) -> its Python value"},
     {"error_type", error_type_fn, METH_O,
-     "error_type(code) -> the library's one-word kind of failure (tsr_error_type)"},
+     "error_type($module, code, /)\n--\n\nThe library's one-word kind of failure (tsr_error_type)"},
     {"_close_all", close_all, METH_NOARGS,
-     "Close every component still open (the exit hook): workers stop, shared memory goes."},
-    {"strerror", strerror_fn, METH_O, "strerror(code) -> the library's short description"},
+     "_close_all($module, /)\n--\n\nClose every component still open (the exit hook): workers stop, shared memory goes."},
+    {"strerror", strerror_fn, METH_O,
+     "strerror($module, code, /)\n--\n\nThe library's short description of an error code."},
     {"_serve_start", serve_start, METH_VARARGS,
-     "_serve_start(component, host, port, token, input_dir, output_dir, encoding, lz4, "
-     "max_body_bytes, threads) -> a running server (capsule)"},
-    {"_serve_port", serve_port, METH_O, "_serve_port(server) -> the port it listens on"},
-    {"_serve_stop", serve_stop, METH_O, "_serve_stop(server): stop it now"},
+     "_serve_start($module, component, host, port, token, input_dir, output_dir, encoding, "
+     "lz4, max_body_bytes, threads, /)\n--\n\nA running server (capsule)."},
+    {"_serve_port", serve_port, METH_O, "_serve_port($module, server, /)\n--\n\nThe port the server listens on."},
+    {"_serve_stop", serve_stop, METH_O, "_serve_stop($module, server, /)\n--\n\nStop the server now."},
     {"_debug_counts", debug_counts, METH_NOARGS,
-     "Counters of this process: calls (call objects alive), results_in_call (results viewed "
+     "_debug_counts($module, /)\n--\n\nCounters of this process: calls (call objects alive), results_in_call (results viewed "
      "in a call's buffer), results_owned (results whose buffer was handed over), copy_limit."},
     {"_set_copy_limit", set_copy_limit, METH_O,
-     "_set_copy_limit(bytes) -> the previous limit: results of at most this many bytes are "
+     "_set_copy_limit($module, limit, /)\n--\n\nThe previous limit; results of at most this many bytes are "
      "copied out (for measurements)."},
 #if TSR_PY_HAVE_XLA_FFI
     {"_ffi_handler", ffi_capsule, METH_NOARGS,
-     "The XLA FFI handler as a PyCapsule, for jax.ffi.register_ffi_target."},
+     "_ffi_handler($module, /)\n--\n\nThe XLA FFI handler as a PyCapsule, for jax.ffi.register_ffi_target."},
 #endif
     {NULL, NULL, 0, NULL},
 };

@@ -11,9 +11,9 @@ derivatives with NumPy, PyTorch or JAX arrays, without copying them.
 jacfwd, jacrev, vmap); ``tessera.torch`` makes them autograd Functions.
 """
 
-from __future__ import annotations
-
-import atexit
+# No `from __future__ import annotations` and no plain imports here:
+# every name this module binds is public (in __all__) or starts with _.
+import atexit as _atexit
 
 from . import _coerce, _ext, _nesting, _values
 from ._component import Component, load
@@ -56,7 +56,7 @@ _ext._set_nesting(_nesting.flatten_inputs, _nesting.nest)
 _ext._set_values(_values.encode, _values.decode)
 # Components still open at exit are closed, so that no worker process or
 # shared-memory segment outlives the interpreter.
-atexit.register(_ext._close_all)
+_atexit.register(_ext._close_all)
 
 __all__ = [
     "AbiError",

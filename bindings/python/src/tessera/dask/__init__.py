@@ -29,3 +29,9 @@ from ._spec import ComponentSpec
 
 __all__ = ["ENDPOINTS", "ClusterComponent", "ComponentPlugin", "ComponentSpec", "load",
            "worker_component"]
+
+
+def __dir__() -> list[str]:
+    # What the module imports for its own use (jax, np, typing names...)
+    # is not part of it: dir() and completion show the public names only.
+    return sorted(__all__)

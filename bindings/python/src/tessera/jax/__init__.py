@@ -69,6 +69,12 @@ from ._primitive import tessera_call_p, tessera_error  # noqa: E402
 
 __all__ = ["apply", "tessera_call_p", "Op", "make_op", "tessera_error", "tessera_errors"]
 
+
+def __dir__() -> list[str]:
+    # What the module imports for its own use (jax, np, typing names...)
+    # is not part of it: dir() and completion show the public names only.
+    return sorted(__all__)
+
 _rules.register()
 
 

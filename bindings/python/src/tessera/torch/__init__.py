@@ -52,6 +52,12 @@ from .._component import Component, check_input_names
 __all__ = ["apply", "ComponentFunction"]
 
 
+def __dir__() -> list[str]:
+    # What the module imports for its own use (jax, np, typing names...)
+    # is not part of it: dir() and completion show the public names only.
+    return sorted(__all__)
+
+
 def _numpy(t: torch.Tensor) -> np.ndarray:
     """A NumPy view of a CPU tensor (strided views included)."""
     try:

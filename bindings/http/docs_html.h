@@ -10,8 +10,8 @@
  *   docs_example.c  an example apply request in Tesseract's JSON form
  *   docs_text.c     escaping and small formatting shared by the above
  */
-#ifndef TESSERA_CLI_DOCS_HTML_H
-#define TESSERA_CLI_DOCS_HTML_H
+#ifndef TESSERA_SERVE_DOCS_HTML_H
+#define TESSERA_SERVE_DOCS_HTML_H
 
 #include <stdio.h>
 
@@ -62,4 +62,4 @@ void docs_command_line(FILE *f, const docs_facts *facts, const char *command, co
 /* A string member of obj, or NULL when absent or not a string. */
 const char *docs_string(const json_t *obj, const char *key);
 
-#endif /* TESSERA_CLI_DOCS_HTML_H */
+#endif /* TESSERA_SERVE_DOCS_HTML_H */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The docs page's field tables: each input and output with its dtype,
+/* The docs page's field tables: each input and output with its kind, dtype,
  * shape, default and differentiability, nested fields (`mesh.nodes`)
  * grouped under their parent as they nest on the wire; and which fields
  * share each symbolic dim. */
@@ -74,19 +74,20 @@ static void choices_line(FILE *f, const json_t *choices) {
     fputs("</p>", f);
 }
 
-/* An array's dtype and shape; a TEXT field is "text" (a JSON string) and
- * a JSON field "json" (any JSON value), neither with a shape. */
+/* The field's kind (array, text or JSON), then an array's dtype and
+ * shape; a TEXT field is a string and a JSON field any JSON value, with
+ * no dtype or shape of their own. */
 static void type_cells(FILE *f, const json_t *field) {
     const char *kind = docs_string(field, "kind");
     if (kind != NULL && strcmp(kind, "array") != 0) {
-        fputs("<td><code class=\"dtype\">", f);
-        docs_text(f, kind);
-        fputs("</code></td><td><span class=\"note\">", f);
-        fputs(strcmp(kind, "text") == 0 ? "a string" : "a JSON value", f);
-        fputs("</span></td>", f);
+        int text = strcmp(kind, "text") == 0;
+        fputs(text ? "<td class=\"kind\">text</td>" : "<td class=\"kind\">JSON</td>", f);
+        fputs("<td><span class=\"note\">", f);
+        fputs(text ? "a string" : "a JSON value", f);
+        fputs("</span></td><td><span class=\"note\" title=\"no shape\">\xe2\x80\x94</span></td>", f);
         return;
     }
-    fputs("<td><code class=\"dtype\">", f);
+    fputs("<td class=\"kind\">array</td><td><code class=\"dtype\">", f);
     docs_text(f, docs_string(field, "dtype"));
     fputs("</code></td><td><code class=\"shape\">", f);
     docs_shape(f, json_object_get(field, "shape"));
@@ -145,7 +146,7 @@ static void rows_of_group(FILE *f, const json_t *fields, bool inputs, const char
         }
         size_t group_len = (size_t)(dot - name);
         if (group_seen(fields, i, name, group_len)) continue;
-        group_row(f, name, group_len, depth, inputs ? 6 : 5);
+        group_row(f, name, group_len, depth, inputs ? 7 : 6);
         rows_of_group(f, fields, inputs, name, group_len, depth + 1);
     }
 }
@@ -157,8 +158,8 @@ static void fields_section(FILE *f, const json_t *fields, bool inputs) {
         fprintf(f, "<p class=\"note\">No %s.</p>\n</section>\n", inputs ? "inputs" : "outputs");
         return;
     }
-    fputs("<div class=\"scroll\"><table class=\"fields\">\n<thead><tr><th>field</th><th>dtype</th>"
-          "<th>shape</th>",
+    fputs("<div class=\"scroll\"><table class=\"fields\">\n<thead><tr><th>field</th><th>kind</th>"
+          "<th>dtype</th><th>shape</th>",
           f);
     if (inputs) fputs("<th>required</th>", f);
     fputs("<th>differentiable</th><th>description</th></tr></thead>\n<tbody>\n", f);
