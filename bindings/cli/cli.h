@@ -4,7 +4,10 @@
  *   main.c        the main command: global options, dispatch
  *   options.c     options common to the subcommands
  *   io.c          reading payloads, writing results
+ *   commands.c    the one table of commands (name, arguments, summary, run, help)
  *   help.c        help texts
+ *   help_render.c `tessera help`: a command's help, the library options, and
+ *                 the same text as a man page, Markdown and bash completion
  *   cmd_schema.c  `tessera schema`
  *   cmd_info.c    `tessera info`
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
@@ -124,6 +127,30 @@ void cli_print_schema_help(void);
 void cli_print_call_help(const char *command, tsr_endpoint ep);
 void cli_print_version(void);
 void cli_print_gradcheck_help(void);
+
+/* commands.c: every command, in the order `tessera --help` lists them.
+ * Everything that lists commands (the main help, the man page, the
+ * Markdown reference, the completion) reads this table. */
+typedef struct cli_command {
+    const char *name;    /* "check-gradients" */
+    const char *args;    /* "PLUGIN PAYLOAD"; "" for none */
+    const char *summary; /* one line, no full stop */
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+    void (*help)(void);  /* the command's --help text, to cli_out */
+} cli_command;
+extern const cli_command cli_commands[];
+extern const size_t cli_n_commands;
+/* The command named name (or one of Tesseract's names for it), or NULL. */
+const cli_command *cli_find_command(const char *name);
+
+/* help_render.c: `tessera help [COMMAND | options]`. */
+int cli_cmd_help(int argc, char **argv);
+void cli_print_help_help(void);
+/* The library options (tsr_option_info_at), as `tessera help options`. */
+void cli_print_options_help(void);
+/* What print writes to cli_out, as a malloc'd string; NULL when out of
+ * memory (message printed). */
+char *cli_capture(void (*print)(void));
 
 int cli_cmd_schema(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
