@@ -9,7 +9,11 @@ build="$1" tessera="$2"
 prefix="$(mktemp -d)"
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
-page="$(MANWIDTH=100 man -M "$prefix/share/man" -P cat tessera 2>&1)" || {
+# A minimized Ubuntu diverts man to a stub and keeps the real one as man.REAL.
+man_cmd=man
+[[ -x /usr/bin/man.REAL ]] && man_cmd=/usr/bin/man.REAL
+command -v "$man_cmd" >/dev/null || { echo "FAIL  no man (scripts/setup.sh installs man-db)"; exit 1; }
+page="$(MANWIDTH=100 "$man_cmd" -M "$prefix/share/man" -P cat tessera 2>&1)" || {
   echo "FAIL  man -M $prefix/share/man tessera: $page"; exit 1; }
 status=0
 grep -q "^NAME" <<<"$page" || { echo "FAIL  the page has no NAME section"; status=1; }

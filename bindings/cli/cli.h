@@ -6,8 +6,9 @@
  *   io.c          reading payloads, writing results
  *   commands.c    the one table of commands (name, arguments, summary, run, help)
  *   help.c        help texts
- *   help_render.c `tessera help`: a command's help, the library options, and
- *                 the same text as a man page, Markdown and bash completion
+ *   help_options.c, help_man.c, help_completion.c (help_render.h)
+ *                 the library options' help, and the help texts as a man
+ *                 page, Markdown and bash completion
  *   cmd_schema.c  `tessera schema`
  *   cmd_info.c    `tessera info`
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
@@ -121,7 +122,6 @@ bool cli_is_stdout(const char *path);
 void cli_exit_guard_arm(const char *component, const char *what);
 void cli_exit_guard_disarm(void);
 
-void cli_print_main_help(void);
 void cli_print_exit_statuses(void);   /* the one table, for every help text */
 void cli_print_schema_help(void);
 void cli_print_call_help(const char *command, tsr_endpoint ep);
@@ -142,8 +142,10 @@ extern const cli_command cli_commands[];
 extern const size_t cli_n_commands;
 /* The command named name (or one of Tesseract's names for it), or NULL. */
 const cli_command *cli_find_command(const char *name);
+/* The main help, listing the commands of the table given. */
+void cli_print_main_help(const cli_command *commands, size_t n);
 
-/* help_render.c: `tessera help [COMMAND | options]`. */
+/* `tessera help [COMMAND | options]` (commands.c; its help: help_options.c). */
 int cli_cmd_help(int argc, char **argv);
 void cli_print_help_help(void);
 /* The library options (tsr_option_info_at), as `tessera help options`. */

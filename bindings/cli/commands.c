@@ -2,10 +2,14 @@
 /* The one table of commands: name, arguments, one-line summary, what runs
  * it and what prints its help. `tessera --help`, the dispatch in main.c,
  * the man page, docs/reference/cli.md and the bash completion are all
- * made from it (help_render.c), so a command added here appears in each. */
+ * made from it (help_man.c, help_completion.c, which get it as an argument:
+ * only this file and main.c name it), so a command added here appears in
+ * each. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "help_render.h"
 
 /* The endpoint calls share cli_cmd_call and cli_print_call_help. */
 #define CALL_COMMAND(fn, command, ep)                                                   \
@@ -64,4 +68,41 @@ const cli_command *cli_find_command(const char *name) {
     for (size_t k = 0; k < cli_n_commands; k++)
         if (strcmp(name, cli_commands[k].name) == 0) return &cli_commands[k];
     return NULL;
+}
+
+static void main_help(void) { cli_print_main_help(cli_commands, cli_n_commands); }
+
+/* `tessera help [COMMAND | options]`. Hidden modes print the same texts in
+ * the forms the build installs or commits: --roff (tessera.1), --markdown
+ * (docs/reference/cli.md), --markdown-options (docs/reference/options.md),
+ * --bash-completion, --commands (one name a line, for tests). */
+int cli_cmd_help(int argc, char **argv) {
+    if (argc > 2) return cli_usage_error("help", "expected at most one argument");
+    if (argc < 2) {
+        main_help();
+        return CLI_OK;
+    }
+    const char *what = argv[1];
+    if (strcmp(what, "-h") == 0 || strcmp(what, "--help") == 0) {
+        cli_print_help_help();
+        return CLI_OK;
+    }
+    if (strcmp(what, "options") == 0) {
+        cli_print_options_help();
+        return CLI_OK;
+    }
+    if (strcmp(what, "--commands") == 0) {
+        for (size_t k = 0; k < cli_n_commands; k++) fprintf(cli_out, "%s\n", cli_commands[k].name);
+        return CLI_OK;
+    }
+    if (strcmp(what, "--roff") == 0) return help_print_roff(cli_commands, cli_n_commands);
+    if (strcmp(what, "--markdown") == 0) return help_print_markdown(cli_commands, cli_n_commands);
+    if (strcmp(what, "--markdown-options") == 0) return help_print_markdown_options();
+    if (strcmp(what, "--bash-completion") == 0)
+        return help_print_bash_completion(cli_commands, cli_n_commands);
+    if (what[0] == '-') return cli_usage_error("help", "unknown option '%s'", what);
+    const cli_command *c = cli_find_command(what);
+    if (!c) return cli_usage_error("help", "unknown command '%s'", what);
+    c->help();
+    return CLI_OK;
 }

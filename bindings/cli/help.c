@@ -11,9 +11,9 @@ void cli_print_version(void) {
 }
 
 /* One line a command, from the table of commands.c. */
-static void print_command_list(void) {
-    for (size_t k = 0; k < cli_n_commands; k++) {
-        const cli_command *c = &cli_commands[k];
+static void print_command_list(const cli_command *commands, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        const cli_command *c = &commands[k];
         char head[64];
         snprintf(head, sizeof head, "%s%s%s", c->name, *c->args ? " " : "", c->args);
         if (strlen(head) <= 29) fprintf(cli_out, "  %-29s %s\n", head, c->summary);
@@ -21,7 +21,7 @@ static void print_command_list(void) {
     }
 }
 
-void cli_print_main_help(void) {
+void cli_print_main_help(const cli_command *commands, size_t n) {
     fputs(
         "Usage: tessera [--help] [--version] COMMAND [OPTIONS] PLUGIN [PAYLOAD]\n"
         "\n"
@@ -31,7 +31,7 @@ void cli_print_main_help(void) {
         "\n"
         "Commands:\n",
         cli_out);
-    print_command_list();
+    print_command_list(commands, n);
     fputs(
         "  (jacobian-vector-product, vector-jacobian-product and abstract_eval are\n"
         "  accepted too.) 'tessera COMMAND --help' describes each command,\n"

@@ -73,7 +73,7 @@ static void print_table_values(const char *key) {
     }
 }
 
-int help_print_bash_completion(void) {
+int help_print_bash_completion(const cli_command *commands, size_t n) {
     char *names_text = NULL, *arms_text = NULL;
     size_t names_len = 0, arms_len = 0;
     FILE *arms = open_memstream(&arms_text, &arms_len);
@@ -100,8 +100,8 @@ int help_print_bash_completion(void) {
           "        words=\"--help --version\"\n"
           "        [[ $cur == -* ]] || words=\"",
           cli_out);
-    for (size_t k = 0; k < cli_n_commands; k++)
-        fprintf(cli_out, "%s%s", k ? " " : "", cli_commands[k].name);
+    for (size_t k = 0; k < n; k++)
+        fprintf(cli_out, "%s%s", k ? " " : "", commands[k].name);
     fputs("\"\n"
           "        COMPREPLY=( $(compgen -W \"$words\" -- \"$cur\") )\n"
           "        return 0\n"
@@ -125,10 +125,10 @@ int help_print_bash_completion(void) {
         cli_error("help", "out of memory");
         return CLI_OUTPUT;
     }
-    for (size_t k = 0; k < cli_n_commands; k++) {
-        char *help = cli_capture(cli_commands[k].help);
+    for (size_t k = 0; k < n; k++) {
+        char *help = cli_capture(commands[k].help);
         if (!help) continue;
-        fprintf(cases, "            %s) words=\"", cli_commands[k].name);
+        fprintf(cases, "            %s) words=\"", commands[k].name);
         FILE *names = cases;
         scan_options(help, names, arms);
         fputs("\" ;;\n", cases);
@@ -170,7 +170,7 @@ int help_print_bash_completion(void) {
           cli_out);
     free(names_text);
     free(arms_text);
-    for (size_t k = 0; k < cli_n_commands; k++) fprintf(cli_out, "%s ", cli_commands[k].name);
+    for (size_t k = 0; k < n; k++) fprintf(cli_out, "%s ", commands[k].name);
     fputs("options\" -- \"$cur\") )\n"
           "        return 0\n"
           "    fi\n"

@@ -3,6 +3,7 @@
  * (commands.c), each command's --help and the table of library options:
  *   help_man.c          the man page (roff) and the Markdown references
  *   help_completion.c   the bash completion script
+ *   help_options.c      the options text, capture and wrapping they share
  * Each prints to cli_out and returns CLI_OK or CLI_OUTPUT. */
 #ifndef TESSERA_CLI_HELP_RENDER_H
 #define TESSERA_CLI_HELP_RENDER_H
@@ -10,10 +11,22 @@
 #include <stddef.h>
 #include <stdio.h>
 
-int help_print_roff(void);
-int help_print_markdown(void);
+#include "cli.h"
+
+int help_print_roff(const cli_command *commands, size_t n);
+int help_print_markdown(const cli_command *commands, size_t n);
 int help_print_markdown_options(void);
-int help_print_bash_completion(void);
+int help_print_bash_completion(const cli_command *commands, size_t n);
+
+/* What is printed to cli_out between begin and end, as a malloc'd string
+ * (NULL when out of memory, message printed). */
+typedef struct cli_capture_state {
+    FILE *mem, *saved;
+    char *text;
+    size_t len;
+} cli_capture_state;
+int cli_capture_begin(cli_capture_state *s);
+char *cli_capture_end(cli_capture_state *s);
 
 /* text wrapped to width columns, each line starting with indent. */
 void help_wrap(FILE *f, const char *indent, size_t width, const char *text);

@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
     /* '+': stop at the subcommand; its options are its own. */
     while ((opt = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'h': cli_print_main_help(); return CLI_OK;
+        case 'h': cli_print_main_help(cli_commands, cli_n_commands); return CLI_OK;
         case 'V': cli_print_version(); return CLI_OK;
         default:
             return cli_usage_error(NULL, "unknown option '%s'", argv[optind - 1]);

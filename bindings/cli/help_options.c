@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* `tessera help [COMMAND | options]`: a command's help text or the table of
- * library options. Hidden modes print the same texts in the forms the
- * build installs or commits: --roff (tessera.1), --markdown
- * (docs/reference/cli.md), --markdown-options (docs/reference/options.md),
- * --bash-completion, --commands (one name a line, for tests). */
-#define _GNU_SOURCE /* open_memstream */
+/* The library options as `tessera help options` prints them, the help of
+ * `tessera help`, and what the other forms of the help texts share:
+ * capturing a help text, wrapping a paragraph. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,24 +11,34 @@
 #include "cli.h"
 #include "help_render.h"
 
+int cli_capture_begin(cli_capture_state *s) {
+    s->text = NULL;
+    s->len = 0;
+    s->mem = open_memstream(&s->text, &s->len);
+    if (!s->mem) {
+        cli_error("help", "out of memory");
+        return CLI_OUTPUT;
+    }
+    s->saved = cli_out;
+    cli_out = s->mem;
+    return CLI_OK;
+}
+
+char *cli_capture_end(cli_capture_state *s) {
+    cli_out = s->saved;
+    if (fclose(s->mem) != 0 || !s->text) {
+        free(s->text);
+        cli_error("help", "out of memory");
+        return NULL;
+    }
+    return s->text;
+}
+
 char *cli_capture(void (*print)(void)) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        cli_error("help", "out of memory");
-        return NULL;
-    }
-    FILE *saved = cli_out;
-    cli_out = mem;
+    cli_capture_state s;
+    if (cli_capture_begin(&s) != CLI_OK) return NULL;
     print();
-    cli_out = saved;
-    if (fclose(mem) != 0 || !text) {
-        free(text);
-        cli_error("help", "out of memory");
-        return NULL;
-    }
-    return text;
+    return cli_capture_end(&s);
 }
 
 void help_wrap(FILE *f, const char *indent, size_t width, const char *text) {
@@ -86,34 +93,4 @@ void cli_print_help_help(void) {
           "\n",
           cli_out);
     cli_print_exit_statuses();
-}
-
-int cli_cmd_help(int argc, char **argv) {
-    if (argc > 2) return cli_usage_error("help", "expected at most one argument");
-    if (argc < 2) {
-        cli_print_main_help();
-        return CLI_OK;
-    }
-    const char *what = argv[1];
-    if (strcmp(what, "-h") == 0 || strcmp(what, "--help") == 0) {
-        cli_print_help_help();
-        return CLI_OK;
-    }
-    if (strcmp(what, "options") == 0) {
-        cli_print_options_help();
-        return CLI_OK;
-    }
-    if (strcmp(what, "--commands") == 0) {
-        for (size_t k = 0; k < cli_n_commands; k++) fprintf(cli_out, "%s\n", cli_commands[k].name);
-        return CLI_OK;
-    }
-    if (strcmp(what, "--roff") == 0) return help_print_roff();
-    if (strcmp(what, "--markdown") == 0) return help_print_markdown();
-    if (strcmp(what, "--markdown-options") == 0) return help_print_markdown_options();
-    if (strcmp(what, "--bash-completion") == 0) return help_print_bash_completion();
-    if (what[0] == '-') return cli_usage_error("help", "unknown option '%s'", what);
-    const cli_command *c = cli_find_command(what);
-    if (!c) return cli_usage_error("help", "unknown command '%s'", what);
-    c->help();
-    return CLI_OK;
 }
