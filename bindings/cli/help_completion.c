@@ -4,6 +4,7 @@
  * ARG" lines of its help, an ARG written a|b|c completes to its words, and
  * the values of --mode, --io and --option come from the options table. So
  * a command or option added to the help is completed without more work. */
+#define _GNU_SOURCE /* open_memstream */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,7 @@
 /* The library options as `tessera help options` prints them, the help of
  * `tessera help`, and what the other forms of the help texts share:
  * capturing a help text, wrapping a paragraph. */
+#define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
