@@ -17,18 +17,19 @@ werror="${TESSERA_WERROR:-OFF}"
 # from pip counts as well as Debian's). Libraries are checked with dpkg.
 declare -A tool_of=([cmake]=cmake [gcc]=gcc [pkg-config]=pkg-config [make]=make
                     [clang]=clang [valgrind]=valgrind [apache2-utils]=ab [gcovr]=gcovr
-                    [chromium]=chromium)
+                    [chromium]=chromium [man-db]=man [groff-base]=groff)
 # clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
 # CLI's memcheck test; libmicrohttpd: `tessera serve`; libcurl: the remote
 # backend (a served Tesseract as a component); apache2-utils (ab): the
 # load in bench/serve_load.py; libsuitesparse-dev (CHOLMOD): the compliance
 # plugin's sparse Cholesky solve; gcovr: the coverage table of
 # scripts/coverage.sh; chromium: the headless-browser check of `tessera
-# serve`'s /docs page (tests/test_serve_docs.c).
+# serve`'s /docs page (tests/test_serve_docs.c); man-db and groff-base: the
+# test that reads the installed man page (cli_man_install).
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
           liburing-dev libxxhash-dev liblz4-dev gfortran libblas-dev liblapack-dev libgsl-dev
           libmicrohttpd-dev libcurl4-openssl-dev libsuitesparse-dev
-          clang libclang-rt-dev valgrind apache2-utils gcovr chromium)
+          clang libclang-rt-dev valgrind apache2-utils gcovr chromium man-db groff-base)
 
 missing=()
 for pkg in "${packages[@]}"; do

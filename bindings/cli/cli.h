@@ -4,7 +4,11 @@
  *   main.c        the main command: global options, dispatch
  *   options.c     options common to the subcommands
  *   io.c          reading payloads, writing results
+ *   commands.c    the one table of commands (name, arguments, summary, run, help)
  *   help.c        help texts
+ *   help_options.c, help_man.c, help_completion.c (help_render.h)
+ *                 the library options' help, and the help texts as a man
+ *                 page, Markdown and bash completion
  *   cmd_schema.c  `tessera schema`
  *   cmd_info.c    `tessera info`
  *   cmd_call.c    `tessera apply|jvp|vjp|jacobian|abstract-eval`
@@ -120,12 +124,37 @@ bool cli_is_stdout(const char *path);
 void cli_exit_guard_arm(const char *component, const char *what);
 void cli_exit_guard_disarm(void);
 
-void cli_print_main_help(void);
 void cli_print_exit_statuses(void);   /* the one table, for every help text */
 void cli_print_schema_help(void);
 void cli_print_call_help(const char *command, tsr_endpoint ep);
 void cli_print_version(void);
 void cli_print_gradcheck_help(void);
+
+/* commands.c: every command, in the order `tessera --help` lists them.
+ * Everything that lists commands (the main help, the man page, the
+ * Markdown reference, the completion) reads this table. */
+typedef struct cli_command {
+    const char *name;    /* "check-gradients" */
+    const char *args;    /* "PLUGIN PAYLOAD"; "" for none */
+    const char *summary; /* one line, no full stop */
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+    void (*help)(void);  /* the command's --help text, to cli_out */
+} cli_command;
+extern const cli_command cli_commands[];
+extern const size_t cli_n_commands;
+/* The command named name (or one of Tesseract's names for it), or NULL. */
+const cli_command *cli_find_command(const char *name);
+/* The main help, listing the commands of the table given. */
+void cli_print_main_help(const cli_command *commands, size_t n);
+
+/* `tessera help [COMMAND | options]` (commands.c; its help: help_options.c). */
+int cli_cmd_help(int argc, char **argv);
+void cli_print_help_help(void);
+/* The library options (tsr_option_info_at), as `tessera help options`. */
+void cli_print_options_help(void);
+/* What print writes to cli_out, as a malloc'd string; NULL when out of
+ * memory (message printed). */
+char *cli_capture(void (*print)(void));
 
 int cli_cmd_schema(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);

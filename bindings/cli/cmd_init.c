@@ -47,7 +47,7 @@ void cli_print_init_help(void) {
           "or (python): tessera check-gradients . @example_inputs.json\n"
           "\n"
           "Options:\n"
-          "  --kind KIND          plugin, python or manifest (required)\n"
+          "  --kind plugin|python|manifest   the component's kind (required)\n"
           "  --name NAME          the component's name (default: DIR's last part,\n"
           "                       '-' read as '_'): a letter or '_', then letters,\n"
           "                       digits or '_', at most 64, as C and Python\n"

@@ -159,8 +159,13 @@ static int parse(int argc, char **argv, serve_args *a) {
     };
     int opt, rc = CLI_OK;
     opterr = 0;
-    while (rc == CLI_OK && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
-        rc = parse_one(opt, optarg, a);
+    while (rc == CLI_OK && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        /* The message names the option, as every other command's does. */
+        if (opt == '?') rc = cli_usage_error("serve", "unknown option '%s'", argv[optind - 1]);
+        else if (opt == ':')
+            rc = cli_usage_error("serve", "option '%s' needs a value", argv[optind - 1]);
+        else rc = parse_one(opt, optarg, a);
+    }
     if (rc != CLI_OK || a->help) return rc;
     /* The library's default when --max-connections is not given. */
     unsigned max = a->serve.max_connections ? a->serve.max_connections : 256;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Help texts. Help asked for goes to stdout; usage errors go to stderr. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -9,7 +10,18 @@ void cli_print_version(void) {
             TSR_VERSION_MINOR, TSR_VERSION_PATCH, TSR_PLUGIN_ABI_VERSION);
 }
 
-void cli_print_main_help(void) {
+/* One line a command, from the table of commands.c. */
+static void print_command_list(const cli_command *commands, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        const cli_command *c = &commands[k];
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s", c->name, *c->args ? " " : "", c->args);
+        if (strlen(head) <= 29) fprintf(cli_out, "  %-29s %s\n", head, c->summary);
+        else fprintf(cli_out, "  %s\n  %-29s %s\n", head, "", c->summary);
+    }
+}
+
+void cli_print_main_help(const cli_command *commands, size_t n) {
     fputs(
         "Usage: tessera [--help] [--version] COMMAND [OPTIONS] PLUGIN [PAYLOAD]\n"
         "\n"
@@ -17,29 +29,13 @@ void cli_print_main_help(void) {
         "tesseract_api.py) and call it with a Tesseract-style\n"
         "JSON payload. Results are written to stdout, diagnostics to stderr.\n"
         "\n"
-        "Commands:\n"
-        "  schema PLUGIN                 the component's inputs, outputs and endpoints\n"
-        "  docs PLUGIN                   the same as one HTML page, with an example request\n"
-        "  apply PLUGIN PAYLOAD          evaluate: {\"inputs\": {...}}\n"
-        "  jvp PLUGIN PAYLOAD            Jacobian-vector product: inputs, jvp_inputs,\n"
-        "                                jvp_outputs, tangent_vector\n"
-        "  vjp PLUGIN PAYLOAD            vector-Jacobian product: inputs, vjp_inputs,\n"
-        "                                vjp_outputs, cotangent_vector\n"
-        "  jacobian PLUGIN PAYLOAD       Jacobian: inputs, jac_inputs, jac_outputs\n"
-        "  abstract-eval PLUGIN PAYLOAD  output shapes and dtypes from input shapes\n"
-        "  check-gradients PLUGIN PAYLOAD\n"
-        "                                compare jvp, vjp and jacobian with finite\n"
-        "                                differences of apply at {\"inputs\": {...}}\n"
-        "  check-manifest MANIFEST [PAYLOAD]\n"
-        "                                run each endpoint once in a worker with small\n"
-        "                                inputs: is the manifest safe in-process?\n"
-        "  test PLUGIN [CASE.json ...]   run Tesseract regression cases (by default\n"
-        "                                test_cases/*.json of the component)\n"
-        "  info                          version, plugin ABI, the file I/O of binref\n"
-        "                                files (io_uring or pread/pwrite), shared memory,\n"
-        "                                kernel\n"
+        "Commands:\n",
+        cli_out);
+    print_command_list(commands, n);
+    fputs(
         "  (jacobian-vector-product, vector-jacobian-product and abstract_eval are\n"
-        "  accepted too.) 'tessera COMMAND --help' describes each command.\n"
+        "  accepted too.) 'tessera COMMAND --help' describes each command,\n"
+        "  'tessera help options' the library options of --option.\n"
         "\n"
         "PAYLOAD is JSON text, @FILE to read it from FILE, or - (or @-) for stdin.\n"
         "PLUGIN is a path to a .so; a bare name that exists in the current\n"
@@ -103,7 +99,8 @@ static void print_common_options(int with_format) {
     fputs("  -o, --output FILE      write the result to FILE instead of stdout\n"
           "  --mode MODE            inproc (default), isolated or worker\n"
           "  --option KEY=VALUE     a library option (tsr_options_set), e.g. workers=2,\n"
-          "                         timeout_ms=5000, python=PATH; repeatable\n"
+          "                         timeout_ms=5000, python=PATH; repeatable; every\n"
+          "                         key: 'tessera help options'\n"
           "  --config KEY=VALUE     configuration for the plugin's init; repeatable\n"
           "                         (e.g. --config matrix=A.txt for the linear plugin)\n"
           "  -h, --help             show this help\n",
@@ -202,6 +199,10 @@ void cli_print_info_help(void) {
           "  shm         whether worker mode's shared memory (memfd) works, and the\n"
           "              memory available\n"
           "  kernel      the kernel's name, release and machine\n"
+          "\n"
+          "Options:\n"
+          "  -o, --output FILE      write it to FILE instead of stdout\n"
+          "  -h, --help             show this help\n"
           "\n",
           cli_out);
     cli_print_exit_statuses();
