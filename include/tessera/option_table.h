@@ -22,9 +22,11 @@ typedef struct tsr_option_info {
     const char *sample;        /* a value tsr_options_set accepts */
 } tsr_option_info;
 
-/* The index-th option of the table, in the documented order, or NULL past
- * the last one. Any thread; the table is constant and owned by the library
- * (never free it). */
+/* The index-th option of the table, in the documented order.
+ * Thread: any thread; the table is constant.
+ * Ownership: the entry and its strings are static, owned by the library
+ *   (never free them).
+ * Returns: the entry, or NULL past the last one. */
 TSR_API const tsr_option_info *tsr_option_info_at(size_t index);
 
 #endif /* TESSERA_OPTION_TABLE_H */

@@ -172,13 +172,10 @@ TSR_API tsr_options *tsr_options_new(void);
 /* Free a set of options. Accepts NULL.
  * Thread: no tsr_open may be reading opts meanwhile. */
 TSR_API void tsr_options_free(tsr_options *opts);
-/* Set a library option by key. The keys, their values, defaults and the
- * modes they apply to are one table (tessera/option_table.h,
- * tsr_option_info_at): see docs/reference/options.md or
- * `tessera help options`.
- * Returns TSR_E_ARGUMENT for an unknown key or value; the message is in err
- * when err is not NULL. */
-/* Set one option, key to value (both copied).
+/* Set one library option, key to value (both copied). The keys, their
+ * values, defaults and the modes they apply to are one table
+ * (tessera/option_table.h, tsr_option_info_at): see
+ * docs/reference/options.md or `tessera help options`.
  * Thread: the thread building opts, not while a tsr_open reads it.
  * Ownership: key and value are read during the call only.
  * Returns: 0, or TSR_E_ARGUMENT for an unknown key or value (err says which). */
