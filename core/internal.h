@@ -174,9 +174,15 @@ int log_level_parse(const char *value, tsr_log_level *level, int *off);
 void log_env_default(struct tsr_options *o);
 
 /* stats.c: a run of tsr_call_run that started at started_ns
- * (backend_now_ns) ended with rc: counted at its endpoint, and logged
+ * (backend_now_ns; 0: not timed) ended with rc: counted at its endpoint, and logged
  * at level debug. */
 void stats_count_call(struct tsr_call *call, uint64_t started_ns, int rc);
+/* Whether runs of call read the clock (call_timing, or level debug):
+ * inline, on every run's path. */
+static inline int call_timed(const struct tsr_call *call) {
+    const struct tsr_options *o = &call->comp->opts;
+    return !o->timing_off || (!o->log_off && o->log_level <= TSR_LOG_DEBUG);
+}
 
 /* errors.c (error_set, call_fail, comp_label: backend.h). call_fail_at:
  * call_fail with the loc "section.name" (name NULL: "section"), e.g.

@@ -29,6 +29,8 @@ int log_level_parse(const char *value, tsr_log_level *level, int *off) {
 
 static atomic_int warned;
 
+void log_env_quiet(void) { atomic_store(&warned, 1); }
+
 void log_env_default(struct tsr_options *o) {
     const char *value = getenv("TESSERA_LOG");
     if (!value || !value[0]) return;

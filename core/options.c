@@ -263,6 +263,11 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
             }
         return bad_value(err, key, value, "zero, check or keep");
     }
+    if (strcmp(key, "call_timing") == 0) {
+        if (strcmp(value, "on") && strcmp(value, "off")) return bad_value(err, key, value, "on or off");
+        opts->timing_off = strcmp(value, "off") == 0;
+        return 0;
+    }
     if (strcmp(key, "file_io") == 0) {
         int io = tsr_file_io_from_name(value);
         if (io < 0) return bad_value(err, key, value, "auto, io_uring or posix");
@@ -274,7 +279,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
               "clear_env, timeout_ms, start_timeout_ms, restart, spin_ns, max_array_bytes, "
               "max_call_bytes, max_arena_bytes, max_payload_bytes, max_payload_values, rlimit_as, "
               "rlimit_cpu, rlimit_nofile, transport, spool_dir, file_io, casting, unwritten, "
-              "python, python_env)",
+              "call_timing, python, python_env)",
               key);
     return TSR_E_ARGUMENT;
 }

@@ -17,7 +17,7 @@ _Static_assert(TSR_EP_COUNT <= TSR_STATS_ENDPOINTS, "tsr_stats has a slot for ev
 
 void stats_count_call(tsr_call *call, uint64_t started_ns, int rc) {
     tsr_component *c = call->comp;
-    uint64_t now = backend_now_ns();
+    uint64_t now = started_ns ? backend_now_ns() : 0;
     uint64_t ns = now > started_ns ? now - started_ns : 0;
     int ep = (int)call->ep;   /* checked by tsr_call_new */
     atomic_fetch_add_explicit(&c->ep_calls[ep], 1, memory_order_relaxed);

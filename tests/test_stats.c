@@ -243,3 +243,28 @@ Test(stats, a_batch_counts_one_call_per_item) {
     cr_expect_gt(s.endpoint_ns[TSR_EP_APPLY], 0);
     tsr_close(c);
 }
+
+Test(stats, call_timing_off_counts_calls_and_errors_without_time) {
+    tsr_options *o = mode_options(TSR_MODE_INPROC);
+    set_option(o, "call_timing", "off");
+    tsr_component *c = open_ok(BUNDLED_PLUGIN("noop"), o);
+    tsr_options_free(o);
+    double xs[4] = {1, 2, 3, 4};
+    run_mix(c, xs, 4);
+    tsr_stats s = stats_of(c);
+    cr_expect_eq(s.endpoint_calls[TSR_EP_APPLY], 3);
+    cr_expect_eq(s.endpoint_errors[TSR_EP_APPLY], 1);
+    cr_expect_eq(s.endpoint_calls[TSR_EP_JVP], 1);
+    for (int e = 0; e < TSR_STATS_ENDPOINTS; e++) cr_expect_eq(s.endpoint_ns[e], 0, "slot %d", e);
+    tsr_close(c);
+}
+
+Test(stats, call_timing_takes_on_or_off_only) {
+    tsr_options *o = tsr_options_new();
+    tsr_error err = TSR_ERROR_INIT;
+    cr_assert_eq(tsr_options_set(o, "call_timing", "no", &err), TSR_E_ARGUMENT);
+    assert_contains(err.message, "call_timing");
+    assert_contains(err.message, "on or off");
+    cr_expect_eq(tsr_options_set(o, "call_timing", "on", &err), 0);
+    tsr_options_free(o);
+}

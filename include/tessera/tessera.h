@@ -224,6 +224,12 @@ TSR_API void tsr_options_free(tsr_options *opts);
  *                 write every result (clearing costs a memset of each
  *                 result per call: about 75 ns for 8 KB, 80 us for 8 MB,
  *                 bench_inproc).
+ *   "call_timing" "on" (default): every tsr_call_run reads the clock on
+ *                 entry and return, for tsr_stats' endpoint_ns (two
+ *                 CLOCK_MONOTONIC reads, some 20-30 ns each). "off": calls
+ *                 and errors are still counted, endpoint_ns stays 0, for a
+ *                 host whose calls are a few tens of nanoseconds. At
+ *                 log_level debug calls are timed whatever it says.
  * Python components (a folder with tesseract_api.py, or the file itself):
  *   "python"      the interpreter to run the component under: a venv's
  *                 python runs it with that venv's packages (default:
