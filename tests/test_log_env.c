@@ -117,8 +117,8 @@ Test(log_env, info_and_above_log_no_call_lines) {
         open_and_call(BUNDLED_PLUGIN("noop"), NULL, &seen);
         cr_expect_eq(call_lines(&seen), 0, "TESSERA_LOG=%s", levels[k]);
         for (int i = 0; i < seen.n; i++)
-            cr_expect_geq(seen.level[i], TSR_LOG_INFO + k, "TESSERA_LOG=%s let '%s' through",
-                          levels[k], seen.text[i]);
+            cr_expect_geq((int)seen.level[i], (int)TSR_LOG_INFO + k,
+                          "TESSERA_LOG=%s let '%s' through", levels[k], seen.text[i]);
     }
 }
 
