@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "cli_run.h"
 #include "worker_util.h"
 
 /* tsr_stats as 0.1 declared it: a host built then must keep working. */
@@ -267,4 +268,41 @@ Test(stats, call_timing_takes_on_or_off_only) {
     assert_contains(err.message, "on or off");
     cr_expect_eq(tsr_options_set(o, "call_timing", "on", &err), 0);
     tsr_options_free(o);
+}
+
+/* tessera apply --stats: the figures on stderr after the result, the
+ * result itself untouched on stdout; a failed call is counted too. */
+Test(stats, the_cli_prints_what_a_call_cost_with_stats) {
+    const char *modes[] = {"inproc", "worker"};
+    for (int m = 0; m < 2; m++) {
+        cli_run r = run_cli(NULL, "apply", "--stats", "--mode", modes[m], BUNDLED_PLUGIN("noop"),
+                            "{\"inputs\": {\"x\": [1, 2]}}");
+        cr_expect_eq(r.status, 0, "%s: %s", modes[m], r.err);
+        assert_contains(r.out, "\"buffer\":[1.0,2.0]");
+        cr_expect_null(strstr(r.out, "stats"), "stats on stdout: %s", r.out);
+        assert_contains(r.err, "tessera: stats: apply calls=1 errors=0 ms=");
+        assert_contains(r.err, " mean_ms=");
+        assert_contains(r.err, "tessera: stats: worker_wait_ms=");
+        assert_contains(r.err, m ? "worker_starts=1" : "worker_starts=0");
+        run_free(&r);
+    }
+    /* x's shape breaks the schema's rank: the call runs and fails. */
+    cli_run r = run_cli(NULL, "apply", "--stats", BUNDLED_PLUGIN("noop"),
+                        "{\"inputs\": {\"x\": [[1, 2]]}}");
+    cr_expect_eq(r.status, EXIT_CALL, "%s", r.err);
+    assert_contains(r.err, "tessera: stats: apply calls=1 errors=1 ms=");
+    run_free(&r);
+    /* A payload refused before any call: no endpoint line, the rest. */
+    r = run_cli(NULL, "apply", "--stats", BUNDLED_PLUGIN("noop"), "{\"inputs\": {}}");
+    cr_expect_eq(r.status, EXIT_PAYLOAD, "%s", r.err);
+    cr_expect_null(strstr(r.err, "stats: apply"), "%s", r.err);
+    assert_contains(r.err, "tessera: stats: worker_wait_ms=0.000");
+    run_free(&r);
+}
+
+Test(stats, stats_is_an_option_of_endpoint_calls_only) {
+    cli_run r = run_cli(NULL, "schema", "--stats", BUNDLED_PLUGIN("noop"));
+    cr_expect_eq(r.status, EXIT_USAGE, "%s", r.err);
+    assert_contains(r.err, "--stats");
+    run_free(&r);
 }
