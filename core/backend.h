@@ -135,8 +135,13 @@ typedef enum backend_stat {
     BACKEND_STAT_BY_REF,             /* bytes that crossed by reference */
     BACKEND_STAT_STARTS,             /* worker processes started */
     BACKEND_STAT_DEATHS,             /* worker processes that died */
+    BACKEND_STAT_WAIT_NS,            /* ns waiting for a worker's answer */
+    BACKEND_STAT_COPY_NS,            /* ns copying inputs in and results out */
+    BACKEND_STAT_COUNT
 } backend_stat;
 void backend_count(tsr_component *c, backend_stat which, uint64_t n);
+/* CLOCK_MONOTONIC in nanoseconds (vDSO: some 20 ns), for the _NS counters. */
+uint64_t backend_now_ns(void);
 
 /* errors.c, log.c */
 void error_set(tsr_error *err, int code, const char *fmt, ...)

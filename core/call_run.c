@@ -16,10 +16,13 @@ static int run_once(tsr_call *call) {
 
 TSR_API int tsr_call_run(tsr_call *call) {
     if (!call) return TSR_E_ARGUMENT;
+    /* What the run costs (stats.c): one clock pair, relaxed adds. */
+    uint64_t started = call_timed(call) ? backend_now_ns() : 0;
     tsr_call *root = call->cancel_root;
     /* The fast path pays two relaxed loads and a test. */
     int rc = (root->check_fn || cancel_pending(call)) ? cancel_begin(call) : 0;
     if (!rc) rc = run_once(call);
     if (root == call && cancel_pending(call)) rc = cancel_end(call, rc);
+    stats_count_call(call, started, rc);
     return rc;
 }

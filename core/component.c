@@ -4,6 +4,7 @@
  * else here knows no backend. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -92,6 +93,14 @@ void backend_set_lanes(tsr_component *c, int32_t lanes) { c->lanes = lanes > 0 ?
 
 void backend_count(tsr_component *c, backend_stat which, uint64_t n) {
     atomic_fetch_add_explicit(&c->stats[which], n, memory_order_relaxed);
+}
+
+uint64_t backend_now_ns(void) {
+    struct timespec ts;
+    /* CLOCK_MONOTONIC cannot fail on Linux; a zero reading costs a count
+     * its time, never the call. */
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- schema queries -------------------------------------------------- */

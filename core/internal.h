@@ -38,7 +38,9 @@ struct tsr_component {
     buffer_source buffers;           /* alloc NULL: the heap */
     pthread_mutex_t lock;            /* serialises non-thread-safe plugins */
     struct tsr_options opts;         /* a private copy (config strings owned) */
-    _Atomic uint64_t stats[BACKEND_STAT_DEATHS + 1];   /* by backend_stat */
+    _Atomic uint64_t stats[BACKEND_STAT_COUNT];        /* by backend_stat */
+    /* What tsr_call_run counted at each endpoint (stats.c). */
+    _Atomic uint64_t ep_calls[TSR_EP_COUNT], ep_ns[TSR_EP_COUNT], ep_errors[TSR_EP_COUNT];
 };
 
 /* What a tsr_ctx really points to: the public part first, then the
@@ -165,6 +167,22 @@ struct tsr_call {
  * label) under the options o: log_off and log_level filter it. */
 void log_line(const struct tsr_options *o, tsr_log_level level, const char *component,
               const char *message);
+
+/* log_env.c: a level's name ("debug" ... "error", or "off": *off set);
+ * -1 for any other. log_env_default applies TESSERA_LOG to defaults. */
+int log_level_parse(const char *value, tsr_log_level *level, int *off);
+void log_env_default(struct tsr_options *o);
+
+/* stats.c: a run of tsr_call_run that started at started_ns
+ * (backend_now_ns; 0: not timed) ended with rc: counted at its endpoint, and logged
+ * at level debug. */
+void stats_count_call(struct tsr_call *call, uint64_t started_ns, int rc);
+/* Whether runs of call read the clock (call_timing, or level debug):
+ * inline, on every run's path. */
+static inline int call_timed(const struct tsr_call *call) {
+    const struct tsr_options *o = &call->comp->opts;
+    return !o->timing_off || (!o->log_off && o->log_level <= TSR_LOG_DEBUG);
+}
 
 /* errors.c (error_set, call_fail, comp_label: backend.h). call_fail_at:
  * call_fail with the loc "section.name" (name NULL: "section"), e.g.

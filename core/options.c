@@ -21,6 +21,7 @@ void options_defaults(struct tsr_options *o) {
     o->max_arena_bytes = DEFAULT_MAX_ARENA_BYTES;
     o->max_payload_bytes = DEFAULT_MAX_PAYLOAD_BYTES;
     o->max_payload_values = DEFAULT_MAX_PAYLOAD_VALUES;
+    log_env_default(o);   /* TESSERA_LOG, below an explicit log_level */
 }
 
 TSR_API tsr_options *tsr_options_new(void) {
@@ -118,7 +119,6 @@ static int bad_value(tsr_error *err, const char *key, const char *value, const c
 }
 
 static const char *const mode_names[] = {"inproc", "isolated", "worker"};
-static const char *const level_names[] = {"debug", "info", "warn", "error"};
 static const char *const transport_names[] = {"auto", "shm", "files"};
 
 /* Integer options: key, bounds, and where the value goes. */
@@ -224,16 +224,7 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         return bad_value(err, key, value, "inproc, isolated or worker");
     }
     if (strcmp(key, "log_level") == 0) {
-        if (strcmp(value, "off") == 0) {
-            opts->log_off = 1;
-            return 0;
-        }
-        for (int l = 0; l < 4; l++)
-            if (strcmp(value, level_names[l]) == 0) {
-                opts->log_level = (tsr_log_level)l;
-                opts->log_off = 0;
-                return 0;
-            }
+        if (log_level_parse(value, &opts->log_level, &opts->log_off) == 0) return 0;
         return bad_value(err, key, value, "debug, info, warn, error or off");
     }
     int handled;
@@ -295,6 +286,11 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
                 return 0;
             }
         return bad_value(err, key, value, "zero, check or keep");
+    }
+    if (strcmp(key, "call_timing") == 0) {
+        if (strcmp(value, "on") && strcmp(value, "off")) return bad_value(err, key, value, "on or off");
+        opts->timing_off = strcmp(value, "off") == 0;
+        return 0;
     }
     if (strcmp(key, "file_io") == 0) {
         int io = tsr_file_io_from_name(value);

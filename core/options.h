@@ -52,6 +52,7 @@ struct tsr_options {
     /* calls: convert inputs and seeds of another dtype (casting.c) */
     int casting;                     /* CASTING_* */
     int unwritten;                   /* UNWRITTEN_* (result_fill.c) */
+    int timing_off;                  /* call_timing=off: no clock reads per call */
     /* Python components (backends/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */
@@ -91,5 +92,8 @@ enum { UNWRITTEN_ZERO = 0, UNWRITTEN_CHECK = 1, UNWRITTEN_KEEP = 2 };
 int options_copy(struct tsr_options *dst, const struct tsr_options *src);
 void options_clear(struct tsr_options *o);
 void options_defaults(struct tsr_options *o);
+/* log_env.c: no warning about TESSERA_LOG from this process: one whose
+ * options all set log_level (a worker, whose host applies its own). */
+void log_env_quiet(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/options.h"
 #include "core/schema_json.h"
 #include "worker_args.h"
 #include "worker.h"
@@ -81,6 +82,8 @@ static int read_config(worker_state *ws, tsr_options *opts, char *why, size_t n)
 
 static int load_plugin(worker_state *ws, const worker_args *a) {
     char why[TSR_ERRMSG_MAX];
+    /* The host read TESSERA_LOG and said what it thinks of it. */
+    log_env_quiet();
     tsr_options *opts = tsr_options_new();
     if (!opts) {
         ready_fail(ws, TSR_E_NOMEM, "the worker is out of memory");

@@ -105,9 +105,35 @@ static void log_tail(int fd, char *out, size_t n) {
         if (*p == '\n') *p = ' ';
 }
 
+/* How a build's install shows its tool's own output (uv's or pip's; the
+ * venv's making stays quiet, in the log): on a terminal,
+ * the tool's stderr is the host's, where it draws its progress; at log
+ * level info or debug, its lines (not --quiet) are logged after it ran;
+ * else it is quiet and only its log file has what it said. */
+enum { SHOW_QUIET, SHOW_TERMINAL, SHOW_LOG };
+
+static int show_of(const tsr_component *c) {
+    const struct tsr_options *o = backend_options(c);
+    if (isatty(2)) return SHOW_TERMINAL;
+    return (!o->log_off && o->log_level <= TSR_LOG_INFO) ? SHOW_LOG : SHOW_QUIET;
+}
+
+/* The log's lines from offset from on, as the component's info lines. */
+static void log_forward(const tsr_component *c, int fd, off_t from) {
+    FILE *f = fdopen(dup(fd), "r");
+    if (!f) return;
+    char line[1024];
+    if (fseeko(f, from, SEEK_SET) == 0)
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\r\n")] = '\0';
+            if (line[0]) comp_log(c, TSR_LOG_INFO, "%s", line);
+        }
+    fclose(f);
+}
+
 /* Build the environment in env from the requirements in api_dir. */
-static int build_env(const char *base, const char *env, const char *api_dir, int log_fd,
-                     char *why, size_t n) {
+static int build_env(const tsr_component *c, const char *base, const char *env,
+                     const char *api_dir, int log_fd, char *why, size_t n) {
     char uv[4096], python[4200], req[4200], base_copy[4096], env_copy[4200];
     find_uv(base, uv, sizeof uv);
     if (path_fmt(python, sizeof python, "%s/bin/python", env) ||
@@ -118,18 +144,28 @@ static int build_env(const char *base, const char *env, const char *api_dir, int
         return -1;
     }
     dprintf(log_fd, "tessera: building %s with %s\n", env, uv[0] ? uv : "venv and pip");
+    int show = show_of(c);
+    int err_fd = show == SHOW_TERMINAL ? 2 : log_fd;
+    /* "--quiet" last where nobody looks; where someone does, the list
+     * ends before it (both tools take flags after their operands). */
+    char *quiet = show == SHOW_QUIET ? "--quiet" : NULL;
+    off_t from = lseek(log_fd, 0, SEEK_CUR);
+    int rc;
     if (uv[0]) {
         char *make[] = {uv, "venv", "--quiet", "--python", base_copy, env_copy, NULL};
-        char *install[] = {uv, "pip", "install", "--quiet", "--python", python, "-r", req,
-                           TSR_PYTHON_RUNTIME_SPEC, NULL};
-        return python_run_logged(make, api_dir, log_fd, why, n) ||
-               python_run_logged(install, api_dir, log_fd, why, n);
+        char *install[] = {uv, "pip", "install", "--python", python, "-r", req,
+                           TSR_PYTHON_RUNTIME_SPEC, quiet, NULL};
+        rc = python_run_logged(make, api_dir, log_fd, log_fd, why, n) ||
+             python_run_logged(install, api_dir, log_fd, err_fd, why, n);
+    } else {
+        char *make[] = {base_copy, "-m", "venv", env_copy, NULL};
+        char *install[] = {python, "-m", "pip", "install", "--disable-pip-version-check",
+                           "-r", req, TSR_PYTHON_RUNTIME_SPEC, quiet, NULL};
+        rc = python_run_logged(make, api_dir, log_fd, log_fd, why, n) ||
+             python_run_logged(install, api_dir, log_fd, err_fd, why, n);
     }
-    char *make[] = {base_copy, "-m", "venv", env_copy, NULL};
-    char *install[] = {python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                       "-r", req, TSR_PYTHON_RUNTIME_SPEC, NULL};
-    return python_run_logged(make, api_dir, log_fd, why, n) ||
-           python_run_logged(install, api_dir, log_fd, why, n);
+    if (show == SHOW_LOG && from >= 0) log_forward(c, log_fd, from);
+    return rc ? -1 : 0;
 }
 
 /* The environment for the requirements in api_dir: made unless a complete
@@ -173,7 +209,7 @@ static int ensure_env(tsr_component *c, const char *api_dir, const char *text, s
         nftw(env, remove_entry, 16, FTW_DEPTH | FTW_PHYS); /* an earlier attempt's rest */
         int log_fd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         char cause[512] = "";
-        rc = log_fd < 0 ? -1 : build_env(TSR_PYTHON_DEFAULT, env, api_dir, log_fd, cause,
+        rc = log_fd < 0 ? -1 : build_env(c, TSR_PYTHON_DEFAULT, env, api_dir, log_fd, cause,
                                           sizeof cause);
         if (rc == 0) {
             int m = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);

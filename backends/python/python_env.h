@@ -25,12 +25,14 @@ int python_resolve(tsr_component *c, const char *api_dir, python_target *t, tsr_
  * answer is kept for the process). 0, or -1 with the cause in why. */
 int python_probe(const char *python, python_target *t, char *why, size_t n);
 
-/* Run argv (argv[0] looked up in PATH when it has no '/') in cwd with its
- * output appended to log_fd; 0 when it exits with 0, else -1 with the
- * cause in why. */
 /* snprintf for paths: -1 when out is too small (nothing of it is used then). */
 int path_fmt(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-int python_run_logged(char *const argv[], const char *cwd, int log_fd, char *why, size_t n);
+/* Run argv (argv[0] looked up in PATH when it has no '/') in cwd with its
+ * stdout appended to log_fd and its stderr to err_fd (log_fd again, or
+ * the host's 2 to show a tool's own progress); 0 when it exits with 0,
+ * else -1 with the cause in why. */
+int python_run_logged(char *const argv[], const char *cwd, int log_fd, int err_fd, char *why,
+                      size_t n);
 
 #endif

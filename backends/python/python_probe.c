@@ -111,12 +111,13 @@ int python_probe(const char *python, python_target *t, char *why, size_t n) {
     return 0;
 }
 
-int python_run_logged(char *const argv[], const char *cwd, int log_fd, char *why, size_t n) {
+int python_run_logged(char *const argv[], const char *cwd, int log_fd, int err_fd, char *why,
+                      size_t n) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
+    if (err_fd != 2) posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     if (cwd) posix_spawn_file_actions_addchdir_np(&fa, cwd);
     pid_t pid;
     int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);

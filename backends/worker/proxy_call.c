@@ -64,7 +64,12 @@ static int wire_input(tsr_call *call, int slot, const tsr_array *a, int text, re
     /* abstract_eval sends shapes only, but the bytes of text (options). */
     if ((call_args(call)->endpoint == TSR_EP_ABSTRACT_EVAL && !text) || tsr_input_absent(a))
         return 0;
-    if (wb->spool) return files_wire(call, slot, fw, a, bytes, &w->ref);
+    if (wb->spool) {
+        uint64_t t0 = backend_now_ns();
+        int rc = files_wire(call, slot, fw, a, bytes, &w->ref);
+        backend_count(c, BACKEND_STAT_COPY_NS, backend_now_ns() - t0);
+        return rc;
+    }
     if (bytes > 0 && (uintptr_t)a->data % wire_alignment(a->dtype) == 0 &&
         arena_locate(wb->arena, a->data, bytes, &w->ref) == 0) {
         backend_count(c, BACKEND_STAT_BY_REF, bytes);
@@ -75,7 +80,12 @@ static int wire_input(tsr_call *call, int slot, const tsr_array *a, int text, re
     if (!copy)
         return call_fail(call, TSR_E_SHM, "cannot stage %zu input bytes in shared memory: %s",
                          bytes, why);
-    if (bytes) memcpy(copy, a->data, bytes);
+    if (bytes) {
+        /* Only a copy pays for its clock pair. */
+        uint64_t t0 = backend_now_ns();
+        memcpy(copy, a->data, bytes);
+        backend_count(c, BACKEND_STAT_COPY_NS, backend_now_ns() - t0);
+    }
     arena_locate(wb->arena, copy, bytes ? bytes : 1, &w->ref);
     w->ref.bytes = bytes;
     backend_count(c, BACKEND_STAT_COPIED, bytes);
@@ -186,7 +196,11 @@ static int write_request(tsr_call *call, proxy_call *pc, chan_end *end, binref_w
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_results; k++) wire_result(call, &args->results[k], &v.results[k]);
-    return files_flush(call, *fw);
+    if (!*fw) return 0;
+    uint64_t t0 = backend_now_ns();
+    int rc = files_flush(call, *fw);
+    backend_count(call_component(call), BACKEND_STAT_COPY_NS, backend_now_ns() - t0);
+    return rc;
 }
 
 /* CHAN_ALLOC: the plugin set the shape of result k; allocate it here,
@@ -242,7 +256,11 @@ static int read_results(tsr_call *call, int slot, chan_block *b) {
                                  (int)k);
         }
     }
-    return wb->spool ? files_read_results(call, slot, &v) : 0;
+    if (!wb->spool) return 0;   /* the results lie in the arena: no copy */
+    uint64_t t0 = backend_now_ns();
+    int rc = files_read_results(call, slot, &v);
+    backend_count(call_component(call), BACKEND_STAT_COPY_NS, backend_now_ns() - t0);
+    return rc;
 }
 
 /* CHAN_DONE: the worker's status, message and results. */
@@ -333,7 +351,10 @@ static int exchange(tsr_call *call, proxy_call *pc, pool_slot *s) {
                         .user = call};
     uint32_t post = CHAN_REQUEST;
     while (rc == 0) {
+        /* The wait alone: answering the worker's allocations is host work. */
+        uint64_t t0 = backend_now_ns();
         int st = worker_roundtrip_cancel(&s->proc, post, o->timeout_ms, &cx, why, sizeof why);
+        backend_count(c, BACKEND_STAT_WAIT_NS, backend_now_ns() - t0);
         if (st == TSR_E_CANCELLED) {
             rc = stop_in_worker(call, s, b);
         } else if (st < 0) {

@@ -64,7 +64,12 @@ typedef struct cli_options {
     bool allow_escape;       /* --allow-escape */
     tsr_file_io io;          /* --io */
     bool error_json;         /* --error-format json (endpoint calls) */
+    bool stats;              /* --stats (endpoint calls): what the call cost, on stderr */
 } cli_options;
+
+/* call_stats.c: c's tsr_stats on stderr, "tessera: stats: " lines (one per
+ * endpoint called, times as "ms=" like tessera serve's access log). */
+void cli_print_stats(const tsr_component *c);
 
 /* Parse argv (argv[0] is the subcommand's name). with_format: the
  * subcommand takes -f. Returns CLI_OK or CLI_USAGE (message printed). */

@@ -90,6 +90,9 @@ int cli_cmd_call(tsr_endpoint ep, int argc, char **argv) {
     } else if (rc == CLI_OK) {
         invocation inv = {0};
         rc = run(ep, &o, &inv);
+        /* After a failed call too: its cost is counted (not after a load
+         * that failed: nothing to count). */
+        if (o.stats && inv.component) cli_print_stats(inv.component);
         release(&inv);   /* still guarded: a component's fini may end the process too */
         cli_exit_guard_disarm();
     }

@@ -94,7 +94,10 @@ static void print_common_options(int with_format) {
               "                         failure as one line of Tesseract's 422 body,\n"
               "                         {\"detail\": [{\"type\", \"loc\", \"msg\", \"input\"}]}, the\n"
               "                         bytes 'tessera serve' answers the same request with;\n"
-              "                         the exit status is the same either way\n",
+              "                         the exit status is the same either way\n"
+              "  --stats                after the call, what it cost on stderr: per endpoint\n"
+              "                         calls, errors, ms= and mean_ms=, then worker_wait_ms=,\n"
+              "                         copy_ms= and the byte counts (tsr_component_stats)\n",
               cli_out);
     fputs("  -o, --output FILE      write the result to FILE instead of stdout\n"
           "  --mode MODE            inproc (default), isolated or worker\n"

@@ -21,7 +21,8 @@ enum {
     OPT_IO,
     OPT_ALLOW_ESCAPE,
     OPT_OPENAPI,
-    OPT_ERROR_FORMAT
+    OPT_ERROR_FORMAT,
+    OPT_STATS
 };
 
 int cli_set_config(const char *command, tsr_options *lib, const char *assignment) {
@@ -65,6 +66,7 @@ static const char *file_option_name(int opt) {
     case OPT_CHECKSUM: return "checksum";
     case OPT_IO: return "io";
     case OPT_ERROR_FORMAT: return "error-format";
+    case OPT_STATS: return "stats";
     default: return "allow-escape";
     }
 }
@@ -91,6 +93,9 @@ static int parse_file_option(const char *command, int opt, const char *arg, cli_
         return CLI_OK;
     case OPT_ALLOW_ESCAPE:
         o->allow_escape = true;
+        return CLI_OK;
+    case OPT_STATS:
+        o->stats = true;
         return CLI_OK;
     case OPT_ERROR_FORMAT:
         if (strcmp(arg, "json") != 0 && strcmp(arg, "text") != 0)
@@ -146,6 +151,7 @@ static int parse_one(const char *command, int opt, const char *arg, const char *
     case OPT_IO:
     case OPT_ALLOW_ESCAPE:
     case OPT_ERROR_FORMAT:
+    case OPT_STATS:
         /* token may be the option's value: name the option itself. */
         if (!with_format) return cli_usage_error(command, "unknown option '--%s'", file_option_name(opt));
         return parse_file_option(command, opt, arg, o);
@@ -174,6 +180,7 @@ int cli_parse_options(int argc, char **argv, bool with_format, cli_options *out)
         {"io", required_argument, NULL, OPT_IO},
         {"allow-escape", no_argument, NULL, OPT_ALLOW_ESCAPE},
         {"error-format", required_argument, NULL, OPT_ERROR_FORMAT},
+        {"stats", no_argument, NULL, OPT_STATS},
         {NULL, 0, NULL, 0},
     };
     const char *command = argv[0];

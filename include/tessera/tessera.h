@@ -329,8 +329,12 @@ typedef struct tsr_stats {
     uint64_t worker_deaths;   /* workers that died or were killed */
     /* Appended: what calls cost, per endpoint (indexed by tsr_endpoint; slots past
      * TSR_EP_COUNT stay zero, room for endpoints added later). A call is
-     * counted at its endpoint when tsr_call returns, failed calls included;
-     * its time is the wall time from entry to return, in nanoseconds. */
+     * counted at its endpoint when tsr_call_run returns, failed calls included;
+     * its time is the wall time from entry to return, in nanoseconds (0 with
+     * option call_timing=off). Each item of tsr_call_run_batch is one call,
+     * timed alone (lanes run at once: their times add up to more than the
+     * batch's wall time); a batch refused before its items run counts none.
+     * Figures are read one by one, not as one snapshot. */
     uint64_t endpoint_calls[TSR_STATS_ENDPOINTS];
     uint64_t endpoint_ns[TSR_STATS_ENDPOINTS];
     uint64_t endpoint_errors[TSR_STATS_ENDPOINTS]; /* calls that returned < 0 */

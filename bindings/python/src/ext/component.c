@@ -189,16 +189,41 @@ static PyObject *Component_has_endpoint(ComponentObject *self, PyObject *args) {
                                   : tsr_component_has_endpoint(self->core->c, ep));
 }
 
+/* One endpoint's figures: {calls, errors, total_s, mean_s}. */
+static PyObject *endpoint_figures(const tsr_stats *s, int e) {
+    double total = (double)s->endpoint_ns[e] / 1e9;
+    return Py_BuildValue("{sKsKsdsd}", "calls", (unsigned long long)s->endpoint_calls[e], "errors",
+                         (unsigned long long)s->endpoint_errors[e], "total_s", total, "mean_s",
+                         total / (double)s->endpoint_calls[e]);
+}
+
 static PyObject *Component_stats(ComponentObject *self, PyObject *unused) {
     (void)unused;
     if (component_check_open(self) != 0) return NULL;
     tsr_stats s = TSR_STATS_INIT;
     tsr_component_stats(self->core->c, &s);
-    return Py_BuildValue("{sKsKsKsKsK}", "calls", (unsigned long long)s.calls, "bytes_copied",
-                         (unsigned long long)s.bytes_copied, "bytes_by_ref",
-                         (unsigned long long)s.bytes_by_ref, "worker_starts",
-                         (unsigned long long)s.worker_starts, "worker_deaths",
-                         (unsigned long long)s.worker_deaths);
+    PyObject *d = Py_BuildValue(
+        "{sKsKsKsKsKsdsd}", "calls", (unsigned long long)s.calls, "bytes_copied",
+        (unsigned long long)s.bytes_copied, "bytes_by_ref", (unsigned long long)s.bytes_by_ref,
+        "worker_starts", (unsigned long long)s.worker_starts, "worker_deaths",
+        (unsigned long long)s.worker_deaths, "worker_wait_s", (double)s.worker_wait_ns / 1e9,
+        "copy_s", (double)s.copy_ns / 1e9);
+    PyObject *eps = d ? PyDict_New() : NULL;
+    if (!eps || PyDict_SetItemString(d, "endpoints", eps) != 0) goto fail;
+    /* Only the endpoints that were called: the others have nothing to say. */
+    for (int e = 0; e < TSR_EP_COUNT; e++) {
+        if (!s.endpoint_calls[e]) continue;
+        PyObject *f = endpoint_figures(&s, e);
+        int rc = f ? PyDict_SetItemString(eps, tsr_endpoint_name((tsr_endpoint)e), f) : -1;
+        Py_XDECREF(f);
+        if (rc != 0) goto fail;
+    }
+    Py_DECREF(eps);
+    return d;
+fail:
+    Py_XDECREF(eps);
+    Py_XDECREF(d);
+    return NULL;
 }
 
 static PyObject *Component_restart(ComponentObject *self, PyObject *unused) {
@@ -415,7 +440,10 @@ static PyMethodDef Component_methods[] = {
      "plugin implements it itself, rather than by finite differences)."},
     {"stats", (PyCFunction)Component_stats, METH_NOARGS,
      "stats($self, /)\n--\n\n"
-     "Counters since open: calls, bytes_copied, bytes_by_ref, worker_starts, worker_deaths."},
+     "Counters since open: calls, bytes_copied, bytes_by_ref, worker_starts, worker_deaths, "
+     "worker_wait_s and copy_s (worker mode: seconds waiting for the worker, and copying "
+     "inputs in and results out), and endpoints: {name: {calls, errors, total_s, mean_s}} "
+     "for each endpoint called."},
     {"restart", (PyCFunction)Component_restart, METH_NOARGS,
      "restart($self, /)\n--\n\n"
      "Worker mode: start again every worker that died."},

@@ -16,6 +16,7 @@ import numpy as np
 from .. import _errors, _nesting
 from .._component import _names
 from .._schema import Schema, ShapeDtype
+from . import _progress
 from ._failures import explained
 from ._spec import ComponentSpec
 from ._tasks import call_chunk
@@ -103,7 +104,7 @@ def _unpack(endpoint: str, args: tuple) -> tuple[tuple, tuple, dict]:
 
 
 def run(cc: Target, endpoint: str, inputs: dict, args: tuple, chunks: int | None,
-        retries: int) -> dict:
+        retries: int, progress: bool = False) -> dict:
     schema = cc.schema
     where = f"component '{cc.spec.label}', endpoint '{endpoint}': batch"
     wrt_in, wrt_out, seeds = _unpack(endpoint, args)
@@ -134,7 +135,8 @@ def run(cc: Target, endpoint: str, inputs: dict, args: tuple, chunks: int | None
     if lazy:
         out = _lazy(cc, call, endpoint, wrt_in, wrt_out, ins, sds, lazy[0], retries)
     else:
-        out = _eager(cc, call, endpoint, ins, sds, size, chunks or cc.default_chunks(), retries)
+        out = _eager(cc, call, endpoint, ins, sds, size, chunks or cc.default_chunks(), retries,
+                     progress)
     if endpoint == "jacobian":
         return {o: {i: out[(o, i)] for i in wrt_in} for o in wrt_out}
     return _nesting.nest(out) if endpoint == "apply" else out
@@ -146,7 +148,7 @@ def _bounds(size: int, chunks: int) -> list[tuple[int, int]]:
 
 
 def _eager(cc, call, endpoint: str, ins: Split, sds: Split, size: int, chunks: int,
-           retries: int) -> dict:
+           retries: int, progress: bool = False) -> dict:
     bounds = _bounds(size, chunks)
     token = uuid.uuid4().hex[:12]
     label = f"tessera-{cc.spec.label}-{endpoint}-{token}"
@@ -160,6 +162,7 @@ def _eager(cc, call, endpoint: str, ins: Split, sds: Split, size: int, chunks: i
         [b - a for a, b in bounds],
         [f"items {a}:{b} of the batch" for a, b in bounds],
         key=keys, pure=False, retries=retries)
+    _progress.follow(futures, progress)
     try:
         parts = cc.client.gather(futures)
     except Exception as exc:

@@ -15,7 +15,7 @@ from distributed import Client, Future, as_completed
 
 from .. import _errors, _nesting
 from .._component import Component, _names, _spec
-from . import _batch
+from . import _batch, _progress
 from ._failures import explained
 from ._plugin import ComponentPlugin, plugin_state
 from ._spec import ComponentSpec
@@ -132,11 +132,15 @@ class ClusterComponent:
     # ---- one task per item --------------------------------------------------
 
     def map(self, endpoint: str, inputs: Sequence[Mapping[str, Any]], *args: Any,
-            retries: int | None = None, **submit: Any) -> list[Future]:
+            retries: int | None = None, progress: bool = False,
+            **submit: Any) -> list[Future]:
         """One task per input dict: ``component.<endpoint>(inputs[i], *args)``
         on a worker. A tangent or cotangent may be one dict for every item
         or a sequence of dicts, one per item. ``submit`` goes to
         ``Client.map`` (``workers=``, ``priority=``, ``resources=``, ...).
+        ``progress=True`` shows Dask's own progress bar
+        (``distributed.progress``: in a console a text bar on stdout, and
+        map returns when the tasks have finished; in a notebook a widget).
         Returns the futures, in the order of ``inputs``."""
         self._check_open()
         check_endpoint(self.spec.label, endpoint, args)
@@ -147,9 +151,12 @@ class ClusterComponent:
         items = self._item_args(endpoint, inputs, args)
         token = uuid.uuid4().hex[:12]
         keys = [f"tessera-{self.spec.label}-{endpoint}-{token}-{i}" for i in range(len(items))]
-        return self.client.map(functools.partial(call_item, self.spec, endpoint), items,
-                               range(len(items)), key=keys, pure=False,
-                               retries=self.retries if retries is None else retries, **submit)
+        futures = self.client.map(functools.partial(call_item, self.spec, endpoint), items,
+                                  range(len(items)), key=keys, pure=False,
+                                  retries=self.retries if retries is None else retries,
+                                  **submit)
+        _progress.follow(futures, progress)
+        return futures
 
     def _item_args(self, endpoint: str, inputs: Sequence, args: tuple) -> list[tuple]:
         n = len(inputs)
@@ -203,7 +210,8 @@ class ClusterComponent:
     # ---- a batch axis split into chunks ---------------------------------------
 
     def batch(self, endpoint: str, inputs: Mapping[str, Any], *args: Any,
-              chunks: int | None = None, retries: int | None = None) -> dict:
+              chunks: int | None = None, retries: int | None = None,
+              progress: bool = False) -> dict:
         """``endpoint`` over a leading batch axis, the cluster's
         ``tsr_call_run_batch``: an input (or tangent, cotangent) with one
         more dimension than its field is split along it, one of the
@@ -215,11 +223,17 @@ class ClusterComponent:
         NumPy inputs give ``{name: array}`` with the leading axis (jacobian:
         ``{output: {input: array}}``). If an input is a ``dask.array``, its
         chunks along the axis are the tasks and the result is dask arrays,
-        lazy: reduce them on the cluster (``.sum(axis=0)``) and compute."""
+        lazy: reduce them on the cluster (``.sum(axis=0)``) and compute.
+
+        ``progress=True`` shows Dask's progress bar over the chunks' tasks,
+        as map does. Lazy results run when computed: show their progress
+        there (``distributed.progress(client.persist(x))``, or
+        ``dask.diagnostics.ProgressBar()`` around a local scheduler's
+        compute)."""
         self._check_open()
         check_endpoint(self.spec.label, endpoint, args)
         return _batch.run(self, endpoint, dict(inputs), args, chunks,
-                          self.retries if retries is None else retries)
+                          self.retries if retries is None else retries, progress)
 
     def default_chunks(self) -> int:
         """Two chunks per worker thread: one each, and one more to even out
