@@ -658,8 +658,13 @@ Test(remote_examples, tessera_serve_writes_the_openapi_json_tesseract_core_write
     json_t *v;
     json_object_foreach(json_object_get(docs[0], "paths"), path, v)
         cr_assert_not_null(json_object_get(json_object_get(docs[1], "paths"), path), "%s", path);
-    cr_assert_eq(json_object_size(json_object_get(docs[0], "paths")),
-                 json_object_size(json_object_get(docs[1], "paths")));
+    /* Tessera lists its /docs page too; tesseract-core leaves its own
+     * docs page out of the document. */
+    json_object_foreach(json_object_get(docs[1], "paths"), path, v)
+        if (strcmp(path, "/docs") != 0)
+            cr_assert_not_null(json_object_get(json_object_get(docs[0], "paths"), path), "%s",
+                               path);
+    cr_assert_not_null(json_object_get(json_object_get(docs[1], "paths"), "/docs"));
     static const char *const models[] = {"Apply_InputSchema", "Apply_OutputSchema"};
     for (int m = 0; m < 2; m++) {
         json_t *want = schema_of(docs[0], models[m]), *got = schema_of(docs[1], models[m]);
