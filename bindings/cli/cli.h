@@ -15,6 +15,7 @@
  *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/http)
  *   cmd_docs.c, docs_*.c
  *                 `tessera docs`: the component's API as an HTML page
+ *   cmd_config.c  `tessera config`: where the headers, library and CMake package are
  *   cmd_test.c, test_run.c, test_compare.c
  *                 `tessera test`: Tesseract regression cases (test_case.h)
  *   exit_guard.c  a component that ends the process is an error, never success
@@ -148,5 +149,9 @@ void cli_print_test_help(void);
 /* cmd_docs.c: `tessera docs`. */
 int cli_cmd_docs(int argc, char **argv);
 void cli_print_docs_help(void);
+
+/* cmd_config.c: `tessera config`. */
+int cli_cmd_config(int argc, char **argv);
+void cli_print_config_help(void);
 
 #endif /* TESSERA_CLI_H */

@@ -12,7 +12,7 @@ typedef struct subcommand {
     int endpoint; /* a negative id (SCHEMA, SERVE, ...): not an endpoint call */
 } subcommand;
 
-enum { SCHEMA = -1, CHECK_GRADIENTS = -2, INFO = -3, SERVE = -4, CHECK_MANIFEST = -5, DOCS = -6, TEST = -7 };
+enum { SCHEMA = -1, CHECK_GRADIENTS = -2, INFO = -3, SERVE = -4, CHECK_MANIFEST = -5, DOCS = -6, TEST = -7, CONFIG = -8 };
 
 /* Tesseract's own command names are accepted as aliases. */
 static const subcommand subcommands[] = {
@@ -23,6 +23,7 @@ static const subcommand subcommands[] = {
     {"serve", SERVE},
     {"docs", DOCS},
     {"test", TEST},
+    {"config", CONFIG},
     {"apply", TSR_EP_APPLY},
     {"jvp", TSR_EP_JVP},
     {"jacobian-vector-product", TSR_EP_JVP},
@@ -68,6 +69,7 @@ int main(int argc, char **argv) {
         if (subcommands[k].endpoint == SERVE) return cli_cmd_serve(sub_argc, sub_argv);
         if (subcommands[k].endpoint == TEST) return cli_cmd_test(sub_argc, sub_argv);
         if (subcommands[k].endpoint == DOCS) return cli_cmd_docs(sub_argc, sub_argv);
+        if (subcommands[k].endpoint == CONFIG) return cli_cmd_config(sub_argc, sub_argv);
         if (subcommands[k].endpoint == CHECK_MANIFEST)
             return cli_cmd_check_manifest(sub_argc, sub_argv);
         if (subcommands[k].endpoint == CHECK_GRADIENTS)
