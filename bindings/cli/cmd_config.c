@@ -98,7 +98,7 @@ static int find_layout(layout *l) {
 /* Whether what `value` names is there; prints why not. */
 static int check(const layout *l, enum config_value v) {
     const char *missing = NULL;
-    char what[PATH_MAX + 64];
+    char what[PATH_MAX + 64] = "";
     switch (v) {
     case V_PREFIX: missing = is_dir(l->prefix) ? NULL : l->prefix; break;
     case V_CFLAGS:
