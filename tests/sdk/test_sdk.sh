@@ -166,7 +166,8 @@ config_usage_errors)
   expect_status "an option with a value is a usage error" 2 "--prefix" "$cli" config --prefix=/usr
   check "--help describes every option" bash -c "'$cli' config --help >'$work/help' &&
     for o in --prefix --cflags --libs --cmake-dir --cmake-args --pkgconfig-dir; do
-      grep -qF -- \"\$o\" '$work/help' || exit 1; done"
+      grep -qF -- \"\$o\" '$work/help' || exit 1; done &&
+    grep -qF 'Exit status (every command):' '$work/help'"
   check "tessera --help is unaffected" "$cli" --help
   # The command line copied where no Tessera is around it: every value is
   # refused with status 1 and the missing file named, none is guessed.
