@@ -39,7 +39,7 @@ fi
 # A fresh venv (system site-packages for numpy; tessera from this install):
 # `tessera` on PATH is the venv's, tessera config, a plugin built against the
 # package run by the command in process and in a worker, python -m tessera
-# (tests/sdk/test_pip.sh; the wheel's build dir build/python-venv is kept).
+# (tests/sdk/test_pip.sh; the venv and the wheel's build dir: build/python-venv).
 echo "== pip install in a fresh venv"
 if ! PYTHON="${PYTHON:-python3}" "$root/tests/sdk/test_pip.sh" "$build_dir"; then
   failed+=(pip-install)

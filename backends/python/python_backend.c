@@ -53,7 +53,8 @@ static int python_claims(const char *path, const struct tsr_options *opts) {
 
 /* The folder of the bridge and the glue: $TESSERA_PYTHON_BRIDGE, beside
  * the library (libdir/tessera/python, or python/ in the Python package),
- * in the build tree, or installed. */
+ * in the build tree, or installed (the last two are "" in a relocatable
+ * build). */
 static int find_bridge(char *dir, size_t n) {
     const char *given = getenv("TESSERA_PYTHON_BRIDGE");
     char own[4096], path[4300];
@@ -66,7 +67,8 @@ static int find_bridge(char *dir, size_t n) {
             return path_fmt(dir, n, "%s/%s", own, rel[i]);
     const char *fixed[] = {TSR_PYBRIDGE_BUILD_DIR, TSR_PYBRIDGE_INSTALL_DIR};
     for (size_t i = 0; i < 2; i++)
-        if (!path_fmt(path, sizeof path, "%s/" BRIDGE_FILE, fixed[i]) && access(path, R_OK) == 0)
+        if (fixed[i][0] && !path_fmt(path, sizeof path, "%s/" BRIDGE_FILE, fixed[i]) &&
+            access(path, R_OK) == 0)
             return path_fmt(dir, n, "%s", fixed[i]);
     return -1;
 }

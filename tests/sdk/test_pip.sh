@@ -7,7 +7,7 @@
 # package (tessera config --cmake-args) runs in process and in a worker,
 # from the command line and from Python, with no TESSERA_WORKER set.
 #   tests/sdk/test_pip.sh [BUILD_DIR]   (PYTHON: the interpreter, python3)
-# The wheel's build dir, BUILD_DIR/python-venv, is kept between runs.
+# The wheel's build dir and the venv are in BUILD_DIR/python-venv.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -38,7 +38,10 @@ buffer_values() {
     tr ',' '\n' | awk 'NF { printf "%s%g", (n++ ? " " : ""), $1 } END { print "" }'
 }
 
-venv="$work/venv"
+# Made afresh each run, at the same place, so that the wheel's build (whose
+# default interpreter for Python components is the venv's) stays incremental.
+venv="$build_dir/python-venv/env"
+rm -rf "$venv"
 check "python3 -m venv --system-site-packages" "$python" -m venv --system-site-packages "$venv"
 check "pip install --no-build-isolation ./bindings/python" "$venv/bin/python" -m pip install \
   --quiet --no-build-isolation --config-settings=build-dir="$build_dir/python-venv/{wheel_tag}" \
