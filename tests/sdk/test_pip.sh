@@ -78,6 +78,12 @@ for mode in inproc worker; do
   same "tessera apply --mode $mode on it" "$(tessera apply --mode "$mode" "$plugin/build/scale.so" \
     '{"inputs": {"x": [1, 2, 3], "alpha": 2.5}}' | buffer_values)" "2.5 5 7.5"
 done
+# A Python component (a tesseract_api.py folder): the bridge bundled in the
+# package is found beside the library and from the bundled worker.
+for mode in inproc worker; do
+  same "tessera apply --mode $mode on a Python component" "$(tessera apply --mode "$mode" \
+    "$root/tests/pycomponents/affine" '{"inputs": {"x": [1, 2], "a": 2}}' | buffer_values)" "3 5"
+done
 same "tessera.load(mode='worker') on it" "$("$venv/bin/python" -c "
 import sys, numpy as np, tessera
 with tessera.load(sys.argv[1], mode='worker') as c:

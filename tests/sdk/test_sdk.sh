@@ -142,6 +142,14 @@ config_install_prefix)
   same "moved: --prefix follows the move" "$("$t" config --prefix)" "$(realpath "$work/moved")"
   check "moved: every path exists" config_paths_exist "$t"
   loads "$t" "$work/prefix-scale.so" "moved"
+  # A Python component in a worker: the worker finds the bridge from its
+  # own place (libexec/tessera), not at the configured prefix.
+  if [[ -e "$(find "$work/moved" -name 'libtessera-python.so' | head -n 1)" ]]; then
+    for mode in inproc worker; do
+      same "moved: a Python component, --mode $mode" "$("$t" apply --mode "$mode" \
+        "$src/tests/pycomponents/affine" '{"inputs": {"x": [1, 2], "a": 2}}' | buffer_values)" "3 5"
+    done
+  fi
   ;;
 config_usage_errors)
   # expect_status NAME STATUS STDERR-NEEDLE ARGS...: the status, nothing
