@@ -11,6 +11,17 @@ export BUILD_DIR="$build_dir"
 
 "$root/scripts/setup.sh"
 
+# Where `tessera` is now: the Python package's console script (setup.sh
+# installed it), the same command line as the build tree's bin/tessera.
+python="${PYTHON:-python3}"
+scripts_dir="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+echo
+if [[ "$(command -v tessera 2>/dev/null)" == "" ]]; then
+  echo "== tessera is $scripts_dir/tessera (add $scripts_dir to PATH to type just 'tessera')"
+else
+  echo "== tessera is on PATH: $(command -v tessera) (pip's console script in $scripts_dir)"
+fi
+
 tessera="$build_dir/bin/tessera"
 plugins="$build_dir/plugins"
 
@@ -47,7 +58,6 @@ echo "== in-process call overhead (bench/README.md explains the table)"
 
 # The showcase: every bundled component in every mode, their gradients, a
 # short MCMC chain, and the quick transport-cost table (bench/README.md).
-python="${PYTHON:-python3}"
 export TESSERA_BUILD_DIR="$build_dir"
 
 echo

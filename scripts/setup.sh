@@ -89,7 +89,8 @@ TESSERA_BUILD_DIR="$build_dir" PYTHON="$python" "$root/scripts/fetch_tesseract_e
 py_stamp="$build_dir/python/installed.sha256"
 py_sum="$(cd "$root" && {
   find bindings/python/pyproject.toml bindings/python/CMakeLists.txt bindings/python/src \
-       codecs shm core worker backends bindings/request include CMakeLists.txt cmake -type f -print0 | sort -z | xargs -0 cat
+       codecs shm core worker backends bindings/request bindings/cli bindings/http include \
+       CMakeLists.txt cmake -type f -print0 | sort -z | xargs -0 cat
   "$python" -c "import numpy, jaxlib; print(numpy.__version__, jaxlib.__version__)" \
     2>/dev/null || true
 } | sha256sum | cut -d' ' -f1)"
@@ -101,4 +102,10 @@ else
   "$python" -m pip install --quiet --root-user-action=ignore --no-build-isolation \
     --config-settings=build-dir="$build_dir/python/{wheel_tag}" "$root/bindings/python"
   echo "$py_sum" > "$py_stamp"
+fi
+# The package's console script `tessera` (the command line bundled in it) is
+# in the interpreter's scripts directory; under pyenv it is on PATH once
+# pyenv has made its shim.
+if command -v pyenv >/dev/null 2>&1; then
+  pyenv rehash >/dev/null 2>&1 || true
 fi

@@ -35,6 +35,16 @@ if ! "$root/tests/install/test_install.sh"; then
   failed+=(install)
 fi
 
+# ---- pip install gives the whole tool ------------------------------------------
+# A fresh venv (system site-packages for numpy; tessera from this install):
+# `tessera` on PATH is the venv's, tessera config, a plugin built against the
+# package run by the command in process and in a worker, python -m tessera
+# (tests/sdk/test_pip.sh; the venv and the wheel's build dir: build/python-venv).
+echo "== pip install in a fresh venv"
+if ! PYTHON="${PYTHON:-python3}" "$root/tests/sdk/test_pip.sh" "$build_dir"; then
+  failed+=(pip-install)
+fi
+
 # The C suite again, built with AddressSanitizer and UndefinedBehavior-
 # Sanitizer (TESSERA_SANITIZE) into build-asan/. Workers keep the default
 # signal handling (handle_segv=0, handle_abort=0), so that a plugin's crash

@@ -53,12 +53,15 @@ static int python_claims(const char *path, const struct tsr_options *opts) {
 
 /* The folder of the bridge and the glue: $TESSERA_PYTHON_BRIDGE, beside
  * the library (libdir/tessera/python, or python/ in the Python package),
- * in the build tree, or installed. */
+ * seen from an installed tessera-worker (libexec/tessera),
+ * in the build tree, or installed (the last two are "" in a relocatable
+ * build). */
 static int find_bridge(char *dir, size_t n) {
     const char *given = getenv("TESSERA_PYTHON_BRIDGE");
     char own[4096], path[4300];
     backend_own_dir(own, sizeof own);
-    const char *rel[] = {"tessera/python", "../lib/tessera/python", "python"};
+    const char *rel[] = {"tessera/python", "../lib/tessera/python", "python",
+                         TSR_PYBRIDGE_RELPATH_FROM_WORKER};
     if (given && *given) return path_fmt(dir, n, "%s", given);
     for (size_t i = 0; own[0] && i < sizeof rel / sizeof rel[0]; i++)
         if (!path_fmt(path, sizeof path, "%s/%s/" BRIDGE_FILE, own, rel[i]) &&
@@ -66,7 +69,8 @@ static int find_bridge(char *dir, size_t n) {
             return path_fmt(dir, n, "%s/%s", own, rel[i]);
     const char *fixed[] = {TSR_PYBRIDGE_BUILD_DIR, TSR_PYBRIDGE_INSTALL_DIR};
     for (size_t i = 0; i < 2; i++)
-        if (!path_fmt(path, sizeof path, "%s/" BRIDGE_FILE, fixed[i]) && access(path, R_OK) == 0)
+        if (fixed[i][0] && !path_fmt(path, sizeof path, "%s/" BRIDGE_FILE, fixed[i]) &&
+            access(path, R_OK) == 0)
             return path_fmt(dir, n, "%s", fixed[i]);
     return -1;
 }

@@ -60,7 +60,8 @@ static int find_worker_exe(const tsr_component *c, char **exe, char *why, size_t
             return 0;
         }
     }
-    if (worker_at(TSR_WORKER_INSTALLED, looked, sizeof looked)) {
+    /* "" in a relocatable build (TESSERA_RELOCATABLE): no such last resort */
+    if (TSR_WORKER_INSTALLED[0] && worker_at(TSR_WORKER_INSTALLED, looked, sizeof looked)) {
         if (!(*exe = strdup(TSR_WORKER_INSTALLED))) goto nomem;
         return 0;
     }

@@ -17,8 +17,9 @@
  *   cmd_check_manifest.c, check_manifest_run.c, check_manifest_values.c
  *                 `tessera check-manifest`: a new manifest tried in a worker
  *   cmd_serve.c   `tessera serve` (on libtessera-serve, bindings/http)
- *   cmd_docs.c, docs_*.c
- *                 `tessera docs`: the component's API as an HTML page
+ *   cmd_docs.c    `tessera docs`: the component's API as an HTML page (the
+ *                 page itself is bindings/http's docs_*.c, shared with serve)
+ *   cmd_config.c  `tessera config`: where the headers, library and CMake package are
  *   cmd_test.c, test_run.c, test_compare.c
  *                 `tessera test`: Tesseract regression cases (test_case.h)
  *   cmd_init.c, init_write.c, init_templates/
@@ -188,5 +189,8 @@ void cli_print_docs_help(void);
 /* cmd_init.c: `tessera init`. */
 int cli_cmd_init(int argc, char **argv);
 void cli_print_init_help(void);
+/* cmd_config.c: `tessera config`. */
+int cli_cmd_config(int argc, char **argv);
+void cli_print_config_help(void);
 
 #endif /* TESSERA_CLI_H */

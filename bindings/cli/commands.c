@@ -50,6 +50,8 @@ const cli_command cli_commands[] = {
      cli_print_serve_help},
     {"init", "DIR --kind plugin|python|manifest [--name NAME]", "write a new component to start from",
      cli_cmd_init, cli_print_init_help},
+    {"config", "--cflags|--libs|--cmake-dir|--cmake-args|...", "build flags for code using Tessera",
+     cli_cmd_config, cli_print_config_help},
     {"help", "[COMMAND | options]", "a command's help, or the library options", cli_cmd_help,
      cli_print_help_help},
 };
