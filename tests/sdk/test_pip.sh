@@ -11,7 +11,7 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build_dir="${1:-$root/build}"
+build_dir="$(cd "${1:-$root/build}" && pwd)"  # absolute: the checks cd elsewhere
 python="${PYTHON:-python3}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tessera-pip.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -89,6 +89,26 @@ import sys, numpy as np, tessera
 with tessera.load(sys.argv[1], mode='worker') as c:
     print(*c.apply({'x': np.array([1.0, 2.0, 3.0]), 'alpha': 2.5})['y'])
 " "$plugin/build/scale.so")" "2.5 5.0 7.5"
+
+# What `tessera init` writes builds against the package alone and passes
+# check-gradients straight away, as its README says.
+for kind in plugin python manifest; do
+  check "tessera init --kind $kind" tessera init "$work/new_$kind" --kind "$kind"
+done
+check "the init plugin builds with -DCMAKE_PREFIX_PATH=\$(tessera config --cmake-dir)" bash -c \
+  "cd '$work/new_plugin' && cmake -S . -B build -DCMAKE_PREFIX_PATH=\"\$(tessera config --cmake-dir)\" &&
+   cmake --build build"
+check "tessera check-gradients on the init plugin" bash -c \
+  "cd '$work/new_plugin' && tessera check-gradients build/libnew_plugin.so @example_inputs.json"
+check "the init plugin's own ctest (check-gradients, test cases inproc and worker)" \
+  ctest --test-dir "$work/new_plugin/build" --output-on-failure
+check "tessera check-gradients on the init Python component" bash -c \
+  "cd '$work/new_python' && tessera check-gradients . @example_inputs.json"
+check "tessera test --mode worker on the init Python component" bash -c \
+  "cd '$work/new_python' && tessera test --mode worker ."
+check "the init manifest's library builds and check-gradients passes" bash -c \
+  "cd '$work/new_manifest' && cmake -S . -B build -DCMAKE_PREFIX_PATH=\"\$(tessera config --cmake-dir)\" &&
+   cmake --build build && tessera check-gradients new_manifest.json @example_inputs.json"
 
 echo "$passed passed, $failed failed"
 ((failed == 0))
