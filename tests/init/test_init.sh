@@ -12,23 +12,14 @@ set -uo pipefail
 build="$(cd "$1" && pwd)"
 python_components="${2:-1}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tessera-init.XXXXXX")"
+# shellcheck source=../shell_checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../shell_checks.sh"
 if [[ "${KEEP:-0}" == 1 ]]; then
   echo "keeping $work"
 else
   trap 'rm -rf "$work"' EXIT
 fi
-passed=0
-failed=0
 
-# run NAME CMD...: one check; prints its log when it fails.
-run() {
-  local name="$1"; shift
-  if "$@" >"$work/log" 2>&1; then
-    passed=$((passed + 1)); echo "ok    $name"
-  else
-    failed=$((failed + 1)); echo "FAIL  $name"; tail -n 40 "$work/log" | sed 's/^/      /'
-  fi
-}
 
 # prints NAME WANT CMD...: CMD succeeds and its stdout holds WANT (with
 # GREP=-E, WANT is an extended regular expression).
@@ -42,10 +33,10 @@ prints() {
   fi
 }
 
-run "install into a temporary prefix" cmake --install "$build" --prefix "$work/prefix"
+check "install into a temporary prefix" cmake --install "$build" --prefix "$work/prefix"
 config="$(find "$work/prefix" -name tesseraConfig.cmake | head -n 1)"
 cmake_dir="$(dirname "${config:-/none/none}")"
-run "the installed package has tesseraConfig.cmake" test -n "$config"
+check "the installed package has tesseraConfig.cmake" test -n "$config"
 ((failed)) && { echo "$passed passed, $failed failed"; exit 1; }
 # The installed command, as a user's PATH would have it.
 export PATH="$work/prefix/bin:$PATH"
@@ -53,17 +44,17 @@ y='"buffer":[0.0,0.958851077208406,1.682941969615793]'
 
 # ---- plugin -------------------------------------------------------------------
 p="$work/plugin"
-run "plugin: init" tessera init "$p" --kind plugin --name scaled_sine
-run "plugin: cmake configure (CMAKE_PREFIX_PATH=cmake dir)" \
+check "plugin: init" tessera init "$p" --kind plugin --name scaled_sine
+check "plugin: cmake configure (CMAKE_PREFIX_PATH=cmake dir)" \
   cmake -S "$p" -B "$p/build" -DCMAKE_PREFIX_PATH="$cmake_dir"
-run "plugin: build" cmake --build "$p/build"
+check "plugin: build" cmake --build "$p/build"
 (
   cd "$p" || exit 1
-  run "plugin: check-gradients build/libscaled_sine.so @example_inputs.json" \
+  check "plugin: check-gradients build/libscaled_sine.so @example_inputs.json" \
     tessera check-gradients build/libscaled_sine.so @example_inputs.json
-  run "plugin: tessera test (inproc)" tessera test build/libscaled_sine.so test_cases/apply.json \
+  check "plugin: tessera test (inproc)" tessera test build/libscaled_sine.so test_cases/apply.json \
     test_cases/vjp.json test_cases/missing_alpha.json
-  run "plugin: tessera test (worker)" tessera test --mode worker build/libscaled_sine.so \
+  check "plugin: tessera test (worker)" tessera test --mode worker build/libscaled_sine.so \
     test_cases/apply.json test_cases/vjp.json test_cases/missing_alpha.json
   prints "plugin: apply (inproc)" "$y" tessera apply build/libscaled_sine.so @example_inputs.json
   prints "plugin: apply (worker)" "$y" tessera apply --mode worker build/libscaled_sine.so \
@@ -76,16 +67,16 @@ read -r passed failed <"$work/counts"
 
 # ---- manifest -----------------------------------------------------------------
 m="$work/manifest"
-run "manifest: init" tessera init "$m" --kind manifest --name legacy_sine
-run "manifest: cmake configure" cmake -S "$m" -B "$m/build" -DCMAKE_PREFIX_PATH="$cmake_dir"
-run "manifest: build" cmake --build "$m/build"
+check "manifest: init" tessera init "$m" --kind manifest --name legacy_sine
+check "manifest: cmake configure" cmake -S "$m" -B "$m/build" -DCMAKE_PREFIX_PATH="$cmake_dir"
+check "manifest: build" cmake --build "$m/build"
 (
   cd "$m" || exit 1
-  run "manifest: check-manifest" tessera check-manifest legacy_sine.json @example_inputs.json
-  run "manifest: check-gradients legacy_sine.json @example_inputs.json" \
+  check "manifest: check-manifest" tessera check-manifest legacy_sine.json @example_inputs.json
+  check "manifest: check-gradients legacy_sine.json @example_inputs.json" \
     tessera check-gradients legacy_sine.json @example_inputs.json
-  run "manifest: tessera test (inproc)" tessera test legacy_sine.json
-  run "manifest: tessera test (worker)" tessera test --mode worker legacy_sine.json
+  check "manifest: tessera test (inproc)" tessera test legacy_sine.json
+  check "manifest: tessera test (worker)" tessera test --mode worker legacy_sine.json
   prints "manifest: apply (inproc)" "$y" tessera apply legacy_sine.json @example_inputs.json
   prints "manifest: apply (worker)" "$y" tessera apply --mode worker legacy_sine.json \
     @example_inputs.json
@@ -98,15 +89,15 @@ read -r passed failed <"$work/counts"
 # ---- python -------------------------------------------------------------------
 if [[ "$python_components" == 1 ]]; then
   py="$work/python"
-  run "python: init" tessera init "$py" --kind python --name sine_model
+  check "python: init" tessera init "$py" --kind python --name sine_model
   (
     cd "$py" || exit 1
-    run "python: check-gradients . @example_inputs.json" \
+    check "python: check-gradients . @example_inputs.json" \
       tessera check-gradients . @example_inputs.json
-    run "python: check-gradients in a worker" \
+    check "python: check-gradients in a worker" \
       tessera check-gradients --mode worker . @example_inputs.json
-    run "python: tessera test (inproc)" tessera test .
-    run "python: tessera test (worker)" tessera test --mode worker .
+    check "python: tessera test (inproc)" tessera test .
+    check "python: tessera test (worker)" tessera test --mode worker .
     prints "python: apply (inproc)" "$y" tessera apply . @example_inputs.json
     prints "python: apply (worker)" "$y" tessera apply --mode worker . @example_inputs.json
     prints "python: its pytest file" "4 passed" python3 -m pytest -q -p no:cacheprovider

@@ -14,29 +14,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build_dir="$(cd "${1:-$root/build}" && pwd)"  # absolute: the checks cd elsewhere
 python="${PYTHON:-python3}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tessera-pip.XXXXXX")"
+# shellcheck source=../shell_checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../shell_checks.sh"
 trap 'rm -rf "$work"' EXIT
 version="$(sed -nE 's/^project\(tessera VERSION ([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' "$root/CMakeLists.txt")"
-passed=0 failed=0
 
-check() {
-  local name="$1"; shift
-  if "$@" >"$work/log" 2>&1; then
-    passed=$((passed + 1)); echo "ok    $name"
-  else
-    failed=$((failed + 1)); echo "FAIL  $name"; tail -n 30 "$work/log" | sed 's/^/      /'
-  fi
-}
-same() {
-  if [[ "$2" == "$3" ]]; then
-    passed=$((passed + 1)); echo "ok    $1"
-  else
-    failed=$((failed + 1)); printf 'FAIL  %s\n      got:  %s\n      want: %s\n' "$1" "$2" "$3"
-  fi
-}
-buffer_values() {
-  grep -oE '"buffer": *(\[[^]]*\]|[-0-9.eE+]+)' | sed 's/"buffer": *//' | tr -d '[]' |
-    tr ',' '\n' | awk 'NF { printf "%s%g", (n++ ? " " : ""), $1 } END { print "" }'
-}
 
 # Made afresh each run, at the same place, so that the wheel's build (whose
 # default interpreter for Python components is the venv's) stays incremental.

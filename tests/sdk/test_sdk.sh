@@ -10,33 +10,12 @@ set -uo pipefail
 
 case_name="$1" src="$2" build="$3" cli="$4"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tessera-sdk.XXXXXX")"
+# shellcheck source=../shell_checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../shell_checks.sh"
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
 
-# check NAME CMD...: one check; prints its output when it fails.
-check() {
-  local name="$1"; shift
-  if "$@" >"$work/log" 2>&1; then
-    passed=$((passed + 1)); echo "ok    $name"
-  else
-    failed=$((failed + 1)); echo "FAIL  $name"; tail -n 30 "$work/log" | sed 's/^/      /'
-  fi
-}
 
-# same NAME GOT WANT: two strings are equal.
-same() {
-  if [[ "$2" == "$3" ]]; then
-    passed=$((passed + 1)); echo "ok    $1"
-  else
-    failed=$((failed + 1)); printf 'FAIL  %s\n      got:  %s\n      want: %s\n' "$1" "$2" "$3"
-  fi
-}
 
-# The values of every "buffer" in a JSON response, space separated, as %g.
-buffer_values() {
-  grep -oE '"buffer": *(\[[^]]*\]|[-0-9.eE+]+)' | sed 's/"buffer": *//' | tr -d '[]' |
-    tr ',' '\n' | awk 'NF { printf "%s%g", (n++ ? " " : ""), $1 } END { print "" }'
-}
 
 # loads TESSERA PLUGIN LABEL: the plugin is called by that command line in
 # process and in a worker, with the results of scale.c (y = alpha x).
