@@ -8,9 +8,18 @@
 #   check_completion.sh TESSERA COMPLETION_SCRIPT
 set -uo pipefail
 tessera="$1" script="$2"
+status=0
+# The installed script is what the command prints now (the build made it
+# with `tessera help --bash-completion`; this run checks the two agree).
+fresh="$(mktemp "${TMPDIR:-/tmp}/tessera-completion.XXXXXX")"
+trap 'rm -f "$fresh"' EXIT
+if "$tessera" help --bash-completion >"$fresh" && cmp -s "$fresh" "$script"; then
+  echo "ok    the built script is what tessera help --bash-completion prints"
+else
+  echo "FAIL  $script differs from tessera help --bash-completion"; status=1
+fi
 # shellcheck source=/dev/null
 source "$script" || { echo "FAIL  cannot source $script"; exit 1; }
-status=0
 
 # The candidates for the command line "$@", the last word being completed.
 candidates() {
