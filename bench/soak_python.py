@@ -12,7 +12,9 @@ through NumPy (Component.apply/jvp/vjp/jacobian), JAX jitted and eager
 autograd.functional.jacobian), in-process and in worker mode. The
 baseline rows ("mode" baseline) run the same loop over the same maths
 written in NumPy, jax.numpy or torch, in the same process: growth there is
-the interpreter's and the framework's own, not Tessera's.
+the interpreter's and the framework's own, not Tessera's. "live" is the
+change in the extension's own count of call objects and results alive
+(tessera._ext._debug_counts()) over the window: 0 when nothing is kept.
 
 Cycles: tessera.load, one apply, close, in inproc, isolated and worker
 mode; this process's RSS, open fds and threads before and after.
@@ -83,10 +85,12 @@ def run_calls(faces, calls, slow_share, rows, out):
                            "traced_growth": g.traced,
                            "rss_per_1e6": round(g.per_million(g.rss)),
                            "traced_per_1e6": round(g.per_million(g.traced)),
-                           "us_per_call": round(us, 1)}
+                           "us_per_call": round(us, 1),
+                           "live_objects_delta": sum(g.objects.values())}
                     rows.append(row)
                     print(f"{face:10} {mode:9} {endpoint:9} {n:>9} {kib(g.rss)} {kib(g.traced)}"
-                          f" {kib(row['rss_per_1e6'])} {kib(row['traced_per_1e6'])} {us:9.1f}",
+                          f" {kib(row['rss_per_1e6'])} {kib(row['traced_per_1e6'])} {us:9.1f}"
+                          f" {row['live_objects_delta']:+5d}",
                           file=out, flush=True)
     finally:
         for comp in comps.values():
@@ -160,7 +164,8 @@ def main() -> int:
     rows: list[dict] = []
     if "calls" not in skip:
         print(f"\n{'face':10} {'mode':9} {'endpoint':9} {'calls':>9} {'RSS KiB':>10} "
-              f"{'traced KiB':>10} {'RSS/1e6':>10} {'trc/1e6':>10} {'us/call':>9}", file=out)
+              f"{'traced KiB':>10} {'RSS/1e6':>10} {'trc/1e6':>10} {'us/call':>9} {'live':>5}",
+              file=out)
         run_calls(faces, calls, args.slow_share, rows, out)
     if "cycles" not in skip:
         print("\nopen/close cycles (load, one apply, close):", file=out)
@@ -171,7 +176,8 @@ def main() -> int:
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}", file=out)
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     fields = ["kind", "face", "mode", "what", "count", "warmup", "rss_growth", "traced_growth",
-              "rss_per_1e6", "traced_per_1e6", "us_per_call", "rss_before", "rss_after",
+              "rss_per_1e6", "traced_per_1e6", "us_per_call", "live_objects_delta",
+              "rss_before", "rss_after",
               "fds_before", "fds_after", "threads_before", "threads_after"]
     with open(args.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)

@@ -33,6 +33,9 @@ from conftest import BUILD, plugin_path
 
 RSS_BOUND = 1 << 20      # bytes of RSS growth per window
 TRACED_BOUND = 128 << 10  # bytes of tracemalloc growth per window
+# The server's RSS (about 6 MiB, moving by at most 64 KiB over a route's
+# requests as measured): a leak of 100 bytes per request fails it.
+SERVE_RSS_BOUND = 512 << 10
 TESSERA = BUILD / "bin" / "tessera"
 
 # (calls, warm-up) per face and endpoint in-process, sized to about a
@@ -80,13 +83,16 @@ def test_repeated_calls_keep_rss_and_traced_memory_bounded(rosen, face, endpoint
             for what, n, bound in (("RSS", grown.rss, RSS_BOUND),
                                    ("traced memory", grown.traced, TRACED_BOUND)) if n > bound]
     assert not over, f"{where}: {'; '.join(over)}"
+    # The extension's own count of call objects and results alive: exact.
+    assert not any(grown.objects.values()), f"{where}: live objects changed by {grown.objects}"
 
 
 @pytest.mark.parametrize("mode", soak.CYCLE_MODES)
 def test_open_close_cycles_leave_memory_fds_and_threads_as_they_were(mode):
     grown = soak.measure_cycles(plugin_path("rosenbrock"), mode, cycles=300, warmup=30)
     where = f"300 load/apply/close cycles ({mode})"
-    assert grown.after.fds == grown.before.fds, f"{where}: fds {grown.before.fds} -> {grown.after.fds}"
+    assert grown.after.fds == grown.before.fds, \
+        f"{where}: fds {grown.before.fds} -> {grown.after.fds}"
     assert grown.after.threads == grown.before.threads, \
         f"{where}: threads {grown.before.threads} -> {grown.after.threads}"
     assert grown.after.rss - grown.before.rss <= RSS_BOUND, \
@@ -99,7 +105,7 @@ def test_serve_under_keep_alive_requests_keeps_its_rss_fds_and_threads():
         rows = soak.measure_serve(server.proc.pid, server.port, requests=5_000, warmup=500)
     for row in rows:
         where = f"tessera serve, 5000 requests of {row.route}"
-        assert row.after.rss - row.before.rss <= RSS_BOUND, \
+        assert row.after.rss - row.before.rss <= SERVE_RSS_BOUND, \
             f"{where}: server RSS grew by {row.after.rss - row.before.rss} bytes"
         assert row.after.fds == row.before.fds, f"{where}: fds {row.before.fds} -> {row.after.fds}"
         assert row.after.threads == row.before.threads, \

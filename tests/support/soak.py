@@ -72,12 +72,23 @@ def proc_state(pid: int | str = "self") -> ProcState:
                      threads=int(fields["Threads"][0]))
 
 
+def live_objects() -> dict[str, int]:
+    """The extension's own counters of what is alive: call objects, results
+    viewed in a call's buffer, results owning their buffer."""
+    from tessera import _ext
+
+    counts = _ext._debug_counts()
+    return {k: counts[k] for k in ("calls", "results_in_call", "results_owned")}
+
+
 @dataclasses.dataclass
 class Growth:
-    """What one measured window added: RSS and traced bytes over calls."""
+    """What one measured window added: RSS and traced bytes over calls, and
+    the change in the extension's live objects (live_objects())."""
     calls: int
     rss: int
     traced: int
+    objects: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def per_million(self, value: int) -> float:
         return value * 1e6 / self.calls
@@ -94,11 +105,14 @@ def measure_calls(step: Callable[[], object], calls: int, warmup: int) -> Growth
         for _ in range(warmup):
             step()
         gc.collect()
+        objects0 = live_objects()
         rss0, traced0 = rss_bytes(), tracemalloc.get_traced_memory()[0]
         for _ in range(calls):
             step()
         gc.collect()
-        return Growth(calls, rss_bytes() - rss0, tracemalloc.get_traced_memory()[0] - traced0)
+        rss, traced = rss_bytes() - rss0, tracemalloc.get_traced_memory()[0] - traced0
+        objects = {k: v - objects0[k] for k, v in live_objects().items()}
+        return Growth(calls, rss, traced, objects)
     finally:
         if not started:
             tracemalloc.stop()
