@@ -24,7 +24,8 @@ vjp, jacobian) warmed up and then sent --requests requests by ApacheBench
 the server's VmRSS, fds and threads from /proc/PID/status before and after.
 
     python3 bench/soak_python.py [--quick] [--calls N] [--cycles N] [--requests N]
-                                 [--faces numpy,jax-jit,...] [--csv PATH]
+                                 [--faces numpy,jax-jit,...] [--modes baseline,inproc,worker]
+                                 [--skip calls,cycles,serve] [--csv PATH]
 
 --calls is the count of each (face, mode, endpoint) row (default 10^6; the
 slow faces, JAX eager and torch's jvp, run --calls / --slow-share); growth is
@@ -66,11 +67,11 @@ def kib(n: float) -> str:
     return f"{n / 1024:10.1f}"
 
 
-def run_calls(faces, calls, slow_share, rows, out):
+def run_calls(faces, modes, calls, slow_share, rows, out):
     comps = {m: tessera.load(PLUGIN, m) for m in soak.CALL_MODES}
     try:
         for face in faces:
-            for mode in ("baseline", *soak.CALL_MODES):
+            for mode in modes:
                 steps = (soak.baseline_steps(face) if mode == "baseline"
                          else soak.component_steps(face, comps[mode]))
                 for endpoint, step in steps.items():
@@ -144,6 +145,8 @@ def main() -> int:
     ap.add_argument("--requests", type=int, help="requests per serve route (default 10^5)")
     ap.add_argument("--faces", default=",".join(soak.FACES),
                     help=f"comma-separated subset of {','.join(soak.FACES)}")
+    ap.add_argument("--modes", default=",".join(("baseline", *soak.CALL_MODES)),
+                    help="comma-separated subset of baseline,inproc,worker for the calls")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: calls,cycles,serve")
     ap.add_argument("--csv", type=Path, default=BUILD / "bench" / "results" / "soak.csv")
     args = ap.parse_args()
@@ -166,7 +169,8 @@ def main() -> int:
         print(f"\n{'face':10} {'mode':9} {'endpoint':9} {'calls':>9} {'RSS KiB':>10} "
               f"{'traced KiB':>10} {'RSS/1e6':>10} {'trc/1e6':>10} {'us/call':>9} {'live':>5}",
               file=out)
-        run_calls(faces, calls, args.slow_share, rows, out)
+        run_calls(faces, [m for m in args.modes.split(",") if m], calls, args.slow_share,
+                  rows, out)
     if "cycles" not in skip:
         print("\nopen/close cycles (load, one apply, close):", file=out)
         run_cycles(cycles, rows, out)
