@@ -30,6 +30,16 @@ LONG_MS = 3000.0
 ENDS_BEFORE_S = 1.5
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises():
+    """Python's own SIGINT handler, as an interactive session has it: a
+    test run started in the background by a non-interactive shell inherits
+    SIGINT ignored, and then no KeyboardInterrupt could ever be raised."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def sigint_in(seconds: float) -> threading.Timer:
     timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
