@@ -21,6 +21,7 @@
 #include <tessera/tessera.h>
 
 #include "dir_entries.h"
+#include "forked_leak_check.h"
 
 /* Room for a message or two of the library and some words around them. */
 static char verdict[3 * TSR_ERRMSG_MAX];
@@ -50,7 +51,10 @@ static inline void run_in_child_watched(const char *(*fn)(void), const char *ski
         if (watchdog_s) alarm(watchdog_s);
         const char *v = fn();
         size_t len = strlen(v);
-        _exit(write(p[1], v, len) == (ssize_t)len ? 0 : 1);
+        int wrote = write(p[1], v, len) == (ssize_t)len;
+        /* A leak in the child fails the test through its exit status. */
+        forked_leak_check();
+        _exit(wrote ? 0 : 1);
     }
     close(p[1]);
     char got[sizeof verdict] = "";
@@ -68,7 +72,8 @@ static inline void run_in_child_watched(const char *(*fn)(void), const char *ski
     cr_assert(!(watchdog_s && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM),
               "the child hung: the watchdog killed it after %u s", watchdog_s);
     if (skip_why && strcmp(got, "skip") == 0) cr_skip_test("%s", skip_why);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "child status %#x (exit status 23: a leak LeakSanitizer reported)", status);
     cr_expect_str_eq(got, "ok");
     cr_expect_eq(shm_entries_of(pid), 0, "the child left segments in /dev/shm");
 }

@@ -22,6 +22,7 @@
 
 #include "codecs/binref_file.h"
 #include "codecs/binref_io.h"
+#include "forked_leak_check.h"
 #include "seccomp_util.h"
 #include "temp_dir.h"
 
@@ -214,6 +215,7 @@ Test(binref_file, a_forked_child_gets_its_own_ring) {
         binref_read r = {.path = p, .bytes = sizeof back, .dst = back};
         int rc = binref_read_all(&r, 1, BINREF_IO_URING, why, sizeof why);
         binref_writer_close(w, 1);
+        forked_leak_check(); /* _exit skips LeakSanitizer's own */
         _exit(rc == 0 && memcmp(back, data, sizeof data) == 0 ? 0 : 2);
     }
     int status;
@@ -453,6 +455,7 @@ Test(binref_file, auto_takes_pread_pwrite_for_small_batches_only) {
             if (rc[k] == 0) rc[k] = binref_writer_flush(w, why, sizeof why);
             if (w) binref_writer_close(w, 1);
         }
+        forked_leak_check(); /* _exit skips LeakSanitizer's own */
         _exit(rc[0] == 0 && rc[1] == TSR_E_IO && rc[2] == TSR_E_IO && strstr(why, "io_uring_enter") ? 0 : 1);
     }
     int status;
@@ -491,6 +494,9 @@ Test(binref_file, auto_carries_on_when_no_ring_can_be_set_up) {
             _exit(2);
         rc = binref_read_all(&r, 1, BINREF_IO_URING, why, sizeof why);
         binref_writer_close(w, 1);
+        free(data);
+        free(back);
+        forked_leak_check(); /* _exit skips LeakSanitizer's own */
         _exit(rc == TSR_E_IO && strstr(why, "io_uring_setup failed: Operation not permitted") ? 0 : 3);
     }
     int status;

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "test_util.h"
+#include "forked_leak_check.h"
 
 #define CLASH_PLUGIN(v) TSR_CLASH_DIR "/clash_v" v ".so"
 
@@ -147,6 +148,7 @@ done:
     tsr_close(c[0]);
     tsr_options_free(o);
     ssize_t w = write(fd, &rep, sizeof rep);
+    forked_leak_check(); /* _exit skips LeakSanitizer's own */
     _exit(w == (ssize_t)sizeof rep ? 0 : 1);
 }
 

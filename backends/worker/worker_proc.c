@@ -17,14 +17,21 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "worker/leak_check.h"
 #include "worker_spawn.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
 
-/* How long an idle worker may take to leave after CHAN_EXIT. */
+/* How long an idle worker may take to leave after CHAN_EXIT. In a
+ * sanitizer build it runs LeakSanitizer's check (and symbolizes what it
+ * finds) on the way out: killing it mid-check would hide its leaks. */
+#ifdef WORKER_HAVE_LSAN
+#define WORKER_EXIT_GRACE_MS 5000
+#else
 #define WORKER_EXIT_GRACE_MS 200
+#endif
 
 /* Bytes of output read at one go while waiting for the worker, before the
  * wait (and its deadline) is looked at again: a plugin that prints without

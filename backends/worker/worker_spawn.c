@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "shm/arena.h"
+#include "worker/leak_check.h"
 #include "worker_spawn.h"
 
 #if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
@@ -255,6 +256,7 @@ _Noreturn static void child_serve(const worker_spawn_opts *o, const spawn_fds *f
     };
     int status = worker_serve(&a);
     fflush(stdout);
+    worker_leak_check_forked();
     _exit(status);
 }
 
