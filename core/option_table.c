@@ -44,6 +44,12 @@ static const tsr_option_info table[] = {
      "A call running longer fails with TSR_E_TIMEOUT and its worker is killed.", "5000"},
     {"start_timeout_ms", "an integer from 1 to 86400000", "30000", "30000", "worker",
      "limit for a worker to load the component, in milliseconds", "", "60000"},
+    {"cancel_grace_ms", "an integer from 1 to 86400000", "25", "25 (TSR_CANCEL_GRACE_MS)",
+     "worker", "how long a cancelled call's worker has to stop, in milliseconds",
+     "After tsr_call_cancel the worker is asked to stop; one that has not answered within this "
+     "is killed (worker_deaths) and another starts at the next call. Either way the call fails "
+     "with TSR_E_CANCELLED, its message saying which.",
+     "1000"},
     {"restart", "auto, never", "never", "never", "worker",
      "whether a worker that died is started again",
      "auto: a worker that died is started again at the next call that needs it. never: a dead "

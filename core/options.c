@@ -15,6 +15,7 @@ void options_defaults(struct tsr_options *o) {
     o->log_level = TSR_LOG_WARN;
     o->workers = 1;
     o->start_timeout_ms = 30000;
+    o->cancel_grace_ms = TSR_CANCEL_GRACE_MS;
     o->spin_ns = -1;
     o->max_array_bytes = DEFAULT_MAX_ARRAY_BYTES;
     o->max_call_bytes = DEFAULT_MAX_CALL_BYTES;
@@ -133,6 +134,7 @@ static int set_int_option(struct tsr_options *o, const char *key, const char *va
         {"workers", 1, 256, offsetof(struct tsr_options, workers), 0},
         {"timeout_ms", 0, 86400000, offsetof(struct tsr_options, timeout_ms), 0},
         {"start_timeout_ms", 1, 86400000, offsetof(struct tsr_options, start_timeout_ms), 0},
+        {"cancel_grace_ms", 1, 86400000, offsetof(struct tsr_options, cancel_grace_ms), 0},
         {"spin_ns", 0, 1000000000, offsetof(struct tsr_options, spin_ns), 1},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {

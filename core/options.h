@@ -31,6 +31,7 @@ struct tsr_options {
     int clear_env;
     int timeout_ms;
     int start_timeout_ms;
+    int cancel_grace_ms;             /* a cancelled call's worker has this to stop */
     int auto_restart;
     int64_t spin_ns;                 /* -1: the default */
     config_entry *env;               /* NAME, VALUE for the worker */

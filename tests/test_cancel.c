@@ -6,7 +6,12 @@
  * configured with poll=0.
  *
  * Bounds on time are generous (a loaded machine): a cancelled 3 s call
- * must end well before 3 s, nothing tighter.
+ * must end well before 3 s, nothing tighter. Where a test needs a polling
+ * worker to answer within the cancel grace (to be reused), it sets
+ * cancel_grace_ms to GENEROUS_GRACE, so that how the scheduler runs the
+ * worker (4 test programs on 2 cores, ASan) cannot turn the answer into a
+ * kill; with the default grace a slow answer is a kill, a behaviour of its
+ * own, tested with a plugin that never answers.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +22,7 @@
 
 #define LONG_MS 3000.0
 #define ENDS_BEFORE_MS 1500.0   /* a cancelled LONG_MS call ends before this */
+#define GENEROUS_GRACE "1000"   /* cancel_grace_ms: past any scheduling delay */
 
 typedef struct long_call {
     tsr_component *c;
@@ -24,13 +30,15 @@ typedef struct long_call {
     double ms, x[4], xs[4 * 4], mss[4];
 } long_call;
 
-/* long_call.so in a mode, with the configuration given (NULL: none). */
-static void open_long(long_call *lc, tsr_mode mode, const char *poll, const char *how,
-                      const char *workers) {
+/* long_call.so in a mode, with the configuration and options given
+ * (NULL: none, the default). */
+static void open_long_grace(long_call *lc, tsr_mode mode, const char *poll, const char *how,
+                            const char *workers, const char *grace) {
     tsr_options *o = mode_options(mode);
     if (poll) set_config(o, "poll", poll);
     if (how) set_config(o, "how", how);
     if (workers) set_option(o, "workers", workers);
+    if (grace) set_option(o, "cancel_grace_ms", grace);
     lc->c = open_ok(TEST_PLUGIN("long_call"), o);
     tsr_options_free(o);
     lc->call = tsr_call_new(lc->c, TSR_EP_APPLY);
@@ -38,6 +46,11 @@ static void open_long(long_call *lc, tsr_mode mode, const char *poll, const char
     for (int i = 0; i < 4; i++) lc->x[i] = i + 1;
     bind_ok(lc->call, "ms", f64_scalar(&lc->ms));
     bind_ok(lc->call, "x", f64_vec(lc->x, 4));
+}
+
+static void open_long(long_call *lc, tsr_mode mode, const char *poll, const char *how,
+                      const char *workers) {
+    open_long_grace(lc, mode, poll, how, workers, NULL);
 }
 
 static void close_long(long_call *lc) {
@@ -97,6 +110,23 @@ static const char *cancelled_early(long_call *lc) {
     return tsr_call_errmsg(lc->call);
 }
 
+/* cancel_grace_ms takes 1 ms to a day; 0 (never wait), a negative, a
+ * non-number and past a day are refused, naming the option. */
+Test(cancel, grace_option_refuses_values_out_of_range) {
+    const char *bad[] = {"0", "-5", "10ms", "", "86400001"};
+    tsr_options *o = tsr_options_new();
+    cr_assert_not_null(o);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tsr_error err = TSR_ERROR_INIT;
+        assert_code(tsr_options_set(o, "cancel_grace_ms", bad[i], &err), TSR_E_ARGUMENT,
+                    err.message);
+        assert_contains(err.message, "option 'cancel_grace_ms'");
+    }
+    set_option(o, "cancel_grace_ms", "1");
+    set_option(o, "cancel_grace_ms", "86400000");
+    tsr_options_free(o);
+}
+
 Test(cancel, strerror_names_the_code) {
     cr_assert_str_eq(tsr_strerror(TSR_E_CANCELLED), "call cancelled");
     assert_code(tsr_call_cancel(NULL), TSR_E_ARGUMENT, "");
@@ -151,11 +181,12 @@ Test(cancel, request_before_a_run_fails_it_at_once) {
     }
 }
 
-/* Worker mode, a plugin that polls: the worker stops the call and is
- * reused (no death, no new start). */
+/* Worker mode, a plugin that polls, given a grace no scheduling delay
+ * reaches: the worker stops the call and is reused (no death, no new
+ * start). */
 Test(cancel, worker_plugin_that_polls_is_reused) {
     long_call lc;
-    open_long(&lc, TSR_MODE_WORKER, NULL, NULL, NULL);
+    open_long_grace(&lc, TSR_MODE_WORKER, NULL, NULL, NULL, GENEROUS_GRACE);
     pid_t pid = only_worker();
     const char *msg = cancelled_early(&lc);
     assert_contains(msg, "stopped the call and serves on");
@@ -168,15 +199,19 @@ Test(cancel, worker_plugin_that_polls_is_reused) {
 }
 
 /* Worker mode, a plugin that does not poll (sleeping or spinning): the
- * worker is killed after the grace, and another starts at the next call,
- * with restart=never too. */
+ * worker never answers, so it is killed after the grace (the default, or
+ * cancel_grace_ms), the message says so, and another starts at the next
+ * call, with restart=never too. */
 Test(cancel, worker_plugin_that_does_not_poll_is_killed_and_replaced) {
     const char *hows[] = {"sleep", "spin"};
+    const char *graces[] = {NULL, "40"};
+    const char *within[] = {"did not stop within 25 ms", "did not stop within 40 ms"};
     for (int h = 0; h < 2; h++) {
         long_call lc;
-        open_long(&lc, TSR_MODE_WORKER, "0", hows[h], NULL);
+        open_long_grace(&lc, TSR_MODE_WORKER, "0", hows[h], NULL, graces[h]);
         pid_t pid = only_worker();
         const char *msg = cancelled_early(&lc);
+        assert_contains(msg, within[h]);
         assert_contains(msg, "was killed; another starts at the next call");
         cr_assert(wait_gone(pid, 2000), "%s: the worker %d is still there", hows[h], (int)pid);
         run_short_ok(&lc);
@@ -187,10 +222,12 @@ Test(cancel, worker_plugin_that_does_not_poll_is_killed_and_replaced) {
     }
 }
 
-/* A batch over a pool stops every item in flight; the pool serves on. */
+/* A batch over a pool stops every item in flight; given a grace no
+ * scheduling delay reaches, each worker answers and the pool serves on
+ * without a death. */
 Test(cancel, worker_batch_stops_every_lane) {
     long_call lc;
-    open_long(&lc, TSR_MODE_WORKER, NULL, NULL, "2");
+    open_long_grace(&lc, TSR_MODE_WORKER, NULL, NULL, "2", GENEROUS_GRACE);
     int64_t shape[2] = {4, 4};
     for (int i = 0; i < 16; i++) lc.xs[i] = i;
     for (int i = 0; i < 4; i++) lc.mss[i] = LONG_MS;

@@ -288,7 +288,7 @@ static uint64_t now_ms(void) {
 
 /* The call was cancelled while the worker of slot s had it: ask the worker
  * to stop (its plugin sees tsr_ctx_cancelled; a request it has not started
- * is refused) and wait TSR_CANCEL_GRACE_MS for the answer, refusing its
+ * is refused) and wait cancel_grace_ms for the answer, refusing its
  * allocations meanwhile. A worker that answers has finished the request
  * and serves on. One that does not is killed, and its slot starts another
  * worker at the next call that needs one, whatever `restart` says. */
@@ -296,8 +296,9 @@ static int stop_in_worker(tsr_call *call, pool_slot *s, chan_block *b) {
     tsr_component *c = call_component(call);
     char why[TSR_ERRMSG_MAX - 160];
     long pid = (long)s->proc.pid;
+    int grace = backend_options(c)->cancel_grace_ms;
     atomic_store(&b->cancel, 1);
-    uint64_t until = now_ms() + TSR_CANCEL_GRACE_MS;
+    uint64_t until = now_ms() + (uint64_t)grace;
     uint32_t post = 0;
     int st;
     for (;;) {
@@ -321,7 +322,7 @@ static int stop_in_worker(tsr_call *call, pool_slot *s, chan_block *b) {
         return call_fail(call, TSR_E_CANCELLED,
                          "cancelled; the worker (pid %ld) did not stop within %d ms and was "
                          "killed; another starts at the next call",
-                         pid, TSR_CANCEL_GRACE_MS);
+                         pid, grace);
     }
     pool_mark_dead(c, s, why);
     return call_fail(call, TSR_E_CANCELLED, "cancelled; meanwhile %s", why);

@@ -549,8 +549,9 @@ TSR_API int tsr_call_set_result_buffer(tsr_call *call, int32_t k, void *data, si
  * What stops, by mode:
  *   worker    the waiting host notices at once. The worker is asked to
  *             stop (its plugin sees tsr_ctx_cancelled, a request it has
- *             not taken yet is refused) and given TSR_CANCEL_GRACE_MS to
- *             answer; then it is reused. One that does not answer in time
+ *             not taken yet is refused) and given the option
+ *             cancel_grace_ms (default TSR_CANCEL_GRACE_MS) to answer;
+ *             then it is reused. One that does not answer in time
  *             is killed, counted in worker_deaths, and started again at the
  *             next call that needs it, whatever the restart option says.
  *   inproc, isolated
