@@ -141,12 +141,14 @@ static void list_names(const field_info *fs, int32_t n, char *buf, size_t cap) {
 
 TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a) {
     if (!call) return TSR_E_ARGUMENT;
+    /* NULL is a bad argument, not a name the schema lacks (errors.md) */
+    if (!name) return call_fail_at(call, TSR_E_ARGUMENT, "inputs", NULL, "the input name is NULL");
     int32_t i = tsr_component_find_input(call->comp, name);
     if (i < 0) {
         char known[512];
         list_names(call->comp->in, call->comp->n_in, known, sizeof known);
         return call_fail_at(call, TSR_E_UNKNOWN_FIELD, "inputs", name,
-                            "'%s' is not an input (inputs: %s)", name ? name : "(null)", known);
+                            "'%s' is not an input (inputs: %s)", name, known);
     }
     return tsr_call_set_input_at(call, i, a);
 }
@@ -231,6 +233,9 @@ static int resolve_wrt(tsr_call *call, const char *label, const char *what,
                             what);
     char at[16];   /* a failure's loc names the list item: "jvp_inputs.1" */
     for (int32_t k = 0; k < n; k++) {
+        if (!names[k])
+            return call_fail_at(call, TSR_E_ARGUMENT, label, item_at(k, at, sizeof at),
+                                "%s: entry %d is NULL", label, (int)k);
         int32_t f = find_field(fs, n_fs, names[k]);
         if (f < 0) {
             int rc = resolve_path(call, label, what, names[k], fs, n_fs, k, &f);
@@ -319,11 +324,12 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
                          wrt_in_label(ep), wrt_out_label(ep));
     int jvp = ep == TSR_EP_JVP;
     const char *label = jvp ? "tangent_vector" : "cotangent_vector";
+    if (!name) return call_fail_at(call, TSR_E_ARGUMENT, label, NULL, "%s: the name is NULL", label);
     const char *const *paths = jvp ? call->wrt_in_paths : call->wrt_out_paths;
     int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
     /* A whole field's path is its name. */
     for (int32_t k = 0; k < n; k++)
-        if (name && strcmp(paths[k], name) == 0) {
+        if (strcmp(paths[k], name) == 0) {
             if (!a) {
                 call->validated = 0;
                 call->seed_set[k] = 0;
@@ -339,7 +345,7 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
             return 0;
         }
     return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, name, "%s: '%s' is not one of %s",
-                        label, name ? name : "(null)", jvp ? "jvp_inputs" : "vjp_outputs");
+                        label, name, jvp ? "jvp_inputs" : "vjp_outputs");
 }
 
 /* ---- validation at run time ------------------------------------------- */

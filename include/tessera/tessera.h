@@ -390,7 +390,9 @@ TSR_API void tsr_call_free(tsr_call *call);
  * Thread: the thread using call, not while it runs.
  * Ownership: name is read now; *a is copied, a->data borrowed until
  *   tsr_call_run returns.
- * Returns: 0, or TSR_E_UNKNOWN_FIELD (no such input), TSR_E_ARGUMENT. */
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD (no such input), TSR_E_SHAPE (a rank
+ *   below 0 or above TSR_MAX_RANK), TSR_E_ARGUMENT (name NULL, call NULL).
+ *   The array's dtype and shape against the schema are checked by the run. */
 TSR_API int tsr_call_set_input(tsr_call *call, const char *name, const tsr_array *a);
 TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array *a);
 /* Bind a TEXT or JSON input (tsr_field.kind) to a NUL-terminated UTF-8
@@ -404,14 +406,16 @@ TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array
  * field's path ("inputs.method").
  * Thread: the thread using call, not while it runs.
  * Ownership: utf8 is borrowed until tsr_call_run returns.
- * Returns: 0, or TSR_E_UNKNOWN_FIELD, TSR_E_DTYPE, TSR_E_ARGUMENT. */
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD, TSR_E_DTYPE, TSR_E_ARGUMENT (name
+ *   NULL). */
 TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8);
 
 /* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/
  * jvp_outputs, vjp_inputs/vjp_outputs. Names are checked now: each must be
  * a differentiable field of the schema, named once. Clears any seeds set
  * before and the results of the previous run, whose layout they define.
- * Only for jvp, vjp and jacobian.
+ * Only for jvp, vjp and jacobian, and needed by them: a run before it
+ * fails with TSR_E_MISSING.
  * A name may also be a path inside a differentiable JSON field (plugin.h,
  * "Derivatives inside JSON values"): the field's name followed by parts
  * ".{key}" (a dict key: any characters but '}'), ".[N]" (a list index) or
@@ -427,8 +431,9 @@ TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8
  * differences (fd_method) and batches refuse them (TSR_E_UNSUPPORTED).
  * Thread: the thread using call, not while it runs.
  * Ownership: the names are copied.
- * Returns: 0, or TSR_E_UNKNOWN_FIELD, _NOT_DIFFERENTIABLE, _ARGUMENT,
- *   _UNSUPPORTED naming the entry. */
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD, _NOT_DIFFERENTIABLE, _ARGUMENT (a
+ *   NULL list or entry, a count below 0, a field named twice, another
+ *   endpoint), _UNSUPPORTED naming the entry. */
 TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_t n_in,
                              const char *const *out_names, int32_t n_out);
 
@@ -440,7 +445,9 @@ TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_
  * Thread: the thread using call, not while it runs.
  * Ownership: name is read now; *a is copied, a->data borrowed until
  *   tsr_call_run returns.
- * Returns: 0, or TSR_E_UNKNOWN_FIELD (not in the wrt list), TSR_E_ARGUMENT. */
+ * Returns: 0, or TSR_E_UNKNOWN_FIELD (not in the wrt list), TSR_E_SHAPE (a
+ *   rank out of range), TSR_E_ARGUMENT (name NULL, another endpoint, no
+ *   wrt set yet). */
 TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
 
 /* Validate every argument against the schema, run the endpoint and check
