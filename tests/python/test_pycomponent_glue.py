@@ -258,11 +258,16 @@ def test_endpoints_match_tesseract_core(name, tesseract_cls):
             node[leaf] = value
         try:
             ref_abstract = ref.abstract_eval(ref_payload)
-        except Exception:  # noqa: BLE001
+        except Exception as ref_error:  # noqa: BLE001
             # univariate's abstract_eval says dtype="Float32", which
-            # tesseract-core refuses: it must fail here as well, in its own line.
+            # tesseract-core refuses: it must fail here as well, in its own
+            # line, raising the endpoint's own exception (tesseract-core's
+            # in-process Tesseract wraps that one in a RuntimeError).
+            original = ref_error.__cause__ or ref_error.__context__ or ref_error
             with pytest.raises(Exception) as e:
                 comp.abstract_eval(shapes)
+            assert type(e.value) is type(original), (type(e.value), type(original), e.value)
+            assert str(e.value) == str(original)
             assert "tesseract_api.py:" in glue.format_error(e.value)
             return
         abstract = comp.abstract_eval(shapes)
