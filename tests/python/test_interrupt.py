@@ -28,6 +28,7 @@ from conftest import ROOT
 PYCOMPONENTS = ROOT / "tests" / "pycomponents"
 LONG_MS = 3000.0
 ENDS_BEFORE_S = 1.5
+GENEROUS_GRACE_MS = 1000   # cancel_grace_ms: past any scheduling delay
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +67,12 @@ def serves_on(comp: tessera.Component) -> None:
 
 @pytest.mark.parametrize("poll", ["1", "0"], ids=["plugin-polls", "plugin-does-not-poll"])
 def test_ctrl_c_stops_a_long_worker_call(load, poll):
-    comp = load("long_call", "worker", config={"poll": poll})
+    # A polling worker is given a grace no scheduling delay reaches (4 test
+    # processes on 2 cores, ASan), so that it answers and is reused; with
+    # the default 25 ms a slow answer is a kill. One that never polls never
+    # answers: killed after the default grace whatever the scheduling.
+    grace = {"cancel_grace_ms": GENEROUS_GRACE_MS} if poll == "1" else {}
+    comp = load("long_call", "worker", config={"poll": poll}, **grace)
     took = interrupted(comp)
     assert took < ENDS_BEFORE_S, f"KeyboardInterrupt came {took:.2f} s into a 3 s call"
     serves_on(comp)
