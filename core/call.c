@@ -324,7 +324,8 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
                          wrt_in_label(ep), wrt_out_label(ep));
     int jvp = ep == TSR_EP_JVP;
     const char *label = jvp ? "tangent_vector" : "cotangent_vector";
-    if (!name) return call_fail_at(call, TSR_E_ARGUMENT, label, NULL, "%s: the name is NULL", label);
+    if (!name)
+        return call_fail_at(call, TSR_E_ARGUMENT, label, NULL, "%s: the name is NULL", label);
     const char *const *paths = jvp ? call->wrt_in_paths : call->wrt_out_paths;
     int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
     /* A whole field's path is its name. */

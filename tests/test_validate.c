@@ -162,7 +162,8 @@ static const refusal refusals[] = {
     {"missing_input", "right left out", 3, "right", LEFT_OUT, NULL, TSR_E_MISSING, true,
      {"right"}, {NULL}},
     /* Binding NULL unbinds: the input is then missing. */
-    {"unbound_input_is_missing", "flag unbound", 3, "flag", UNBOUND, NULL, TSR_E_MISSING, false, {"flag"}, {NULL}},
+    {"unbound_input_is_missing", "flag unbound", 3, "flag", UNBOUND, NULL, TSR_E_MISSING, false,
+     {"flag"}, {NULL}},
     /* A float32 array for a float64 field: TSR_E_DTYPE naming the field
      * and a dtype. */
     {"wrong_dtype_float", "float32 for left", 3, "left", BIND_OR_RUN, float32_of_3, TSR_E_DTYPE,
