@@ -126,7 +126,8 @@ extern "C" {
 #define TSR_CHECK_JVP (1u << TSR_EP_JVP)
 #define TSR_CHECK_VJP (1u << TSR_EP_VJP)
 #define TSR_CHECK_JACOBIAN (1u << TSR_EP_JACOBIAN)
-#define TSR_CHECK_ALL (TSR_CHECK_JVP | TSR_CHECK_VJP | TSR_CHECK_JACOBIAN)
+#define TSR_CHECK_HVP (1u << TSR_EP_HVP)
+#define TSR_CHECK_ALL (TSR_CHECK_JVP | TSR_CHECK_VJP | TSR_CHECK_JACOBIAN | TSR_CHECK_HVP)
 
 /* Progress: `done` of `total` endpoint calls made (apply and derivatives).
  * total may grow once, when a failed jacobian makes jvp and vjp fall back

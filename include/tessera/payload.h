@@ -10,6 +10,9 @@
  *                          "tangent_vector": {"<input>": array, ...}}
  *   vjp                   {"inputs": {...}, "vjp_inputs": [...], "vjp_outputs": [...],
  *                          "cotangent_vector": {"<output>": array, ...}}
+ *   hvp                   {"inputs": {...}, "hvp_inputs": [...], "hvp_outputs": [...],
+ *                          "cotangent_vector": {"<output>": array, ...},
+ *                          "tangent_vector": {"<input>": array, ...}}
  *
  * Inputs nest as JSON objects following the dots of the field names
  * ({"mesh": {"nodes": ...}} is field "mesh.nodes"); the keys of the
@@ -61,6 +64,7 @@
  *   abstract_eval  the same, each array as {"shape": [...], "dtype": "..."}
  *   jvp            {"<jvp_output>": array, ...}
  *   vjp            {"<vjp_input>": array, ...}
+ *   hvp            {"<hvp_input>": array, ...}
  *   jacobian       {"<jac_output>": {"<jac_input>": array, ...}, ...}
  *
  * Errors: functions return 0 or a negative TSR_E_* code and fill the
@@ -218,16 +222,21 @@ TSR_API tsr_endpoint tsr_payload_endpoint(const tsr_payload *p);
  * Ownership: the array and its data belong to p and live as long as it.
  * Returns: the array, or NULL. */
 TSR_API const tsr_array *tsr_payload_input(const tsr_payload *p, const char *name);
-/* jvp: the tangent of an input; vjp: the cotangent of an output.
+/* jvp: the tangent of an input; vjp and hvp: the cotangent of an output.
  * Thread: any number of threads.
  * Ownership: belongs to p and lives as long as it.
  * Returns: the array, or NULL when the payload has none for name. */
 TSR_API const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name);
+/* hvp: the tangent of an input (tangent_vector[name]).
+ * Thread: any number of threads.
+ * Ownership: belongs to p and lives as long as it.
+ * Returns: the array, or NULL when the payload has none for name. */
+TSR_API const tsr_array *tsr_payload_tangent(const tsr_payload *p, const char *name);
 /* The wrt lists in the order given (a field named twice in one list is
  * refused by tsr_payload_parse, as Tesseract refuses it, with the loc of
  * its second mention, e.g. "vjp_inputs.1"):
- * jac_inputs / jvp_inputs / vjp_inputs, and jac_outputs / jvp_outputs /
- * vjp_outputs. Zero and NULL for apply and abstract_eval.
+ * jac_inputs / jvp_inputs / vjp_inputs / hvp_inputs, and jac_outputs /
+ * jvp_outputs / vjp_outputs / hvp_outputs. Zero and NULL for apply and abstract_eval.
  * Thread: any number of threads.
  * Ownership: the names belong to p and live as long as it.
  * Returns: the count, or the k-th name (NULL for k out of range). */

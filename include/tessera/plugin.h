@@ -207,7 +207,8 @@ typedef enum tsr_endpoint {
     TSR_EP_VJP = 2,
     TSR_EP_JACOBIAN = 3,
     TSR_EP_ABSTRACT_EVAL = 4,
-    TSR_EP_COUNT = 5
+    TSR_EP_HVP = 5,             /* appended (ABI 1.2) */
+    TSR_EP_COUNT = 6
 } tsr_endpoint;
 
 /*
@@ -229,6 +230,19 @@ typedef enum tsr_endpoint {
  *   jacobian    wrt_in  = jac_inputs, wrt_out = jac_outputs,
  *               results[o * n_wrt_in + i] = d out[wrt_out[o]] / d in[wrt_in[i]]
  *               of shape (*out_shape, *in_shape)
+ *   hvp         wrt_in  = hvp_inputs, wrt_out = hvp_outputs,
+ *               n_seeds = n_wrt_out + n_wrt_in:
+ *               seeds[o] = cotangent w_o of wrt_out[o], shaped like that output,
+ *               seeds[n_wrt_out + k] = tangent v_k of wrt_in[k], shaped like
+ *               that input;
+ *               results[k], shaped like in[wrt_in[k]], is the derivative of
+ *               the vjp along the tangent (a Hessian-vector product):
+ *                 sum_j  d/d in[wrt_in[j]] ( sum_o w_o . d out[wrt_out[o]]
+ *                                            / d in[wrt_in[k]] ) . v_j
+ *               For one scalar output and w = 1 that is H v, H the Hessian of
+ *               that output over the hvp_inputs. A tangent that is all zeros
+ *               leaves its input fixed, so a mixed block (the result for one
+ *               input along another) is one call.
  *   abstract_eval  results[j]: the plugin sets dtype, rank and shape of
  *               output j; data stays NULL
  *
@@ -364,6 +378,11 @@ typedef struct tsr_plugin {
     uint32_t fd_samples;            /* SPSA estimates averaged; 0 = 32 */
     double fd_step;                 /* relative step h = fd_step * max(|x|, 1); 0 = the
                                        method's default: cbrt(eps) central, sqrt(eps) forward */
+    /* Appended (ABI 1.2): the Hessian-vector product (tsr_args, hvp).
+     * Optional: without it the host serves hvp by central differences of
+     * the vjp when the plugin has a vjp or a jacobian, and of apply when
+     * it has an fd_method (tsr_component_hvp_source). */
+    tsr_endpoint_fn hvp;
 } tsr_plugin;
 
 /* Signature of the entry function. host_abi_version lets a plugin built

@@ -289,6 +289,21 @@ TSR_API int tsr_component_has_native_endpoint(const tsr_component *c, tsr_endpoi
  * Returns: the method; TSR_FD_NONE when there is none. */
 TSR_API tsr_fd_method tsr_component_fd_method(const tsr_component *c);
 
+/* Where a component's hvp comes from. */
+typedef enum tsr_hvp_source {
+    TSR_HVP_NONE = 0,       /* hvp cannot be called */
+    TSR_HVP_NATIVE = 1,     /* the component's own hvp endpoint */
+    TSR_HVP_FD_VJP = 2,     /* central differences of its vjp (exact, or from its jacobian) */
+    TSR_HVP_FD_APPLY = 3    /* second differences of apply (fd_method declared, no vjp) */
+} tsr_hvp_source;
+/* How hvp is served: natively, or by the host's finite differences (cost
+ * and error in docs/guides/second-derivatives.md). The option
+ * hvp_fallback=off makes a component without a native hvp report
+ * TSR_HVP_NONE.
+ * Thread: any number of threads.
+ * Returns: the source; TSR_HVP_NONE for c NULL. */
+TSR_API tsr_hvp_source tsr_component_hvp_source(const tsr_component *c);
+
 /* Worker mode: start again every worker that died, also an idle one whose
  * death no call has seen yet (and, with no worker dead, do nothing).
  * Thread: one thread, while no call of c runs.
@@ -411,10 +426,10 @@ TSR_API int tsr_call_set_input_at(tsr_call *call, int32_t index, const tsr_array
 TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8);
 
 /* The fields to differentiate: jac_inputs/jac_outputs, jvp_inputs/
- * jvp_outputs, vjp_inputs/vjp_outputs. Names are checked now: each must be
+ * jvp_outputs, vjp_inputs/vjp_outputs, hvp_inputs/hvp_outputs. Names are checked now: each must be
  * a differentiable field of the schema, named once. Clears any seeds set
  * before and the results of the previous run, whose layout they define.
- * Only for jvp, vjp and jacobian, and needed by them: a run before it
+ * Only for jvp, vjp, jacobian and hvp, and needed by them: a run before it
  * fails with TSR_E_MISSING.
  * A name may also be a path inside a differentiable JSON field (plugin.h,
  * "Derivatives inside JSON values"): the field's name followed by parts
@@ -450,6 +465,16 @@ TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_
  *   wrt set yet). */
 TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a);
 
+/* hvp: tangent_vector[name], name one of the hvp_inputs, shaped like that
+ * input (tsr_call_set_seed gives hvp's cotangent_vector, by output name).
+ * Every hvp_input needs a tangent and every hvp_output a cotangent; a run
+ * without one fails with TSR_E_MISSING naming it.
+ * Thread: the thread using call, not while it runs.
+ * Ownership: as tsr_call_set_seed.
+ * Returns: as tsr_call_set_seed; TSR_E_ARGUMENT for an endpoint other
+ *   than hvp. */
+TSR_API int tsr_call_set_tangent(tsr_call *call, const char *name, const tsr_array *a);
+
 /* Validate every argument against the schema, run the endpoint and check
  * what it returned. Returns 0 or a TSR_E_* code; the message names the
  * component, the endpoint, the field and the cause (tsr_call_errmsg).
@@ -480,6 +505,7 @@ TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch);
  *   jvp                   one per jvp_output, in the order given
  *   vjp                   one per vjp_input, in the order given
  *   jacobian              n_out * n_in blocks, index o * n_in + i
+ *   hvp                   one per hvp_input, in the order given
  * For abstract_eval the results have data NULL.
  * Thread: the thread using call (or any, while none runs it).
  * Ownership: the arrays belong to the call (see tsr_call_take_result to keep one).
@@ -488,7 +514,7 @@ TSR_API int tsr_call_run_batch(tsr_call *call, int64_t batch);
 TSR_API int32_t tsr_call_n_results(const tsr_call *call);
 TSR_API const tsr_array *tsr_call_result(const tsr_call *call, int32_t k);
 /* The result for a field by name: for apply, abstract_eval and jvp an output
- * name; for vjp an input name; a path as given to tsr_call_set_wrt for an
+ * name; for vjp and hvp an input name; a path as given to tsr_call_set_wrt for an
  * entry inside a JSON field.
  * Thread: as tsr_call_result.
  * Ownership: as tsr_call_result; name is read during the call.
