@@ -57,14 +57,16 @@ fi
 # Python packages the bindings, their tests and the interoperability tests
 # use; uv builds Python components' environments, dask[distributed] runs
 # tessera.dask, mkdocs builds the documentation site, mypy's stubtest checks
-# the extension's stub. torch is pinned to the CPU build that pip finds
+# the extension's stub, umbridge and emcee speak UM-Bridge to tessera serve
+# and sample through it. torch is pinned to the CPU build that pip finds
 # locally; a plain `torch` would fetch a multi-GB CUDA build.
 python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
             "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
             "matplotlib:matplotlib" "uv:uv" "distributed:dask[distributed]" \
-            "tesseract_jax:tesseract-jax" "shapely:shapely==2.1.2" "mkdocs:mkdocs" "mypy:mypy"; do
+            "tesseract_jax:tesseract-jax" "shapely:shapely==2.1.2" "mkdocs:mkdocs" "mypy:mypy" \
+            "umbridge:umbridge" "emcee:emcee" "scipy:scipy"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done
