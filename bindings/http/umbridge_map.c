@@ -64,16 +64,19 @@ typedef struct sym_table {
     int64_t size[UM_MAX_SYMBOLS];
 } sym_table;
 
-static int64_t *sym_find(sym_table *t, const char *name) {
+static const int64_t *sym_find(const sym_table *t, const char *name) {
     for (int i = 0; i < t->n; i++)
         if (strcmp(t->name[i], name) == 0) return &t->size[i];
     return NULL;
 }
 
 static void sym_set(sym_table *t, const char *name, int64_t size) {
-    int64_t *s = sym_find(t, name);
-    if (s) *s = size;
-    else if (t->n < UM_MAX_SYMBOLS) {
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->name[i], name) == 0) {
+            t->size[i] = size;
+            return;
+        }
+    if (t->n < UM_MAX_SYMBOLS) {
         t->name[t->n] = name;
         t->size[t->n++] = size;
     }
@@ -162,7 +165,7 @@ static int field_shape(const tsr_field *f, int outputs, int32_t k, const sym_tab
         const tsr_dim *dim = &f->dims[d];
         int64_t s = -1;
         if (dim->symbol) {
-            const int64_t *v = sym_find((sym_table *)t, dim->symbol);
+            const int64_t *v = sym_find(t, dim->symbol);
             if (!v)
                 return um_fail(e, "InvalidInput", 400,
                                "%s %d (%s): the size of symbol '%s' is unknown; give it as config "
