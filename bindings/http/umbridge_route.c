@@ -123,9 +123,13 @@ static int read_shm_inputs(const serve_config *cfg, const json_t *body, const sh
     *in = NULL;
     *n = 0;
     if (read_index(body, "shmem_num_inputs", &k, e)) return -1;
-    if (k < 0 || k > UM_MAX_VECTORS)
-        return um_fail(e, "InvalidInput", 400, "shmem_num_inputs must be from 0 to %d",
-                       UM_MAX_VECTORS);
+    int32_t idx[UM_MAX_VECTORS];
+    int32_t n_vin = um_vector_inputs(cfg->component, idx, UM_MAX_VECTORS);
+    /* The count first: no segment is opened for a request that is refused. */
+    if (k != n_vin)
+        return um_fail(e, "InvalidInput", 400,
+                       "Number of input parameters does not match model number of model inputs! "
+                       "Expected %d but got %lld", (int)n_vin, (long long)k);
     um_vec *v = calloc(k ? (size_t)k : 1, sizeof *v);
     if (!v) return um_fail(e, "InvalidOutput", 500, "out of memory");
     uint64_t total = 0;

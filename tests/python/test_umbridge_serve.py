@@ -514,3 +514,13 @@ def test_test_shmem_copies_the_probe_value_or_answers_empty(rosen, segments):
     assert np.ndarray((1,), dtype=np.float64, buffer=out.buf)[0] == 12345.0
     assert rosen.post("/TestShMem", {"name": "rosenbrock", "tid": "../x"}).json() == {}
     assert rosen.post("/TestShMem", {"name": "rosenbrock", "tid": "none9"}).json() == {}
+
+
+@pytest.mark.parametrize("arg,words", [("n", "SYMBOL=N"), ("n=abc", "SYMBOL=N"),
+                                       ("n=-2", "SYMBOL=N"), ("=3", "SYMBOL=N")])
+def test_a_bad_umbridge_size_option_stops_serve_naming_it(arg, words):
+    import subprocess
+    r = subprocess.run([TESSERA, "serve", "--port", "0", "--umbridge-size", arg,
+                        plugin_path("rosenbrock")], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert words in r.stderr and arg.lstrip("=") in r.stderr
