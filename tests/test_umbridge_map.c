@@ -162,3 +162,34 @@ Test(umbridge_shm, segment_names_are_checked) {
     cr_assert_eq(um_shm_read("/tessera-umbridge-test-no-such-segment", (double[1]){0}, 1, &e), -1);
     assert_contains(e.message, "cannot open");
 }
+
+Test(umbridge_map, apply_hessian_is_hvp_with_the_tangent_on_inwrt2_and_zero_on_inwrt1) {
+    tsr_component *c = open_ok(BUNDLED_PLUGIN("rosenbrock"), NULL);
+    double x[] = {0.5, -1.0}, a = 1.0, b = 100.0, sens = 2.0, v[] = {1.0, 3.0}, vb = 1.0;
+    um_vec in[] = {vec_of(x, 2), vec_of(&a, 1), vec_of(&b, 1)};
+    um_args args = {.op = UM_APPLY_HESSIAN, .in = in, .n_in = 3, .sens = vec_of(&sens, 1),
+                    .vec = vec_of(v, 2)};
+    um_vec *out = NULL;
+    int32_t n_out = 0;
+    um_err e = {0};
+    cr_assert_eq(um_run(c, NULL, &args, &out, &n_out, &e), 0, "%s", e.message);
+    /* H = [[-4b(x1 - x0^2) + 8b x0^2 + 2, -4b x0], [-4b x0, 2b]] */
+    double h00 = -4 * b * (x[1] - x[0] * x[0]) + 8 * b * x[0] * x[0] + 2, h01 = -4 * b * x[0],
+           h11 = 2 * b;
+    cr_assert(n_out == 1 && out[0].len == 2);
+    cr_assert_float_eq(out[0].data[0], sens * (h00 * v[0] + h01 * v[1]), 1e-9);
+    cr_assert_float_eq(out[0].data[1], sens * (h01 * v[0] + h11 * v[1]), 1e-9);
+    um_free_vecs(out, n_out);
+    /* inWrt1 = x, inWrt2 = b: d/db (sens * dvalue/dx) = sens * [-4 x0 (x1 - x0^2), 2 (x1 - x0^2)] */
+    args.in_wrt2 = 2;
+    args.vec = vec_of(&vb, 1);
+    cr_assert_eq(um_run(c, NULL, &args, &out, &n_out, &e), 0, "%s", e.message);
+    double r = x[1] - x[0] * x[0];
+    cr_assert_float_eq(out[0].data[0], sens * -4 * x[0] * r, 1e-9);
+    cr_assert_float_eq(out[0].data[1], sens * 2 * r, 1e-9);
+    um_free_vecs(out, n_out);
+    args.vec = vec_of(v, 2);   /* vec sized for x, not for b */
+    cr_assert_eq(um_run(c, NULL, &args, &out, &n_out, &e), -1);
+    assert_contains(e.message, "vec has invalid length! Expected 1 but got 2");
+    tsr_close(c);
+}

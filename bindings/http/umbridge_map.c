@@ -21,10 +21,6 @@
 #define UM_MAX_SIZE ((int64_t)1 << 40)
 #define UM_MAX_SYMBOLS 64
 
-/* A weak reference: a library without hvp's tangent (before its ABI 1.2
- * implementation) still links, and ApplyHessian is then unsupported. */
-#pragma weak tsr_call_set_tangent
-
 int um_fail(um_err *e, const char *type, int status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -429,8 +425,7 @@ int um_run(tsr_component *c, const char *option_sizes, const um_args *a, um_vec 
     int32_t n_vout = um_vector_outputs(c, vout, UM_MAX_VECTORS);
     *out = NULL;
     *n_out = 0;
-    if (!tsr_component_has_endpoint(c, endpoint_of[a->op]) ||
-        (a->op == UM_APPLY_HESSIAN && !tsr_call_set_tangent))
+    if (!tsr_component_has_endpoint(c, endpoint_of[a->op]))
         return um_fail(e, "UnsupportedFeature", 400, "%s not supported by model!",
                        op_name[a->op]);
     if (a->n_in != n_vin)
