@@ -63,11 +63,16 @@ typedef struct um_args {
     um_vec sens, vec;          /* Gradient, ApplyHessian: sens; ApplyJacobian, ApplyHessian: vec */
 } um_args;
 
-/* Check everything a client sent, run the call, and the result vectors:
- * one per vector output for Evaluate, one otherwise (*out malloc'd, each
- * data too; um_free_vecs). */
-int um_run(tsr_component *c, const char *option_sizes, const um_args *a, um_vec **out,
-           int32_t *n_out, um_err *e);
+/* Where um_run hands result k (len values, valid during the call only):
+ * 0, or -1 with e set. */
+typedef int (*um_sink)(void *user, int32_t k, const double *data, int64_t len, um_err *e);
+
+/* Check everything a client sent, run the call, and hand each result
+ * vector to sink in order: one per vector output for Evaluate, one
+ * otherwise. 0, or -1 with e set. */
+int um_run(tsr_component *c, const char *option_sizes, const um_args *a, um_sink sink,
+           void *user, um_err *e);
+/* Free n vectors' data and the array. Accepts NULL. */
 void um_free_vecs(um_vec *v, int32_t n);
 
 /* ---- umbridge_shm.c ---------------------------------------------------- */

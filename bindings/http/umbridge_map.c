@@ -318,19 +318,22 @@ static int as_array(const tsr_field *f, const char *what, const um_vec *v, const
     return 0;
 }
 
-/* A result as a float64 vector. */
-static int to_vec(const tsr_array *a, um_vec *v, um_err *e) {
+/* Result k to the sink as float64: a float64 result as it lies in the
+ * call's buffer (no copy: a shared-memory answer is one pwrite from it),
+ * another dtype converted first. */
+static int hand_over(const tsr_array *a, int32_t k, um_sink sink, void *user, um_err *e) {
     int64_t n = 1;
     for (int32_t d = 0; d < a->rank; d++) n *= a->shape[d];
-    v->len = n;
     if (n && !a->data) return um_fail(e, "InvalidOutput", 500, "the model returned no data");
-    v->data = n ? malloc((size_t)n * sizeof *v->data) : NULL;
-    if (n && !v->data) return um_fail(e, "InvalidOutput", 500, "out of memory");
+    if (a->dtype == TSR_FLOAT64 || !n) return sink(user, k, a->data, n, e);
+    double *v = malloc((size_t)n * sizeof *v);
+    if (!v) return um_fail(e, "InvalidOutput", 500, "out of memory");
     for (int64_t i = 0; i < n; i++)
-        v->data[i] = a->dtype == TSR_FLOAT64   ? ((const double *)a->data)[i]
-                     : a->dtype == TSR_FLOAT32 ? ((const float *)a->data)[i]
-                                               : half_to_double(((const uint16_t *)a->data)[i]);
-    return 0;
+        v[i] = a->dtype == TSR_FLOAT32 ? ((const float *)a->data)[i]
+                                       : half_to_double(((const uint16_t *)a->data)[i]);
+    int rc = sink(user, k, v, n, e);
+    free(v);
+    return rc;
 }
 
 void um_free_vecs(um_vec *v, int32_t n) {
@@ -418,13 +421,11 @@ static int check_index(int64_t v, int32_t n, const char *key, const char *what, 
 static const tsr_endpoint endpoint_of[] = {TSR_EP_APPLY, TSR_EP_VJP, TSR_EP_JVP, TSR_EP_HVP};
 static const char *const op_name[] = {"Evaluate", "Gradient", "ApplyJacobian", "ApplyHessian"};
 
-int um_run(tsr_component *c, const char *option_sizes, const um_args *a, um_vec **out,
-           int32_t *n_out, um_err *e) {
+int um_run(tsr_component *c, const char *option_sizes, const um_args *a, um_sink sink,
+           void *user, um_err *e) {
     int32_t vin[UM_MAX_VECTORS], vout[UM_MAX_VECTORS];
     int32_t n_vin = um_vector_inputs(c, vin, UM_MAX_VECTORS);
     int32_t n_vout = um_vector_outputs(c, vout, UM_MAX_VECTORS);
-    *out = NULL;
-    *n_out = 0;
     if (!tsr_component_has_endpoint(c, endpoint_of[a->op]))
         return um_fail(e, "UnsupportedFeature", 400, "%s not supported by model!",
                        op_name[a->op]);
@@ -521,8 +522,6 @@ int um_run(tsr_component *c, const char *option_sizes, const um_args *a, um_vec 
     }
     if (!rc) {
         int32_t n = a->op == UM_EVALUATE ? n_vout : 1;
-        um_vec *res = calloc((size_t)(n ? n : 1), sizeof *res);
-        if (!res) rc = um_fail(e, "InvalidOutput", 500, "out of memory");
         for (int32_t i = 0; !rc && i < n; i++) {
             const tsr_array *r = tsr_call_result(call, a->op == UM_EVALUATE ? vout[i] : 0);
             if (!r || r->dtype != (a->op == UM_EVALUATE
@@ -531,12 +530,7 @@ int um_run(tsr_component *c, const char *option_sizes, const um_args *a, um_vec 
                                                                                  : fin->dtype))
                 rc = um_fail(e, "InvalidOutput", 500, "the model returned no float result %d",
                              (int)i);
-            else rc = to_vec(r, &res[i], e);
-        }
-        if (rc) um_free_vecs(res, n);
-        else {
-            *out = res;
-            *n_out = n;
+            else rc = hand_over(r, i, sink, user, e);
         }
     }
     free(shapes);

@@ -159,6 +159,40 @@ static int read_shm_inputs(const serve_config *cfg, const json_t *body, const sh
     return 0;
 }
 
+/* Where the results go: a JSON list of lists, or the client's segments. */
+typedef struct answer_sink {
+    json_t *list;
+    const shm_req *shm;
+} answer_sink;
+
+static int to_json(void *user, int32_t k, const double *data, int64_t len, um_err *e) {
+    answer_sink *out = user;
+    json_t *v = json_array();
+    for (int64_t j = 0; v && j < len; j++) {
+        json_t *x = json_real(data[j]);
+        if (!x) {
+            json_decref(v);
+            return um_fail(e, "InvalidOutput", 500,
+                           "output %d: element %lld is not finite, which JSON cannot carry",
+                           (int)k, (long long)j);
+        }
+        if (json_array_append_new(v, x)) {
+            json_decref(v);
+            v = NULL;
+        }
+    }
+    if (!v || json_array_append_new(out->list, v))
+        return um_fail(e, "InvalidOutput", 500, "out of memory");
+    return 0;
+}
+
+static int to_segment(void *user, int32_t k, const double *data, int64_t len, um_err *e) {
+    const answer_sink *out = user;
+    char name[160];
+    if (um_shm_name(name, sizeof name, out->shm->prefix, "out", out->shm->tid, k, e)) return -1;
+    return um_shm_write(name, data, len, e);
+}
+
 /* /Evaluate, /Gradient, ... and their *ShMem variants. */
 static int call_route(const serve_config *cfg, route r, const json_t *body, const json_t *config,
                       serve_response *rs, um_err *e) {
@@ -170,9 +204,9 @@ static int call_route(const serve_config *cfg, route r, const json_t *body, cons
     if (!tsr_component_has_endpoint(cfg->component, eps[op]))
         return um_fail(e, "UnsupportedFeature", 400, "%s not supported by model!", names[op]);
     um_args a = {.op = op, .config = config};
-    um_vec *in = NULL, *out = NULL;
-    int32_t n_out = 0;
+    um_vec *in = NULL;
     shm_req s = {0};
+    answer_sink out = {.shm = &s};
     int rc = shm ? read_shm_req(body, &s, e) : 0;
     if (!rc && op != UM_EVALUATE) rc = read_index(body, "outWrt", &a.out_wrt, e);
     if (!rc && (op == UM_GRADIENT || op == UM_APPLY_JACOBIAN))
@@ -186,40 +220,21 @@ static int call_route(const serve_config *cfg, route r, const json_t *body, cons
     if (!rc) rc = shm ? read_shm_inputs(cfg, body, &s, &in, &a.n_in, e)
                       : read_inputs(cfg->component, body, &in, &a.n_in, e);
     a.in = in;
-    if (!rc) rc = um_run(cfg->component, cfg->umbridge_sizes, &a, &out, &n_out, e);
-    for (int32_t i = 0; !rc && shm && i < n_out; i++) {
-        char name[160];
-        rc = um_shm_name(name, sizeof name, s.prefix, "out", s.tid, i, e);
-        if (!rc) rc = um_shm_write(name, out[i].data, out[i].len, e);
-    }
+    if (!shm && !rc && !(out.list = json_array()))
+        rc = um_fail(e, "InvalidOutput", 500, "out of memory");
+    if (!rc) rc = um_run(cfg->component, cfg->umbridge_sizes, &a, shm ? to_segment : to_json,
+                         &out, e);
     json_t *reply = NULL;
     if (!rc && shm) reply = json_object();
     if (!rc && !shm) {
-        json_t *list = json_array();
-        for (int32_t i = 0; list && i < n_out; i++) {
-            json_t *v = json_array();
-            for (int64_t j = 0; v && j < out[i].len; j++)
-                if (json_array_append_new(v, json_real(out[i].data[j]))) {
-                    rc = um_fail(e, "InvalidOutput", 500,
-                                 "output %d: element %lld is not finite, which JSON cannot "
-                                 "carry", (int)i, (long long)j);
-                    json_decref(v);
-                    v = NULL;
-                }
-            if (!v || json_array_append_new(list, v)) {
-                json_decref(list);
-                list = NULL;
-            }
-        }
         /* Evaluate answers a list of vectors, the others one vector. */
-        json_t *value = list && op != UM_EVALUATE ? json_incref(json_array_get(list, 0)) : list;
-        if (value != list) json_decref(list);
-        if (!rc) reply = value ? json_pack("{s:o}", "output", value) : NULL;
-        else json_decref(value);
-        if (!rc && !reply) rc = um_fail(e, "InvalidOutput", 500, "out of memory");
+        json_t *value = op == UM_EVALUATE ? json_incref(out.list)
+                                          : json_incref(json_array_get(out.list, 0));
+        reply = value ? json_pack("{s:o}", "output", value) : NULL;
+        if (!reply) rc = um_fail(e, "InvalidOutput", 500, "out of memory");
     }
+    json_decref(out.list);
     um_free_vecs(in, a.n_in);
-    um_free_vecs(out, n_out);
     free(a.sens.data);
     free(a.vec.data);
     if (!rc) serve_json(rs, 200, reply);
