@@ -34,6 +34,7 @@ enum {
     OPT_HEADER_TIMEOUT,
     OPT_BODY_TIMEOUT,
     OPT_PER_ADDRESS,
+    OPT_UMBRIDGE_SIZE,
     OPT_QUIET
 };
 
@@ -42,6 +43,7 @@ typedef struct serve_args {
     http_serve_options serve;
     const char *token_file;
     const char *plugin;
+    char umbridge_sizes[1024];   /* the --umbridge-size values, comma-separated */
     int quiet;
     int help;
 } serve_args;
@@ -127,6 +129,18 @@ static int parse_one(int opt, const char *arg, serve_args *a) {
         rc = positive("--max-connections-per-address", arg, 65536,
                       &a->serve.max_connections_per_address);
         break;
+    case OPT_UMBRIDGE_SIZE: {
+        /* SYM=N, checked whole when the server starts (umbridge_map.c). */
+        size_t used = strlen(a->umbridge_sizes);
+        if (!strchr(arg, '=') || strchr(arg, ',') ||
+            used + strlen(arg) + 2 > sizeof a->umbridge_sizes)
+            rc = cli_usage_error("serve", "--umbridge-size takes SYMBOL=N, got '%s'", arg);
+        else
+            snprintf(a->umbridge_sizes + used, sizeof a->umbridge_sizes - used, "%s%s",
+                     used ? "," : "", arg);
+        a->serve.umbridge_sizes = a->umbridge_sizes;
+        break;
+    }
     case OPT_QUIET: a->quiet = 1; break;
     case ':': rc = cli_usage_error("serve", "an option needs a value"); break;
     default: rc = cli_usage_error("serve", "unknown option"); break;
@@ -154,6 +168,7 @@ static int parse(int argc, char **argv, serve_args *a) {
         {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
         {"body-timeout", required_argument, NULL, OPT_BODY_TIMEOUT},
         {"max-connections-per-address", required_argument, NULL, OPT_PER_ADDRESS},
+        {"umbridge-size", required_argument, NULL, OPT_UMBRIDGE_SIZE},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {NULL, 0, NULL, 0},
     };

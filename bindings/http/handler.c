@@ -9,6 +9,7 @@
 
 #include "endpoint_call.h"
 #include "serve_internal.h"
+#include "umbridge.h"
 
 /* Constant time in the token's length: no early exit on the first
  * mismatch, so a timing does not tell how much of a guess was right. */
@@ -106,6 +107,8 @@ void serve_handle(const serve_config *cfg, const serve_request *rq, serve_respon
         serve_detail(rs, 401, "a bearer token is required (Authorization: Bearer ...)");
         return;
     }
+    /* UM-Bridge's routes, capitalised, beside Tesseract's (umbridge_route.c). */
+    if (umbridge_handle(cfg, rq, rs)) return;
     int is_get = strcmp(rq->method, "GET") == 0 || strcmp(rq->method, "HEAD") == 0;
     int is_post = strcmp(rq->method, "POST") == 0;
     /* /docs: the page `tessera docs` writes, as Tesseract serves its own

@@ -13,7 +13,7 @@
 typedef struct serve_config {
     tsr_component *component;
     http_serve_options opts;          /* strings below are the config's own copies */
-    char *host, *token, *input_dir, *output_dir;
+    char *host, *token, *input_dir, *output_dir, *umbridge_sizes;
     char *openapi;                   /* GET /openapi.json, made once */
     char *docs;                      /* GET /docs (http_serve_docs), made once */
 } serve_config;

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "deadlines.h"
+#include "umbridge.h"
 #include "serve_internal.h"
 
 struct http_server {
@@ -213,6 +214,7 @@ void serve_config_free(serve_config *cfg) {
     free(cfg->token);
     free(cfg->input_dir);
     free(cfg->output_dir);
+    free(cfg->umbridge_sizes);
     free(cfg->openapi);
     free(cfg->docs);
 }
@@ -240,6 +242,12 @@ int serve_config_make(serve_config *cfg, tsr_component *c, const http_serve_opti
         snprintf(err->loc, sizeof err->loc, "max_connections_per_address");
         return err->code = TSR_E_ARGUMENT;
     }
+    if (um_sizes_check(d->umbridge_sizes, err->message, sizeof err->message)) {
+        snprintf(err->loc, sizeof err->loc, "umbridge_sizes");
+        return err->code = TSR_E_ARGUMENT;
+    }
+    cfg->umbridge_sizes = copy_or_null(d->umbridge_sizes);
+    d->umbridge_sizes = cfg->umbridge_sizes;
     cfg->host = strdup(d->host ? d->host : "127.0.0.1");
     cfg->token = copy_or_null(d->token);
     cfg->input_dir = copy_or_null(d->input_dir);
@@ -257,7 +265,8 @@ int serve_config_make(serve_config *cfg, tsr_component *c, const http_serve_opti
         return rc;
     }
     if (!cfg->host || !cfg->openapi || (d->token && !cfg->token) ||
-        (d->input_dir && !cfg->input_dir) || (d->output_dir && !cfg->output_dir)) {
+        (d->input_dir && !cfg->input_dir) || (d->output_dir && !cfg->output_dir) ||
+        (d->umbridge_sizes && !cfg->umbridge_sizes)) {
         serve_config_free(cfg);
         snprintf(err->message, sizeof err->message, "out of memory");
         err->loc[0] = '\0';

@@ -10,6 +10,11 @@
  *        /vector_jacobian_product, /abstract_eval
  *                                 Tesseract's request and response bodies; an
  *                                 endpoint the component lacks is absent (404)
+ *   GET /Info; POST /ModelInfo, /InputSizes, /OutputSizes, /Evaluate,
+ *        /Gradient, /ApplyJacobian, /ApplyHessian, their *ShMem variants
+ *        and /TestShMem
+ *                                 UM-Bridge (protocol 1.0), the component as
+ *                                 its one model (umbridge.h has the mapping)
  *
  * The output encoding comes from the Accept header (application/json,
  * application/json+base64, application/json+binref with an output
@@ -73,6 +78,8 @@ typedef struct http_serve_options {
     uint32_t body_timeout_s;     /* its body within this of the headers; default 300 */
     uint32_t max_connections_per_address; /* at most max_connections (TSR_E_ARGUMENT
                                              otherwise); default max_connections / 4 */
+    const char *umbridge_sizes;  /* UM-Bridge sizes of symbolic dims, "n=2,m=3", for
+                                    /InputSizes and /OutputSizes when config gives none */
 } http_serve_options;
 
 typedef struct http_server http_server;
