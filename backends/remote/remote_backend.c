@@ -32,12 +32,12 @@ static const char *shown_path(const remote_backend *rb, const char *path) {
 
 static int make_urls(remote_backend *rb, const char *base, char *why, size_t n) {
     char *plain = NULL;
-    int rc = remote_url_join(base, "", &plain, &rb->base_shown, why, n);
+    int rc = http_url_join(base, "", &plain, &rb->base_shown, why, n);
     free(plain);
-    if (!rc) rc = remote_url_join(base, "/openapi.json", &rb->openapi_url, &rb->openapi_shown, why, n);
+    if (!rc) rc = http_url_join(base, "/openapi.json", &rb->openapi_url, &rb->openapi_shown, why, n);
     for (int e = 0; !rc && e < TSR_EP_COUNT; e++)
-        rc = remote_url_join(base, remote_endpoint_path((tsr_endpoint)e), &rb->url[e],
-                             &rb->shown[e], why, n);
+        rc = http_url_join(base, remote_endpoint_path((tsr_endpoint)e), &rb->url[e],
+                           &rb->shown[e], why, n);
     return rc;
 }
 
