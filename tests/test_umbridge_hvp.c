@@ -21,7 +21,9 @@ static test_server quad_server;
 static void start_models(void) {
     static const char *const args[] = {TSR_SOURCE_DIR "/tests/python/umbridge_models.py", "{port}",
                                        "quad", "plain", NULL};
-    server_spec spec = {.program = "python3", .args = args};
+    static char python[4096];
+    cr_assert_eq(find_program("python3", python, sizeof python), 0, "no python3 on PATH");
+    server_spec spec = {.program = python, .args = args};
     cr_assert_eq(server_start(&quad_server, &spec), 0);
     time_t deadline = time(NULL) + 60;
     while (!accepts(quad_server.port) && !server_exited(&quad_server) && time(NULL) < deadline)
