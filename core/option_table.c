@@ -137,7 +137,7 @@ static const tsr_option_info table[] = {
      "auto: build one at first use, cached by its hash under $TESSERA_ENV_DIR (default "
      "~/.cache/tessera/envs). none: never build one.",
      "none"},
-    {"umbridge_model", "a model's name", NULL, "none", "UM-Bridge models",
+    {"umbridge_model", "a name", NULL, "none", "UM-Bridge models",
      "the UM-Bridge model to open at an http:// or https:// URL",
      "Set, the URL is opened as a UM-Bridge server (GET /Info) and this model of it as the "
      "component, as the URL's fragment (http://host:4242#name) does; a fragment naming another "
