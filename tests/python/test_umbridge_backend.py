@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -186,6 +187,32 @@ def test_jvp_sums_apply_jacobian_over_the_tangents_inputs(server):
         np.testing.assert_allclose(t[name], want, rtol=1e-15)
 
 
+_HAS_HVP = hasattr(tessera.Component, "hvp")
+
+
+@pytest.mark.skipif(not _HAS_HVP, reason="Component.hvp is not in this build's Python package")
+def test_hvp_sums_apply_hessian_over_cotangents_and_tangents(server):
+    w = {"out0": np.array([0.7]), "out1": np.array([-1.0, 2.5])}
+    v = {"in0": np.array([0.3, -2.0]), "in1": np.array([1.25])}
+    with tessera.load(server + "#quad") as c:
+        h = c.hvp(_inputs(), ["in0", "in1"], ["out0", "out1"], w, v)
+    p = [X, Y]
+    for k, name in enumerate(["in0", "in1"]):
+        want = sum(np.asarray(QUAD.apply_hessian(o, k, j, p, w[f"out{o}"], v[f"in{j}"]))
+                   for o in range(2) for j in range(2))
+        np.testing.assert_allclose(h[name], want, rtol=1e-15)
+
+
+@pytest.mark.skipif(not _HAS_HVP, reason="Component.hvp is not in this build's Python package")
+def test_jax_hessian_through_tessera_jax_uses_apply_hessian(server):
+    with tessera.load(server + "#quad") as c:
+        def f(x):
+            return tessera.jax.apply(c, {"in0": x, "in1": jnp.asarray(Y)})["out0"][0]
+
+        hess = jax.hessian(f)(jnp.asarray(X))
+    np.testing.assert_allclose(hess, [[2 * Y[0], 0.0], [0.0, 6 * X[1]]], rtol=1e-14)
+
+
 def test_a_model_without_gradient_has_no_vjp(server):
     with tessera.load(server + "#plain") as c:
         assert "vjp" not in c.endpoints and "jvp" not in c.endpoints
@@ -240,6 +267,24 @@ def test_tessera_check_gradients_passes_for_the_analytic_model(server):
     payload = json.dumps({"inputs": {"in0": X.tolist(), "in1": Y.tolist()}})
     r = _cli("check-gradients", server + "#quad", payload)
     assert r.returncode == 0, r.stdout + r.stderr
+    # Both derivatives were compared, not skipped.
+    for endpoint in ("jvp", "vjp"):
+        assert re.search(rf"^{endpoint}\s+finite diff\.\s+[1-9]\d*\s+0\s", r.stdout, re.M), r.stdout
+    assert "result: passed" in r.stdout
+
+
+def test_tessera_serve_serves_a_umbridge_model_as_a_tesseract(server):
+    s = Server([str(TESSERA), "serve", server + "#quad", "--port", "{port}"], what="tessera serve")
+    try:
+        s.wait_healthy()
+        body = json.dumps({"inputs": {"in0": X.tolist(), "in1": Y.tolist()}}).encode()
+        req = urllib.request.Request(s.url + "/apply", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            out = json.loads(r.read())
+        np.testing.assert_allclose(out["out1"]["data"]["buffer"], QUAD([X, Y])[1])
+    finally:
+        s.stop()
+        s.remove_log()
 
 
 # ---- hostile servers ---------------------------------------------------------------------
