@@ -137,6 +137,14 @@ static const tsr_option_info table[] = {
      "auto: build one at first use, cached by its hash under $TESSERA_ENV_DIR (default "
      "~/.cache/tessera/envs). none: never build one.",
      "none"},
+    {"umbridge_model", "a name", NULL, "none", "UM-Bridge models",
+     "the UM-Bridge model to open at an http:// or https:// URL",
+     "Set, the URL is opened as a UM-Bridge server (GET /Info) and this model of it as the "
+     "component, as the URL's fragment (http://host:4242#name) does; a fragment naming another "
+     "model is refused. Not carried to worker processes: in worker mode name the model in the "
+     "fragment. The configuration (tsr_options_set_config) is sent as the model's config "
+     "object, each value as JSON when it reads as JSON, else as a string.",
+     "forward"},
     {"max_array_bytes", SIZE_VALUES, "64G", "64G", "every mode",
      "bytes of one array: an input, a tangent or cotangent, a result",
      "Refused with TSR_E_LIMIT naming the option, before anything is allocated.", "512M"},

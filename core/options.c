@@ -48,7 +48,8 @@ void options_clear(struct tsr_options *o) {
     free(o->cwd);
     free(o->spool_dir);
     free(o->python);
-    o->worker_exe = o->cwd = o->spool_dir = o->python = NULL;
+    free(o->umbridge_model);
+    o->worker_exe = o->cwd = o->spool_dir = o->python = o->umbridge_model = NULL;
 }
 
 TSR_API void tsr_options_free(tsr_options *opts) {
@@ -260,6 +261,12 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         if (rc) error_set(err, rc, "option '%s': out of memory", key);
         return rc;
     }
+    if (strcmp(key, "umbridge_model") == 0) {
+        if (!*value) return bad_value(err, key, value, "a model's name");
+        rc = set_string(&opts->umbridge_model, value);
+        if (rc) error_set(err, rc, "option '%s': out of memory", key);
+        return rc;
+    }
     if (strcmp(key, "python_env") == 0) {
         if (strcmp(value, "auto") && strcmp(value, "none"))
             return bad_value(err, key, value, "auto or none");
@@ -342,7 +349,7 @@ int options_copy(struct tsr_options *dst, const struct tsr_options *src) {
     *dst = *src;
     dst->config = dst->env = NULL;
     dst->n_config = dst->n_env = 0;
-    dst->worker_exe = dst->cwd = dst->spool_dir = dst->python = NULL;
+    dst->worker_exe = dst->cwd = dst->spool_dir = dst->python = dst->umbridge_model = NULL;
     int rc = 0;
     for (int32_t i = 0; !rc && i < src->n_config; i++)
         rc = entry_put(&dst->config, &dst->n_config, src->config[i].key, src->config[i].value);
@@ -352,6 +359,7 @@ int options_copy(struct tsr_options *dst, const struct tsr_options *src) {
     if (!rc && src->cwd) rc = set_string(&dst->cwd, src->cwd);
     if (!rc && src->spool_dir) rc = set_string(&dst->spool_dir, src->spool_dir);
     if (!rc && src->python) rc = set_string(&dst->python, src->python);
+    if (!rc && src->umbridge_model) rc = set_string(&dst->umbridge_model, src->umbridge_model);
     if (rc) options_clear(dst);
     return rc;
 }

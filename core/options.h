@@ -58,6 +58,8 @@ struct tsr_options {
     /* Python components (backends/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */
+    /* UM-Bridge models (backends/umbridge) */
+    char *umbridge_model;            /* the model at a URL; NULL: the URL's fragment */
 };
 
 /* Option "transport": shared memory, falling back to files where it

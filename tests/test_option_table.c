@@ -89,8 +89,9 @@ Test(option_table, bad_values_are_refused_naming_the_key) {
         tsr_options *opts = tsr_options_new();
         cr_assert_not_null(opts);
         tsr_error err = TSR_ERROR_INIT;
-        /* A path takes any text but the empty one. */
-        const char *bad = strcmp(o->values, "a path") == 0 ? "" : "no-such-value";
+        /* A path or a name takes any text but the empty one. */
+        const char *bad =
+            strcmp(o->values, "a path") == 0 || strcmp(o->values, "a name") == 0 ? "" : "no-such-value";
         assert_code(tsr_options_set(opts, o->key, bad, &err), TSR_E_ARGUMENT, o->key);
         assert_contains(err.message, o->key);
         tsr_options_free(opts);

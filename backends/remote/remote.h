@@ -5,8 +5,7 @@
  * (remote_schema.c, remote_fields.c); each call (remote_call.c) POSTs
  * Tesseract's request body with arrays in base64 (remote_request.c) on
  * one of the component's lanes (remote_lanes.c), each a kept-alive
- * connection (remote_http.c, on libcurl loaded at the first open:
- * remote_curl.c), and the answer is decoded into the call's results
+ * connection (core/http, on libcurl loaded at the first open), and the answer is decoded into the call's results
  * (remote_response.c) or turned into the call's error (remote_status.c). */
 #ifndef TESSERA_CORE_REMOTE_H
 #define TESSERA_CORE_REMOTE_H
@@ -17,7 +16,8 @@
 #include <jansson.h>
 
 #include "core/backend.h"
-#include "remote_http.h"
+#include "core/http/http_client.h"
+#include "core/http/http_url.h"
 #include "remote_schema.h"
 
 /* Where an answer goes: the call's arguments, whose results are written,
@@ -70,12 +70,9 @@ void remote_lane_give(remote_backend *rb, remote_lane *l);
 int remote_call(remote_backend *rb, const remote_sink *sink, int32_t lane, const http_cancel *cx,
                 uint64_t *sent, char *why, size_t n);
 
-/* remote_url.c: whether path is an http:// or https:// URL; each
- * endpoint's URL (*url) and the same without a password (*shown), both
- * malloc'd. 0, or TSR_E_ARGUMENT / TSR_E_NOMEM with why. */
+/* remote_url.c: whether path is an http:// or https:// URL (each
+ * endpoint's URL: core/http/http_url.h). */
 int remote_url_claims(const char *path);
-int remote_url_join(const char *base, const char *path, char **url, char **shown, char *why,
-                    size_t n);
 
 /* remote_token.c: "Authorization: Bearer <token>" from the file named by
  * the configuration key token_file (tsr_options_set_config), malloc'd;

@@ -32,12 +32,12 @@ static const char *shown_path(const remote_backend *rb, const char *path) {
 
 static int make_urls(remote_backend *rb, const char *base, char *why, size_t n) {
     char *plain = NULL;
-    int rc = remote_url_join(base, "", &plain, &rb->base_shown, why, n);
+    int rc = http_url_join(base, "", &plain, &rb->base_shown, why, n);
     free(plain);
-    if (!rc) rc = remote_url_join(base, "/openapi.json", &rb->openapi_url, &rb->openapi_shown, why, n);
+    if (!rc) rc = http_url_join(base, "/openapi.json", &rb->openapi_url, &rb->openapi_shown, why, n);
     for (int e = 0; !rc && e < TSR_EP_COUNT; e++)
-        rc = remote_url_join(base, remote_endpoint_path((tsr_endpoint)e), &rb->url[e],
-                             &rb->shown[e], why, n);
+        rc = http_url_join(base, remote_endpoint_path((tsr_endpoint)e), &rb->url[e],
+                           &rb->shown[e], why, n);
     return rc;
 }
 
@@ -61,8 +61,39 @@ static int make_headers(remote_backend *rb, const struct tsr_options *o, char *w
 
 static int remote_endpoint(tsr_ctx *ctx, const tsr_args *args);
 
+/* A server without a Tesseract's document may be a UM-Bridge server (GET
+ * /Info answers its protocol and models): then the message says how to
+ * open one of its models (the UM-Bridge backend claims a URL with a
+ * #model fragment or the option umbridge_model; no claim probes the
+ * network). "" when it is not one. */
+static void umbridge_hint(remote_backend *rb, const char *base, char *hint, size_t n) {
+    hint[0] = '\0';
+    char *url = NULL, *shown = NULL, why[256];
+    if (http_url_join(base, "/Info", &url, &shown, why, sizeof why) != 0) return;
+    http_request r = {.url = url, .headers = rb->get_headers, .timeout_ms = rb->connect_ms,
+                      .connect_ms = rb->connect_ms, .max_body = 64 * 1024,
+                      .max_body_name = "the size of an answer to GET /Info (a fixed limit)"};
+    long status;
+    http_lane *l = &rb->lanes[0].http;
+    json_t *info = NULL;
+    if (http_exchange(l, &r, &status, why, sizeof why) == 0 && status == 200)
+        info = json_loadb(l->body.data, l->body.len, 0, NULL);
+    json_t *models = json_object_get(info, "models");
+    if (json_is_number(json_object_get(info, "protocolVersion")) && json_is_array(models)) {
+        const char *first = json_string_value(json_array_get(models, 0));
+        snprintf(hint, n,
+                 "; the server answers GET /Info as a UM-Bridge server with %zu model(s): open "
+                 "one as %s#%s, or with the option umbridge_model",
+                 json_array_size(models), rb->base_shown ? rb->base_shown : "URL",
+                 first ? first : "NAME");
+    }
+    json_decref(info);
+    free(url);
+    free(shown);
+}
+
 /* GET /openapi.json on the first lane and read it as the schema. */
-static int fetch_schema(remote_backend *rb, char *why, size_t n) {
+static int fetch_schema(remote_backend *rb, const char *base, char *why, size_t n) {
     http_lane *l = &rb->lanes[0].http;
     http_request r = {.url = rb->openapi_url, .headers = rb->get_headers,
                       .timeout_ms = rb->connect_ms, .connect_ms = rb->connect_ms,
@@ -82,6 +113,12 @@ static int fetch_schema(remote_backend *rb, char *why, size_t n) {
     }
     if (!rc) rc = remote_schema_read(l->body.data, l->body.len, remote_endpoint, &rb->schema,
                                      cause, sizeof cause);
+    if (rc == TSR_E_LOAD) {
+        char hint[512];
+        umbridge_hint(rb, base, hint, sizeof hint);
+        size_t used = strlen(cause);
+        snprintf(cause + used, sizeof cause - used, "%s", hint);
+    }
     if (rc) snprintf(why, n, "GET %s: %s", rb->openapi_shown, cause);
     return rc;
 }
@@ -103,7 +140,7 @@ static int remote_open(tsr_component *c, tsr_error *err) {
     }
     if (!rc) rc = make_headers(rb, o, why, sizeof why);
     if (!rc) rc = remote_lanes_start(rb, o->workers > 0 ? o->workers : 1, why, sizeof why);
-    if (!rc) rc = fetch_schema(rb, why, sizeof why);
+    if (!rc) rc = fetch_schema(rb, path, why, sizeof why);
     if (rc) {
         error_set(err, rc, "cannot load '%s': %s", shown_path(rb, path), why);
         return rc; /* close releases what was made */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* HTTP exchanges of the remote backend on libcurl (remote_http.h). */
+/* HTTP exchanges on libcurl (http_client.h). */
 /* CURLOPT_PROTOCOLS is deprecated from 7.85 on, but the only way to
  * restrict protocols that every libcurl this may load at run time knows. */
 #define CURL_DISABLE_DEPRECATION
-#include "remote_http.h"
+#include "http_client.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "remote_curl.h"
+#include "http_curl.h"
 #include "tessera/tessera.h"
 
 /* curl_global_init is thread-safe from libcurl 7.84 on; this lock makes

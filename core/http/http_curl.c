@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading libcurl (remote_curl.h). */
-#include "remote_curl.h"
+/* Loading libcurl (http_curl.h). */
+#include "http_curl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

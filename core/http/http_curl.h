@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* libcurl, loaded when the first remote component is opened rather than
+/* libcurl, loaded when the first component at a URL is opened rather than
  * linked: libtessera is in every worker process and every Python host,
  * and libcurl brings some thirty libraries (OpenSSL, GnuTLS, Kerberos,
  * LDAP, ...) and ~6 MB of resident memory with it, which a process that
  * opens no URL should not pay (as libtessera never links libpython).
  * Built against libcurl's headers; the library is libcurl.so.4 (or
  * libcurl-gnutls.so.4), 7.66 or newer. */
-#ifndef TESSERA_CORE_REMOTE_CURL_H
-#define TESSERA_CORE_REMOTE_CURL_H
+#ifndef TESSERA_CORE_HTTP_CURL_H
+#define TESSERA_CORE_HTTP_CURL_H
 
 #include <stddef.h>
 

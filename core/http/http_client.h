@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* HTTP for the remote backend, on libcurl: one lane is one easy handle in
- * a multi handle of its own, reused from call to call so that its
+/* HTTP on libcurl for the backends that reach servers (remote,
+ * umbridge): one lane is one easy handle in a multi handle of its own, reused from call to call so that its
  * connection stays open (keep-alive), and waited on with curl_multi_poll
  * so that a cancel's eventfd wakes the wait at once. Nothing here knows
  * components or calls: a request is a URL, headers, a body and limits. */
-#ifndef TESSERA_CORE_REMOTE_HTTP_H
-#define TESSERA_CORE_REMOTE_HTTP_H
+#ifndef TESSERA_CORE_HTTP_CLIENT_H
+#define TESSERA_CORE_HTTP_CLIENT_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -53,7 +53,7 @@ typedef struct http_request {
 } http_request;
 
 /* libcurl's global state, counted: up at each open (loading libcurl the
- * first time, remote_curl.h), down at each close, so that it is released
+ * first time, http_curl.h), down at each close, so that it is released
  * when no remote component is left. Everything below needs it up. */
 int http_global_up(char *why, size_t n);
 void http_global_down(void);
