@@ -60,6 +60,7 @@ static const char *const endpoint_paths[TSR_EP_COUNT] = {
     [TSR_EP_VJP] = "/vector_jacobian_product",
     [TSR_EP_JACOBIAN] = "/jacobian",
     [TSR_EP_ABSTRACT_EVAL] = "/abstract_eval",
+    [TSR_EP_HVP] = "/hvp", /* tessera serve's own; a Tesseract lists none */
 };
 
 const char *remote_endpoint_path(tsr_endpoint ep) {
@@ -67,10 +68,12 @@ const char *remote_endpoint_path(tsr_endpoint ep) {
 }
 
 static int read_endpoints(json_t *paths, tsr_plugin *d, tsr_endpoint_fn fn, char *why, size_t n) {
-    tsr_endpoint_fn *slot[TSR_EP_COUNT] = {&d->apply, &d->jvp, &d->vjp, &d->jacobian,
-                                           &d->abstract_eval};
+    tsr_endpoint_fn *slot[TSR_EP_COUNT] = {
+        [TSR_EP_APPLY] = &d->apply, [TSR_EP_JVP] = &d->jvp, [TSR_EP_VJP] = &d->vjp,
+        [TSR_EP_JACOBIAN] = &d->jacobian, [TSR_EP_ABSTRACT_EVAL] = &d->abstract_eval,
+        [TSR_EP_HVP] = &d->hvp};
     for (int e = 0; e < TSR_EP_COUNT; e++)
-        if (json_is_object(json_object_get(paths, endpoint_paths[e]))) *slot[e] = fn;
+        if (endpoint_paths[e] && slot[e] && json_is_object(json_object_get(paths, endpoint_paths[e]))) *slot[e] = fn;
     if (d->apply) return 0;
     snprintf(why, n, "its /openapi.json lists no /apply: not a Tesseract's API document");
     return TSR_E_LOAD;
