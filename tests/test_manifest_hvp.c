@@ -6,11 +6,13 @@
  * adjoint; the tangents, cotangent and results reach the routine by name
  * whichever hvp_inputs are asked for; and a manifest whose hvp arguments
  * do not cover the schema, or that uses hvp's kinds where an endpoint has
- * none, is refused naming the entry.
+ * none, is refused naming the entry; `tessera check-manifest` tries the hvp
+ * routine in a worker like the others.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <jansson.h>
 
+#include "cli_run.h"
 #include "temp_dir.h"
 #include "worker_util.h"
 
@@ -197,4 +199,13 @@ Test(manifest_hvp, hvp_arguments_must_cover_the_schema_and_fit_the_endpoint) {
     }
     /* without the routine the manifest still opens, and hvp is the core's */
     cr_assert_eq(open_edited(no_hvp).code, 0);
+}
+
+Test(manifest_hvp, check_manifest_runs_the_hvp_routine_in_a_worker) {
+    cli_run r = run_cli(NULL, "check-manifest", EXAMPLE("rdstep"));
+    assert_ok(&r);
+    assert_contains(r.out, "\nvjp: ran; results finite; inputs unchanged; the same answer twice\n");
+    assert_contains(r.out, "\nhvp: ran; results finite; inputs unchanged; the same answer twice\n");
+    assert_contains(r.out, "verdict: safe to run in-process");
+    run_free(&r);
 }
