@@ -228,3 +228,32 @@ def test_a_remote_component_without_a_served_hvp_falls_back_to_its_vjp(
                   request=AFFINE)
     assert off.returncode != 0
     assert "hvp" in off.stderr
+
+
+def _glue():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "tessera_pycomponent", ROOT / "backends" / "python" / "tessera_pycomponent.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_glue_gives_hvp_its_cotangents_then_its_tangents():
+    from conftest import paths_kept
+    glue = _glue()
+    with paths_kept():
+        comp = glue.load(str(PYCOMPONENTS / "rosenbrock_jax" / "tesseract_api.py"))
+        assert "hvp" in comp.endpoints
+        x = np.array([0.5, -1.0, 2.0])
+        inputs = [x, np.array(1.0), np.array(10.0)]
+        w, vx = np.array(2.0), np.array([1.0, 0.0, -1.0])
+        (got,) = comp.hvp(inputs, [0], [0], [w, vx])
+        want = 2.0 * rosenbrock_hessian(x, 1.0, 10.0)[:3, :3] @ vx
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        with pytest.raises(ValueError, match="1 seeds for 1 outputs and 1 inputs"):
+            comp.hvp(inputs, [0], [0], [w])
+        affine = glue.load(str(PYCOMPONENTS / "affine" / "tesseract_api.py"))
+        assert "hvp" not in affine.endpoints and "vjp" in affine.endpoints
+        with pytest.raises(NotImplementedError, match="no hvp"):
+            affine.hvp([x, np.array(1.0)], [0], [0], [x, x])
