@@ -145,7 +145,8 @@ def test_cli_help_lists_hvp_and_its_payload():
         assert key in own.stdout
     alias = subprocess.run([str(TESSERA), "hessian-vector-product", "--help"],
                            capture_output=True, text=True)
-    assert alias.stdout == own.stdout
+    # the same help, under the name it was called by
+    assert alias.stdout.replace("hessian-vector-product", "hvp") == own.stdout
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +208,16 @@ def test_serve_lists_no_hvp_where_the_component_has_none(affine_served_without_h
     assert "not available" in requests.get(url + "/docs", timeout=30).text
 
 
+def hvp_badge(component: str, *options: str) -> str:
+    """How `tessera docs` says hvp is served."""
+    page = subprocess.run([str(TESSERA), "docs", *options, component], capture_output=True,
+                          text=True, timeout=120)
+    assert page.returncode == 0, page.stderr
+    return page.stdout.split("<code>hvp</code> ", 1)[1].split("</span>", 1)[0]
+
+
 def test_a_remote_component_uses_the_servers_hvp(rosenbrock_served):
+    assert "implemented" in hvp_badge(rosenbrock_served.url)
     run = run_cli("hvp", rosenbrock_served.url,
                   request=hvp_request([1, 2], 1, 100, 0.5, {"x": [1, 0]}))
     assert run.returncode == 0, run.stderr
@@ -217,6 +227,7 @@ def test_a_remote_component_uses_the_servers_hvp(rosenbrock_served):
 def test_a_remote_component_without_a_served_hvp_falls_back_to_its_vjp(
         affine_served_without_hvp):
     # the client differentiates the server's vjp: (va g, vx . g)
+    assert "central differences of vjp" in hvp_badge(affine_served_without_hvp.url)
     run = run_cli("hvp", affine_served_without_hvp.url, request=AFFINE)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
@@ -255,5 +266,7 @@ def test_the_glue_gives_hvp_its_cotangents_then_its_tangents():
             comp.hvp(inputs, [0], [0], [w])
         affine = glue.load(str(PYCOMPONENTS / "affine" / "tesseract_api.py"))
         assert "hvp" not in affine.endpoints and "vjp" in affine.endpoints
+        assert "central differences of vjp" in hvp_badge(str(PYCOMPONENTS / "affine"), *NO_ENV)
+        assert "implemented" in hvp_badge(str(PYCOMPONENTS / "rosenbrock_jax"), *NO_ENV)
         with pytest.raises(NotImplementedError, match="no hvp"):
             affine.hvp([x, np.array(1.0)], [0], [0], [x, x])
