@@ -74,11 +74,12 @@ def test_cli_hvp_of_a_plugin_with_its_own_hvp_is_exact():
     assert array_of(out["x"]).tolist() == [201.0, -200.0]
 
 
-def test_cli_hvp_of_a_jax_tesseract_api_is_its_own_forward_over_reverse():
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_cli_hvp_of_a_jax_tesseract_api_is_its_own_forward_over_reverse(mode):
     rng = np.random.default_rng(3)
     x, a, b, w = rng.normal(size=4), 0.7, 30.0, 1.5
     v = {"x": rng.normal(size=4), "a": 0.25, "b": -0.5}
-    run = run_cli("hvp", *NO_ENV, str(PYCOMPONENTS / "rosenbrock_jax"),
+    run = run_cli("hvp", "--mode", mode, *NO_ENV, str(PYCOMPONENTS / "rosenbrock_jax"),
                   request=hvp_request(x, a, b, w, v, inputs=("x", "a", "b")))
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
