@@ -43,9 +43,9 @@ static const unsigned kind_modifiers[MF_KIND_COUNT] = {
 /* Which endpoints take which kinds. */
 static int kind_allowed(mf_kind k, tsr_endpoint ep) {
     switch (k) {
-    case MF_TANGENT: return ep == TSR_EP_JVP;
-    case MF_COTANGENT: return ep == TSR_EP_VJP;
-    case MF_RESULT: return ep == TSR_EP_JVP || ep == TSR_EP_VJP;
+    case MF_TANGENT: return ep == TSR_EP_JVP || ep == TSR_EP_HVP;
+    case MF_COTANGENT: return ep == TSR_EP_VJP || ep == TSR_EP_HVP;
+    case MF_RESULT: return ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_HVP;
     case MF_JACOBIAN: return ep == TSR_EP_JACOBIAN;
     default: return 1;
     }
@@ -197,8 +197,9 @@ static int parse_field_arg(arg_parse *ap) {
     if (!name)
         return mf_fail(ap->p, TSR_E_DESCRIPTOR, ap->entry, "'%s' expects a field name",
                        mf_kind_names[a->kind]);
+    /* vjp's and hvp's results are shaped like their inputs */
     int input = a->kind == MF_IN || a->kind == MF_TANGENT ||
-                (a->kind == MF_RESULT && ap->e->ep == TSR_EP_VJP);
+                (a->kind == MF_RESULT && ap->e->ep != TSR_EP_JVP);
     int need_diff = a->kind != MF_IN && a->kind != MF_OUT;
     int rc = lookup_field(ap, name, input, need_diff, &a->field);
     if (rc) return rc;
@@ -221,7 +222,7 @@ static int parse_field_arg(arg_parse *ap) {
     json_t *init = json_object_get(ap->obj, "init");
     if (init) {
         /* out: an input copied in; result: a seed copied in (vjp: the
-         * cotangent of an output, jvp: the tangent of an input) */
+         * cotangent of an output, jvp and hvp: the tangent of an input) */
         const char *from = json_string_value(init);
         int from_out = a->kind == MF_RESULT && ap->e->ep == TSR_EP_VJP;
         const field_info *side = from_out ? backend_schema(c).out : backend_schema(c).in;

@@ -117,6 +117,11 @@ static inline int32_t position(const int32_t *list, int32_t n, int32_t v) {
     return -1;
 }
 
+/* Where the tangents start among the seeds: after hvp's cotangents. */
+static int32_t hvp_tangents_at(const mf_endpoint *e, const tsr_args *args) {
+    return e->ep == TSR_EP_HVP ? args->n_wrt_out : 0;
+}
+
 /* Which host array an array argument reads or fills at this call, and how
  * many bytes it spans. Returns 0, or -1 after setting the error. */
 static int locate(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e, int32_t i,
@@ -128,8 +133,9 @@ static int locate(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e, 
     switch (a->kind) {
     case MF_IN: l->host = &args->inputs[a->field]; break;
     case MF_TANGENT: {
+        /* hvp's tangents follow its cotangents among the seeds */
         int32_t k = position(args->wrt_in, args->n_wrt_in, a->field);
-        l->host = k >= 0 ? &args->seeds[k] : NULL;
+        l->host = k >= 0 ? &args->seeds[hvp_tangents_at(e, args) + k] : NULL;
         count = tsr_array_count(&args->inputs[a->field]);
         break;
     }
@@ -151,10 +157,13 @@ static int locate(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e, 
         l->host = k >= 0 ? &args->results[k] : NULL;
         if (jvp && !l->host && mf_output_count(ctx, m, args, a->field, &count) != 0) return -1;
         if (!jvp) count = tsr_array_count(&args->inputs[a->field]);
-        if (a->field2 >= 0) {   /* init from a seed: jvp an input's tangent, vjp an output's */
-            int32_t ks = jvp ? position(args->wrt_in, args->n_wrt_in, a->field2)
-                             : position(args->wrt_out, args->n_wrt_out, a->field2);
-            l->init = ks >= 0 ? &args->seeds[ks] : NULL;
+        if (a->field2 >= 0) {   /* init from a seed: jvp and hvp an input's tangent, vjp an
+                                   output's cotangent */
+            int from_in = e->ep != TSR_EP_VJP;
+            int32_t ks = from_in ? position(args->wrt_in, args->n_wrt_in, a->field2)
+                                 : position(args->wrt_out, args->n_wrt_out, a->field2);
+            l->init = ks >= 0 ? &args->seeds[(from_in ? hvp_tangents_at(e, args) : 0) + ks]
+                              : NULL;
             l->init_zeros = ks < 0;
         }
         break;
@@ -454,6 +463,7 @@ int mf_call_constant(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *
 int mf_call_apply(tsr_ctx *ctx, const tsr_args *args) { return invoke(ctx, args, TSR_EP_APPLY); }
 int mf_call_jvp(tsr_ctx *ctx, const tsr_args *args) { return invoke(ctx, args, TSR_EP_JVP); }
 int mf_call_vjp(tsr_ctx *ctx, const tsr_args *args) { return invoke(ctx, args, TSR_EP_VJP); }
+int mf_call_hvp(tsr_ctx *ctx, const tsr_args *args) { return invoke(ctx, args, TSR_EP_HVP); }
 int mf_call_jacobian(tsr_ctx *ctx, const tsr_args *args) {
     return invoke(ctx, args, TSR_EP_JACOBIAN);
 }

@@ -9,10 +9,10 @@
 
 #include "manifest_internal.h"
 
-static const char *const endpoint_keys[] = {"apply", "jvp", "vjp", "jacobian", "doc", NULL};
+static const char *const endpoint_keys[] = {"apply", "jvp", "vjp", "jacobian", "hvp", "doc", NULL};
 static const char *const routine_keys[] = {"symbol", "args", "returns", "errors", "doc", NULL};
 static const tsr_endpoint routine_eps[] = {TSR_EP_APPLY, TSR_EP_JVP, TSR_EP_VJP,
-                                           TSR_EP_JACOBIAN};
+                                           TSR_EP_JACOBIAN, TSR_EP_HVP};
 #define N_ROUTINE_EPS (sizeof routine_eps / sizeof routine_eps[0])
 
 int mf_endpoints_declare(mf_parse *p) {
@@ -35,6 +35,7 @@ int mf_endpoints_declare(mf_parse *p) {
     m->desc.jvp = m->ep[TSR_EP_JVP].present ? mf_call_jvp : NULL;
     m->desc.vjp = m->ep[TSR_EP_VJP].present ? mf_call_vjp : NULL;
     m->desc.jacobian = m->ep[TSR_EP_JACOBIAN].present ? mf_call_jacobian : NULL;
+    m->desc.hvp = m->ep[TSR_EP_HVP].present ? mf_call_hvp : NULL;
     return 0;
 }
 
@@ -81,6 +82,9 @@ typedef struct usage {
 
 static int count_uses(const mf_endpoint *e, mf_kind kind, int32_t n, int input_side,
                       usage *u) {
+    /* the seed a result's init names: vjp an output's cotangent, jvp and
+     * hvp an input's tangent */
+    mf_kind init_kind = e->ep == TSR_EP_VJP ? MF_COTANGENT : MF_TANGENT;
     u->count = calloc((size_t)n + 1, sizeof *u->count);
     u->first = calloc((size_t)n + 1, sizeof *u->first);
     if (!u->count || !u->first) return -1;
@@ -93,8 +97,7 @@ static int count_uses(const mf_endpoint *e, mf_kind kind, int32_t n, int input_s
             f = a->dim.field;   /* an input passed only through its size still counts */
         else if (input_side && kind == MF_IN && a->kind == MF_OUT && a->field2 >= 0)
             f = a->field2;      /* so does one copied into an output first */
-        else if ((kind == MF_TANGENT || kind == MF_COTANGENT) && a->kind == MF_RESULT &&
-                 a->field2 >= 0)
+        else if (kind == init_kind && a->kind == MF_RESULT && a->field2 >= 0)
             f = a->field2;      /* and a seed copied into a result first */
         if (f < 0) continue;
         if (u->count[f]++ == 0) u->first[f] = i;
@@ -201,6 +204,15 @@ static int check_coverage(mf_parse *p, const mf_steps *st, tsr_endpoint ep, cons
         return rc ? rc
                   : check_cover(p, st, entry, MF_RESULT, 1, 1, 0,
                                 "so its gradient would not be computed");
+    }
+    case TSR_EP_HVP: {
+        int rc = check_cover(p, st, entry, MF_COTANGENT, 0, 1, 0,
+                             "so its cotangent would be ignored");
+        if (!rc)
+            rc = check_cover(p, st, entry, MF_TANGENT, 1, 1, 0, "so its tangent would be ignored");
+        return rc ? rc
+                  : check_cover(p, st, entry, MF_RESULT, 1, 1, 0,
+                                "so its Hessian-vector product would not be computed");
     }
     default: return check_jacobian_cover(p, st, entry);
     }

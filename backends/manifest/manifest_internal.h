@@ -27,9 +27,9 @@
 typedef enum mf_kind {
     MF_IN,         /* an input's data */
     MF_OUT,        /* an output's buffer (scratch in derivative endpoints) */
-    MF_TANGENT,    /* jvp: the tangent of an input (zeros when not asked) */
-    MF_COTANGENT,  /* vjp: the cotangent of an output (zeros when not asked) */
-    MF_RESULT,     /* jvp: d output; vjp: d input (scratch when not asked) */
+    MF_TANGENT,    /* jvp, hvp: the tangent of an input (zeros when not asked) */
+    MF_COTANGENT,  /* vjp, hvp: the cotangent of an output (zeros when not asked) */
+    MF_RESULT,     /* jvp: d output; vjp, hvp: d input (scratch when not asked) */
     MF_JACOBIAN,   /* jacobian: the block d output / d input */
     MF_DIM,        /* an integer: one axis of a field's shape */
     MF_INT,        /* an integer: a size expression */
@@ -311,6 +311,7 @@ void mf_cif_free(mf_endpoint *e);
 int mf_call_apply(tsr_ctx *ctx, const tsr_args *args);
 int mf_call_jvp(tsr_ctx *ctx, const tsr_args *args);
 int mf_call_vjp(tsr_ctx *ctx, const tsr_args *args);
+int mf_call_hvp(tsr_ctx *ctx, const tsr_args *args);
 int mf_call_jacobian(tsr_ctx *ctx, const tsr_args *args);
 /* A routine whose arguments are all constants (a setup routine). */
 int mf_call_constant(tsr_ctx *ctx, const struct manifest *m, const mf_endpoint *e);

@@ -103,6 +103,7 @@ int mf_sizes_prepare(tsr_ctx *ctx, const struct manifest *m, const tsr_args *arg
             rc = give_buffer(ctx, m, args, k, args->wrt_out[k], -1);
         break;
     case TSR_EP_VJP:
+    case TSR_EP_HVP:   /* its cotangents come first among its seeds */
         for (int32_t k = 0; k < args->n_wrt_out && !rc; k++)
             rc = check_seed(ctx, m, args, k, args->wrt_out[k]);
         break;

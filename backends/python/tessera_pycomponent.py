@@ -25,9 +25,10 @@ A ``Component`` describes the component and runs its endpoints:
   None]``) is JSON, differentiable when a Differentiable array is inside.
   TEXT/JSON fields are described as uint8 with dims [None]. A field pydantic
   cannot build an adapter for makes ``load`` raise TypeError naming it.
-* ``endpoints``: "apply" and those of "jacobian", "jvp", "vjp",
+* ``endpoints``: "apply" and those of "jacobian", "jvp", "vjp", "hvp",
   "abstract_eval" whose function the module defines
-  (``jacobian_vector_product`` is "jvp", ``vector_jacobian_product`` "vjp").
+  (``jacobian_vector_product`` is "jvp", ``vector_jacobian_product`` "vjp",
+  ``hvp`` "hvp").
 * ``defaults``: {dotted name: default} of the input fields that have one;
   a NumPy array of the field's dtype where the default converts to one,
   else the raw default (None for ``Optional[X] = None``). The C side makes
@@ -61,6 +62,11 @@ bool/int/float for plain ``bool``/``int``/``float`` fields.
 * ``vjp(inputs, wrt_in, wrt_out, seeds)``: seeds[k] is the cotangent of
   output wrt_out[k]; one array per wrt_in entry, shaped and typed like that
   input.
+* ``hvp(inputs, wrt_in, wrt_out, seeds)``: seeds[o] is the cotangent of
+  output wrt_out[o], then seeds[len(wrt_out) + k] the tangent of input
+  wrt_in[k]; through the module's ``hvp(inputs, hvp_inputs, hvp_outputs,
+  cotangent_vector, tangent_vector)``, one array per wrt_in entry, shaped
+  and typed like that input (the derivative of the vjp along the tangent).
 * ``jacobian(inputs, wrt_in, wrt_out)``: entry o*len(wrt_in)+i is
   d out[wrt_out[o]] / d in[wrt_in[i]], shape (*out_shape, *in_shape), of the
   output's dtype.
@@ -164,6 +170,7 @@ _OPTIONAL_ENDPOINTS = {
     "jacobian": "jacobian",
     "jacobian_vector_product": "jvp",
     "vector_jacobian_product": "vjp",
+    "hvp": "hvp",
     "abstract_eval": "abstract_eval",
 }
 
@@ -759,6 +766,26 @@ class Component:
                             dtype=w.dtype, shape=w.shape)
                 for v, w in zip(values, ins)]
 
+    def hvp(self, inputs: list, wrt_in: list[int], wrt_out: list[int], seeds: list,
+            in_paths: list | None = None, out_paths: list | None = None) -> list[np.ndarray]:
+        self._endpoint("hvp")
+        model = self._inputs(inputs)
+        ins, outs = self._wrt(model, wrt_in, wrt_out, in_paths, out_paths, "hvp")
+        if len(seeds) != len(outs) + len(ins):
+            raise ValueError(f"hvp of {self.name}: {len(seeds)} seeds for {len(outs)} outputs "
+                             f"and {len(ins)} inputs")
+        cotangents = {w.path: self._seed(s, w, "cotangent_vector")
+                      for w, s in zip(outs, seeds[:len(outs)])}
+        tangents = {w.path: self._seed(s, w, "tangent_vector")
+                    for w, s in zip(ins, seeds[len(outs):])}
+        result = self._call("hvp", inputs=model, hvp_inputs={w.path for w in ins},
+                            hvp_outputs={w.path for w in outs}, cotangent_vector=cotangents,
+                            tangent_vector=tangents)
+        values = self._pick(result, [w.flat for w in ins], "hvp")
+        return [self._array(v, w.leaf, "hvp", f"the hvp of input {w.path!r}",
+                            dtype=w.dtype, shape=w.shape)
+                for v, w in zip(values, ins)]
+
     def jacobian(self, inputs: list, wrt_in: list[int], wrt_out: list[int],
                  in_paths: list | None = None, out_paths: list | None = None) -> list[np.ndarray]:
         self._endpoint("jacobian")
@@ -839,7 +866,7 @@ class Component:
              in_paths: list | None, out_paths: list | None,
              endpoint: str) -> tuple[list[_Wrt], list[_Wrt]]:
         """The differentiable inputs and outputs the indices (and paths) name."""
-        prefix = {"jvp": "jvp", "vjp": "vjp", "jacobian": "jac"}[endpoint]
+        prefix = {"jvp": "jvp", "vjp": "vjp", "hvp": "hvp", "jacobian": "jac"}[endpoint]
         picked = []
         for wrt, paths, leaves, diff, what in (
                 (wrt_in, in_paths, self._in.leaves, self._diff_in, "input"),

@@ -159,17 +159,18 @@ static void write_names(writer *w, const char *key, const int32_t *idx, int32_t 
 }
 
 /* tangent_vector (jvp: one per jvp_input) or cotangent_vector (vjp: one
- * per vjp_output), keyed by dotted names. */
+ * per vjp_output), keyed by dotted names: the count seeds from first
+ * (hvp: its cotangents first, then its tangents). */
 static int write_seeds(writer *w, const char *key, const int32_t *idx, const tsr_field *fields,
-                       const char *const *paths) {
+                       const char *const *paths, int32_t first, int32_t count) {
     jw_key(&w->jw, key);
     jw_begin_object(&w->jw);
-    for (int32_t k = 0; k < w->a->n_seeds; k++) {
+    for (int32_t k = 0; k < count; k++) {
         char path[PAYLOAD_PATH_MAX];
         const char *name = remote_wrt_path(fields, idx, paths, k);
         path_join(path, key, name);
         jw_key(&w->jw, name);
-        int rc = write_array(w, &w->a->seeds[k], path);
+        int rc = write_array(w, &w->a->seeds[first + k], path);
         if (rc) return rc;
     }
     jw_end_object(&w->jw);
@@ -191,12 +192,22 @@ static int write_request(writer *w) {
     case TSR_EP_JVP:
         write_names(w, "jvp_inputs", a->wrt_in, a->n_wrt_in, d->inputs, in_paths);
         write_names(w, "jvp_outputs", a->wrt_out, a->n_wrt_out, d->outputs, out_paths);
-        rc = write_seeds(w, "tangent_vector", a->wrt_in, d->inputs, in_paths);
+        rc = write_seeds(w, "tangent_vector", a->wrt_in, d->inputs, in_paths, 0, a->n_wrt_in);
         break;
     case TSR_EP_VJP:
         write_names(w, "vjp_inputs", a->wrt_in, a->n_wrt_in, d->inputs, in_paths);
         write_names(w, "vjp_outputs", a->wrt_out, a->n_wrt_out, d->outputs, out_paths);
-        rc = write_seeds(w, "cotangent_vector", a->wrt_out, d->outputs, out_paths);
+        rc = write_seeds(w, "cotangent_vector", a->wrt_out, d->outputs, out_paths, 0,
+                         a->n_wrt_out);
+        break;
+    case TSR_EP_HVP:
+        write_names(w, "hvp_inputs", a->wrt_in, a->n_wrt_in, d->inputs, in_paths);
+        write_names(w, "hvp_outputs", a->wrt_out, a->n_wrt_out, d->outputs, out_paths);
+        rc = write_seeds(w, "cotangent_vector", a->wrt_out, d->outputs, out_paths, 0,
+                         a->n_wrt_out);
+        if (!rc)
+            rc = write_seeds(w, "tangent_vector", a->wrt_in, d->inputs, in_paths, a->n_wrt_out,
+                             a->n_wrt_in);
         break;
     default: break;
     }

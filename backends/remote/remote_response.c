@@ -55,7 +55,8 @@ static void result_fields(const reader *r, int32_t k, const char **out, const ch
     *out = *in = NULL;
     switch (a->endpoint) {
     case TSR_EP_JVP: *out = remote_wrt_path(d->outputs, a->wrt_out, op, k); break;
-    case TSR_EP_VJP: *in = remote_wrt_path(d->inputs, a->wrt_in, ip, k); break;
+    case TSR_EP_VJP:
+    case TSR_EP_HVP: *in = remote_wrt_path(d->inputs, a->wrt_in, ip, k); break;
     case TSR_EP_JACOBIAN:
         *out = remote_wrt_path(d->outputs, a->wrt_out, op, k / a->n_wrt_in);
         *in = remote_wrt_path(d->inputs, a->wrt_in, ip, k % a->n_wrt_in);
@@ -78,7 +79,8 @@ static int inside_json(const reader *r, int32_t k) {
     const tsr_args *a = r->a;
     switch (a->endpoint) {
     case TSR_EP_JVP: return remote_output(r->s, a->wrt_out[k])->kind == REMOTE_JSON;
-    case TSR_EP_VJP: return remote_input(r->s, a->wrt_in[k])->kind == REMOTE_JSON;
+    case TSR_EP_VJP:
+    case TSR_EP_HVP: return remote_input(r->s, a->wrt_in[k])->kind == REMOTE_JSON;
     case TSR_EP_JACOBIAN:
         return remote_output(r->s, a->wrt_out[k / a->n_wrt_in])->kind == REMOTE_JSON ||
                remote_input(r->s, a->wrt_in[k % a->n_wrt_in])->kind == REMOTE_JSON;

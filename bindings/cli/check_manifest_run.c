@@ -48,7 +48,8 @@ static int prepare(check *ck, run *r) {
     int32_t n_out = tsr_component_n_outputs(c);
     r->wrt_in = calloc((size_t)ck->n_in + 1, sizeof *r->wrt_in);
     r->wrt_out = calloc((size_t)n_out + 1, sizeof *r->wrt_out);
-    r->seeds = calloc((size_t)(ck->n_in > n_out ? ck->n_in : n_out) + 1, sizeof *r->seeds);
+    /* hvp has a cotangent per output and a tangent per input */
+    r->seeds = calloc((size_t)ck->n_in + (size_t)n_out + 1, sizeof *r->seeds);
     r->call = tsr_call_new(c, r->ep);
     if (!r->wrt_in || !r->wrt_out || !r->seeds || !r->call) return -1;
     for (int32_t k = 0; k < ck->n_in; k++) {
@@ -70,13 +71,22 @@ static int prepare(check *ck, run *r) {
             cm_fill(s, k + 1, &ints);
             if (tsr_call_set_seed(r->call, s->name, &s->a) != 0) return -1;
         }
-    } else if (r->ep == TSR_EP_VJP) {
+    } else if (r->ep == TSR_EP_VJP || r->ep == TSR_EP_HVP) {
         for (int32_t k = 0; k < r->n_wrt_out; k++) {
             owned *s = &r->seeds[r->n_seeds++];
             int32_t o = tsr_component_find_output(c, r->wrt_out[k]);
             if (cm_own(ck, s, r->wrt_out[k], &ck->out_shape[o]) != 0) return -1;
             cm_fill(s, k + 1, &ints);
             if (tsr_call_set_seed(r->call, s->name, &s->a) != 0) return -1;
+        }
+    }
+    if (r->ep == TSR_EP_HVP) {
+        for (int32_t k = 0; k < r->n_wrt_in; k++) {
+            owned *s = &r->seeds[r->n_seeds++];
+            int32_t i = tsr_component_find_input(c, r->wrt_in[k]);
+            if (cm_own(ck, s, r->wrt_in[k], &ck->in[i].a) != 0) return -1;
+            cm_fill(s, r->n_wrt_out + k + 1, &ints);
+            if (tsr_call_set_tangent(r->call, s->name, &s->a) != 0) return -1;
         }
     }
     return 0;
@@ -105,6 +115,7 @@ static const char *result_name(const check *ck, const run *r, int32_t k, char *b
     case TSR_EP_APPLY: snprintf(buf, n, "output '%s'", tsr_component_output(ck->c, k)->name); break;
     case TSR_EP_JVP: snprintf(buf, n, "the tangent of '%s'", r->wrt_out[k]); break;
     case TSR_EP_VJP: snprintf(buf, n, "the gradient of '%s'", r->wrt_in[k]); break;
+    case TSR_EP_HVP: snprintf(buf, n, "the hvp of '%s'", r->wrt_in[k]); break;
     default:
         snprintf(buf, n, "the block d %s / d %s", r->wrt_out[k / n_in], r->wrt_in[k % n_in]);
         break;
@@ -129,24 +140,29 @@ static void check_finite(check *ck, run *r) {
     }
 }
 
+/* What seed k is: jvp's are tangents; vjp's cotangents; hvp's
+ * cotangents, then tangents. */
+static const char *seed_kind(const run *r, int32_t k) {
+    int tangent = r->ep == TSR_EP_JVP || (r->ep == TSR_EP_HVP && k >= r->n_wrt_out);
+    return tangent ? "tangent of" : "cotangent of";
+}
+
 /* The inputs and seeds as they were, or the first element written. */
 static void check_unchanged(check *ck, run *r) {
     for (int32_t k = 0; k < ck->n_in + r->n_seeds; k++) {
         owned *o = k < ck->n_in ? &ck->in[k] : &r->seeds[k - ck->n_in];
+        const char *what = k < ck->n_in ? "input" : seed_kind(r, k - ck->n_in);
         for (int64_t i = 0; i < cm_count(&o->a); i++) {
             if (cm_same(o->a.data, o->first, o->a.dtype, i)) continue;
             double was[2], now[2];
             cm_get(o->first, o->a.dtype, i, was);
             cm_get(o->a.data, o->a.dtype, i, now);
             char gist[256];
-            snprintf(gist, sizeof gist, "wrote its %s '%s', declared \"readonly\"",
-                     k < ck->n_in ? "input" : r->ep == TSR_EP_JVP ? "tangent of" : "cotangent of",
-                     o->name);
+            snprintf(gist, sizeof gist, "wrote its %s '%s', declared \"readonly\"", what, o->name);
             problem(ck, r, 1, gist,
                     "WROTE its %s '%s' (element %lld was %g, is %g): the routine writes an "
                     "argument declared \"readonly\"; in-process that is the caller's array",
-                    k < ck->n_in ? "input" : r->ep == TSR_EP_JVP ? "tangent of" : "cotangent of",
-                    o->name, (long long)i, was[0], now[0]);
+                    what, o->name, (long long)i, was[0], now[0]);
             memcpy(o->a.data, o->first, o->bytes);   /* the second run gets the same inputs */
             return;
         }
@@ -224,7 +240,7 @@ void cm_check_endpoint(check *ck, tsr_endpoint ep) {
     tsr_array *kept = NULL;
     int32_t n_kept = 0;
     ck->printed.n = ck->printed.dropped = 0;
-    if (ep == TSR_EP_VJP && !ck->have_shapes) {
+    if ((ep == TSR_EP_VJP || ep == TSR_EP_HVP) && !ck->have_shapes) {
         problem(ck, &r, 0, "was not run",
                 "was NOT RUN: apply gave no results, whose shapes its cotangents take");
     } else if (prepare(ck, &r) != 0) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `tessera apply|jvp|vjp|jacobian|abstract-eval PLUGIN PAYLOAD`: decode
+/* `tessera apply|jvp|vjp|hvp|jacobian|abstract-eval PLUGIN PAYLOAD`: decode
  * the payload, run the endpoint, print the results. */
 #include <limits.h>
 #include <stdlib.h>

@@ -150,9 +150,10 @@ static int check_all(check *ck, int from_payload) {
         cm_print_array(ck->out, &ck->in[k]);
     }
     fputs(ck->n_in ? "\n" : " none\n", ck->out);
-    for (int ep = TSR_EP_APPLY; ep <= TSR_EP_JACOBIAN; ep++)
-        if (tsr_component_has_native_endpoint(ck->c, (tsr_endpoint)ep))
-            cm_check_endpoint(ck, (tsr_endpoint)ep);
+    static const tsr_endpoint order[] = {TSR_EP_APPLY, TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN,
+                                         TSR_EP_HVP};
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (tsr_component_has_native_endpoint(ck->c, order[k])) cm_check_endpoint(ck, order[k]);
     return ferror(ck->out) ? -1 : 0;
 }
 

@@ -18,6 +18,7 @@
 CALL_COMMAND(apply, "apply", TSR_EP_APPLY)
 CALL_COMMAND(jvp, "jvp", TSR_EP_JVP)
 CALL_COMMAND(vjp, "vjp", TSR_EP_VJP)
+CALL_COMMAND(hvp, "hvp", TSR_EP_HVP)
 CALL_COMMAND(jacobian, "jacobian", TSR_EP_JACOBIAN)
 CALL_COMMAND(abstract_eval, "abstract-eval", TSR_EP_ABSTRACT_EVAL)
 
@@ -34,6 +35,7 @@ const cli_command cli_commands[] = {
     {"apply", "PLUGIN PAYLOAD", "evaluate: {\"inputs\": {...}} -> outputs", run_apply, help_apply},
     {"jvp", "PLUGIN PAYLOAD", "Jacobian-vector product", run_jvp, help_jvp},
     {"vjp", "PLUGIN PAYLOAD", "vector-Jacobian product", run_vjp, help_vjp},
+    {"hvp", "PLUGIN PAYLOAD", "Hessian-vector product (vjp along a tangent)", run_hvp, help_hvp},
     {"jacobian", "PLUGIN PAYLOAD", "Jacobian of outputs with respect to inputs", run_jacobian,
      help_jacobian},
     {"abstract-eval", "PLUGIN PAYLOAD", "output shapes and dtypes from input shapes",
@@ -63,6 +65,7 @@ static const struct {
 } aliases[] = {
     {"jacobian-vector-product", "jvp"},
     {"vector-jacobian-product", "vjp"},
+    {"hessian-vector-product", "hvp"},
     {"abstract_eval", "abstract-eval"},
 };
 

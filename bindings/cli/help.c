@@ -166,6 +166,11 @@ static const char *payload_form(tsr_endpoint ep) {
         return "  {\"inputs\": {...}, \"vjp_inputs\": [IN, ...], \"vjp_outputs\": [OUT, ...],\n"
                "   \"cotangent_vector\": {OUT: ARRAY, ...}}\n"
                "  -> {IN: ARRAY, ...}\n";
+    case TSR_EP_HVP:
+        return "  {\"inputs\": {...}, \"hvp_inputs\": [IN, ...], \"hvp_outputs\": [OUT, ...],\n"
+               "   \"cotangent_vector\": {OUT: ARRAY, ...}, \"tangent_vector\": {IN: ARRAY, ...}}\n"
+               "  -> {IN: ARRAY, ...}: the derivative of the vjp of the cotangent along\n"
+               "     the tangent, one array per hvp_input, shaped like it\n";
     default:
         return "  {\"inputs\": {...}, \"jac_inputs\": [IN, ...], \"jac_outputs\": [OUT, ...]}\n"
                "  -> {OUT: {IN: ARRAY shaped (*OUT.shape, *IN.shape)}, ...}\n";

@@ -23,7 +23,7 @@ static const struct {
     {"-f|--format|--output-format", "json json+base64 json+binref"},
     {"--error-format", "text json"},
     {"--compression", "lz4 none"},
-    {"--endpoints", "jvp vjp jacobian"},
+    {"--endpoints", "jvp vjp jacobian hvp"},
 };
 
 /* An option line: two spaces, then '-' and a letter or '-'. */

@@ -51,6 +51,10 @@ static bool served_badge(FILE *f, const json_t *schema, const docs_facts *facts,
     if (facts->native & (1u << ep)) fputs("<span class=\"badge native\">implemented</span>", f);
     else if (ep == TSR_EP_ABSTRACT_EVAL)
         fputs("<span class=\"badge derived\">derived from the declared shapes</span>", f);
+    else if (ep == TSR_EP_HVP && facts->hvp_source == TSR_HVP_FD_VJP)
+        fputs("<span class=\"badge fd\">central differences of vjp</span>", f);
+    else if (ep == TSR_EP_HVP)
+        fputs("<span class=\"badge fd\">second differences of apply</span>", f);
     else
         fprintf(f, "<span class=\"badge fd\">%s of apply</span>", fd_method_name(facts->fd_method));
     return true;
@@ -87,6 +91,16 @@ static void endpoint_body(FILE *f, const json_t *schema, tsr_endpoint ep) {
               "vjp_inputs</dd>\n",
               f);
         break;
+    case TSR_EP_HVP:
+        fputs(inputs, f);
+        wrt_keys(f, schema, "hvp");
+        fputs("<dt>cotangent_vector</dt><dd>an array for each of the hvp_outputs, shaped like "
+              "it</dd>\n<dt>tangent_vector</dt><dd>an array for each of the hvp_inputs, shaped "
+              "like it</dd>\n<dt>returns</dt><dd>for each of the hvp_inputs, the derivative of "
+              "the vector-Jacobian product along the tangent (a Hessian-vector product), "
+              "shaped like it</dd>\n",
+              f);
+        break;
     case TSR_EP_JACOBIAN:
         fputs(inputs, f);
         wrt_keys(f, schema, "jac");
@@ -103,8 +117,8 @@ static void endpoint_body(FILE *f, const json_t *schema, tsr_endpoint ep) {
 }
 
 void docs_endpoints_section(FILE *f, const json_t *schema, const docs_facts *facts) {
-    static const tsr_endpoint order[] = {TSR_EP_APPLY, TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN,
-                                         TSR_EP_ABSTRACT_EVAL};
+    static const tsr_endpoint order[] = {TSR_EP_APPLY,     TSR_EP_JVP, TSR_EP_VJP,
+                                         TSR_EP_JACOBIAN,  TSR_EP_HVP, TSR_EP_ABSTRACT_EVAL};
     fputs("<section id=\"endpoints\">\n<h2>Endpoints</h2>\n", f);
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         tsr_endpoint ep = order[k];

@@ -25,6 +25,7 @@ typedef struct docs_facts {
     const char *mode;          /* a --mode for the command lines; NULL: none */
     unsigned native;           /* bit (1u << ep): the plugin implements ep itself */
     tsr_fd_method fd_method;   /* what serves missing derivatives */
+    tsr_hvp_source hvp_source; /* how hvp is served */
     const char *format;        /* a -f for the command lines (docs_html_page sets it) */
 } docs_facts;
 

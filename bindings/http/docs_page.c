@@ -15,7 +15,8 @@ int http_serve_docs(const tsr_component *c, const char *component_arg, char **pa
     int rc = tsr_schema_to_json(c, &schema, err);
     if (rc != 0) return rc;
     docs_facts facts = {.component_arg = component_arg ? component_arg : tsr_component_path(c),
-                        .fd_method = tsr_component_fd_method(c)};
+                        .fd_method = tsr_component_fd_method(c),
+                        .hvp_source = tsr_component_hvp_source(c)};
     tsr_mode mode = tsr_component_mode(c);
     if (mode != TSR_MODE_INPROC) facts.mode = mode == TSR_MODE_WORKER ? "worker" : "isolated";
     for (int ep = 0; ep < TSR_EP_COUNT; ep++)

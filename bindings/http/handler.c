@@ -79,7 +79,7 @@ static int negotiate(const serve_config *cfg, const char *accept) {
 }
 
 static const tsr_endpoint routes[] = {TSR_EP_APPLY, TSR_EP_JACOBIAN, TSR_EP_JVP, TSR_EP_VJP,
-                                      TSR_EP_ABSTRACT_EVAL};
+                                      TSR_EP_HVP, TSR_EP_ABSTRACT_EVAL};
 
 /* The endpoint a path names, or -1. */
 static int route_of(const char *path) {

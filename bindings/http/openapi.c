@@ -27,6 +27,7 @@ const char *serve_endpoint_route(tsr_endpoint ep) {
     case TSR_EP_APPLY: return "apply";
     case TSR_EP_JVP: return "jacobian_vector_product";
     case TSR_EP_VJP: return "vector_jacobian_product";
+    case TSR_EP_HVP: return "hvp";
     case TSR_EP_JACOBIAN: return "jacobian";
     case TSR_EP_ABSTRACT_EVAL: return "abstract_eval";
     default: return "";
@@ -305,14 +306,17 @@ static json_t *operation(const char *summary, const char *in, const char *out) {
 }
 
 /* The request model of a derivative endpoint: inputs, its wrt lists and
- * (jvp, vjp) its seeds, as arrays keyed by name. */
+ * (jvp, vjp) its seeds, as arrays keyed by name; hvp has cotangents of
+ * its outputs and tangents of its inputs. */
 static json_t *derivative_model(const tsr_component *c, tsr_endpoint ep, const char *title) {
-    static const char *const keys[][3] = {[TSR_EP_JVP] = {"jvp_inputs", "jvp_outputs",
+    static const char *const keys[][4] = {[TSR_EP_JVP] = {"jvp_inputs", "jvp_outputs",
                                                           "tangent_vector"},
                                           [TSR_EP_VJP] = {"vjp_inputs", "vjp_outputs",
                                                           "cotangent_vector"},
                                           [TSR_EP_JACOBIAN] = {"jac_inputs", "jac_outputs",
-                                                               NULL}};
+                                                               NULL},
+                                          [TSR_EP_HVP] = {"hvp_inputs", "hvp_outputs",
+                                                          "cotangent_vector", "tangent_vector"}};
     json_t *m = new_model(title);
     json_t *props = json_object_get(m, "properties");
     json_object_set_new(props, "inputs", ref("Apply_InputSchema"));
@@ -322,11 +326,12 @@ static json_t *derivative_model(const tsr_component *c, tsr_endpoint ep, const c
     json_array_append_new(req, json_string("inputs"));
     json_array_append_new(req, json_string(keys[ep][0]));
     json_array_append_new(req, json_string(keys[ep][1]));
-    if (keys[ep][2]) {
-        json_object_set_new(props, keys[ep][2],
+    for (int k = 2; k < 4; k++) {
+        if (!keys[ep][k]) continue;
+        json_object_set_new(props, keys[ep][k],
                             json_pack("{s:s, s:{s:s}}", "type", "object", "additionalProperties",
                                       "title", "EncodedArrayModel"));
-        json_array_append_new(req, json_string(keys[ep][2]));
+        json_array_append_new(req, json_string(keys[ep][k]));
     }
     return m;
 }
@@ -362,8 +367,9 @@ json_t *serve_openapi_doc(const tsr_component *c, const http_serve_options *opts
         const char *in, *summary;
     } derivatives[] = {{TSR_EP_JACOBIAN, "JacobianInputSchema", "Jacobian"},
                        {TSR_EP_JVP, "JVPInputSchema", "Jacobian Vector Product"},
-                       {TSR_EP_VJP, "VJPInputSchema", "Vector Jacobian Product"}};
-    for (size_t i = 0; i < 3; i++) {
+                       {TSR_EP_VJP, "VJPInputSchema", "Vector Jacobian Product"},
+                       {TSR_EP_HVP, "HVPInputSchema", "Hessian Vector Product"}};
+    for (size_t i = 0; i < sizeof derivatives / sizeof derivatives[0]; i++) {
         if (!tsr_component_has_endpoint(c, derivatives[i].ep)) continue;
         char path[64];
         snprintf(path, sizeof path, "/%s", serve_endpoint_route(derivatives[i].ep));

@@ -37,6 +37,10 @@ TSR_API int tsr_payload_bind(const tsr_payload *p, tsr_call *call, tsr_error *er
         int rc = tsr_call_set_seed(call, seed_names[k], &p->seeds[k].array);
         if (rc != 0) return from_call(call, rc, err);
     }
+    for (int32_t k = 0; k < p->n_tangents; k++) {
+        int rc = tsr_call_set_tangent(call, p->wrt_in[k], &p->tangents[k].array);
+        if (rc != 0) return from_call(call, rc, err);
+    }
     payload_ok(&ctx);
     return 0;
 }

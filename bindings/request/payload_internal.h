@@ -42,10 +42,13 @@ struct tsr_payload {
     char **wrt_out;         /* jac_outputs / jvp_outputs / vjp_outputs */
     int32_t n_wrt_out;
 
-    /* jvp: tangents, parallel to wrt_in; vjp: cotangents, parallel to
-     * wrt_out; NULL otherwise. */
+    /* jvp: tangents, parallel to wrt_in; vjp and hvp: cotangents,
+     * parallel to wrt_out; NULL otherwise. */
     decoded_array *seeds;
     int32_t n_seeds;
+    /* hvp: the tangents, parallel to wrt_in; NULL otherwise. */
+    decoded_array *tangents;
+    int32_t n_tangents;
 };
 
 /* Decode request["inputs"] into p->inputs; every schema input must be given. */
@@ -77,7 +80,7 @@ int payload_write_kind_result(json_writer *jw, const tsr_field *field, const tsr
                               const char *path);
 
 /* Decode the wrt lists and, for jvp and vjp, the tangent or cotangent
- * vector, from the request object. */
+ * vector (hvp: both), from the request object. */
 int payload_read_wrt(tsr_payload *p, json_t *request, const payload_ctx *ctx);
 
 /* The component's max_payload_bytes, max_payload_values, max_array_bytes

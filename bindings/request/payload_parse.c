@@ -13,11 +13,14 @@ static const char *const apply_keys[] = {"inputs", NULL};
 static const char *const jacobian_keys[] = {"inputs", "jac_inputs", "jac_outputs", NULL};
 static const char *const jvp_keys[] = {"inputs", "jvp_inputs", "jvp_outputs", "tangent_vector", NULL};
 static const char *const vjp_keys[] = {"inputs", "vjp_inputs", "vjp_outputs", "cotangent_vector", NULL};
+static const char *const hvp_keys[] = {"inputs", "hvp_inputs", "hvp_outputs", "cotangent_vector",
+                                       "tangent_vector", NULL};
 
 const char *const *payload_keys(tsr_endpoint ep) {
     switch (ep) {
     case TSR_EP_JVP: return jvp_keys;
     case TSR_EP_VJP: return vjp_keys;
+    case TSR_EP_HVP: return hvp_keys;
     case TSR_EP_JACOBIAN: return jacobian_keys;
     default: return apply_keys;
     }
@@ -172,9 +175,12 @@ TSR_API void tsr_payload_free(tsr_payload *p) {
     free(p->kinds);
     if (p->seeds != NULL)
         for (int32_t k = 0; k < p->n_seeds; k++) free(p->seeds[k].buffer);
+    if (p->tangents != NULL)
+        for (int32_t k = 0; k < p->n_tangents; k++) free(p->tangents[k].buffer);
     free(p->inputs);
     free(p->given);
     free(p->seeds);
+    free(p->tangents);
     free_names(p->wrt_in, p->n_wrt_in);
     free_names(p->wrt_out, p->n_wrt_out);
     free(p);
@@ -196,6 +202,13 @@ TSR_API const tsr_array *tsr_payload_seed(const tsr_payload *p, const char *name
     char **names = p->endpoint == TSR_EP_JVP ? p->wrt_in : p->wrt_out;
     for (int32_t k = 0; k < p->n_seeds; k++)
         if (strcmp(names[k], name) == 0) return &p->seeds[k].array;
+    return NULL;
+}
+
+TSR_API const tsr_array *tsr_payload_tangent(const tsr_payload *p, const char *name) {
+    if (p == NULL || name == NULL || p->tangents == NULL) return NULL;
+    for (int32_t k = 0; k < p->n_tangents; k++)
+        if (strcmp(p->wrt_in[k], name) == 0) return &p->tangents[k].array;
     return NULL;
 }
 

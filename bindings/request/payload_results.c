@@ -105,8 +105,10 @@ static int write_results(writer *w, const tsr_payload *p, const tsr_call *call) 
         jw_end_object(&w->jw);
         return 0;
     case TSR_EP_JVP:
-    case TSR_EP_VJP: {
-        /* jvp: one result per jvp_output; vjp: one per vjp_input. */
+    case TSR_EP_VJP:
+    case TSR_EP_HVP: {
+        /* jvp: one result per jvp_output; vjp and hvp: one per input of
+         * their list, shaped like it. */
         char **names = p->endpoint == TSR_EP_JVP ? p->wrt_out : p->wrt_in;
         int32_t n = p->endpoint == TSR_EP_JVP ? p->n_wrt_out : p->n_wrt_in;
         if ((rc = expect_results(call, n, w->ctx)) != 0) return rc;

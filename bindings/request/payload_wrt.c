@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The differentiation arguments of a request: the wrt lists
- * (jac_inputs, jvp_outputs, ...) and the tangent or cotangent vector. */
+ * (jac_inputs, jvp_outputs, ...) and the tangent or cotangent vector
+ * (hvp: both). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,19 @@ typedef struct wrt_keys {
     const char *inputs;  /* "jvp_inputs" */
     const char *outputs; /* "jvp_outputs" */
     const char *seeds;   /* "tangent_vector"; NULL for jacobian */
+    const char *tangents; /* hvp: "tangent_vector" besides its cotangents; else NULL */
 } wrt_keys;
 
 static bool wrt_keys_of(tsr_endpoint ep, wrt_keys *k) {
     switch (ep) {
-    case TSR_EP_JACOBIAN: *k = (wrt_keys){"jac_inputs", "jac_outputs", NULL}; return true;
-    case TSR_EP_JVP: *k = (wrt_keys){"jvp_inputs", "jvp_outputs", "tangent_vector"}; return true;
-    case TSR_EP_VJP: *k = (wrt_keys){"vjp_inputs", "vjp_outputs", "cotangent_vector"}; return true;
+    case TSR_EP_JACOBIAN: *k = (wrt_keys){"jac_inputs", "jac_outputs", NULL, NULL}; return true;
+    case TSR_EP_JVP: *k = (wrt_keys){"jvp_inputs", "jvp_outputs", "tangent_vector", NULL}; return true;
+    case TSR_EP_VJP:
+        *k = (wrt_keys){"vjp_inputs", "vjp_outputs", "cotangent_vector", NULL};
+        return true;
+    case TSR_EP_HVP:
+        *k = (wrt_keys){"hvp_inputs", "hvp_outputs", "cotangent_vector", "tangent_vector"};
+        return true;
     default: return false;
     }
 }
@@ -90,32 +97,33 @@ static int read_names(const tsr_component *c, json_t *list, const char *key, boo
 }
 
 /* tangent_vector / cotangent_vector: exactly one array per listed field,
- * shaped and typed like that field. */
-static int read_seeds(tsr_payload *p, json_t *vector, const wrt_keys *keys,
-                      const payload_ctx *ctx) {
-    bool tangents = p->endpoint == TSR_EP_JVP;
+ * shaped and typed like that field. vector_key names the object;
+ * tangents says whether it is keyed by the inputs' list (else the
+ * outputs'). The arrays go to *out, *n_out counting those decoded. */
+static int read_vector(tsr_payload *p, json_t *vector, const char *vector_key, bool tangents,
+                       const char *list_key, decoded_array **out, int32_t *n_out,
+                       const payload_ctx *ctx) {
     char **names = tangents ? p->wrt_in : p->wrt_out;
     int32_t n = tangents ? p->n_wrt_in : p->n_wrt_out;
-    const char *list_key = tangents ? keys->inputs : keys->outputs;
     if (!json_is_object(vector))
-        return payload_fail(ctx, TSR_E_PAYLOAD, keys->seeds,
+        return payload_fail(ctx, TSR_E_PAYLOAD, vector_key,
                                 "\"%s\" must be an object keyed by the fields of \"%s\"",
-                                keys->seeds, list_key);
+                                vector_key, list_key);
     const char *key;
     json_t *value;
     json_object_foreach(vector, key, value) {
         if (!listed(names, n, key)) {
             char path[PAYLOAD_PATH_MAX];
-            path_join(path, keys->seeds, key);
+            path_join(path, vector_key, key);
             return payload_fail(ctx, TSR_E_UNKNOWN_FIELD, path,
                                     "\"%s\" is not among \"%s\"", key, list_key);
         }
     }
-    p->seeds = calloc(n > 0 ? (size_t)n : 1, sizeof *p->seeds);
-    if (p->seeds == NULL) return payload_fail(ctx, TSR_E_NOMEM, keys->seeds, "out of memory");
+    *out = calloc(n > 0 ? (size_t)n : 1, sizeof **out);
+    if (*out == NULL) return payload_fail(ctx, TSR_E_NOMEM, vector_key, "out of memory");
     for (int32_t k = 0; k < n; k++) {
         char path[PAYLOAD_PATH_MAX];
-        path_join(path, keys->seeds, names[k]);
+        path_join(path, vector_key, names[k]);
         json_t *item = json_object_get(vector, names[k]);
         if (item == NULL)
             return payload_fail(ctx, TSR_E_MISSING, path,
@@ -127,14 +135,11 @@ static int read_seeds(tsr_payload *p, json_t *vector, const wrt_keys *keys,
          * component checks. */
         bool inside = field->kind == TSR_KIND_JSON;
         int rc = decode_array_value(item, inside ? TSR_DTYPE_INVALID : field->dtype, false, ctx,
-                                    path, &p->seeds[k]);
-        if (rc == 0 && inside && !dtype_is_float(p->seeds[k].array.dtype))
-            rc = decoded_convert(&p->seeds[k], TSR_FLOAT64, ctx, path);
-        if (rc != 0) {
-            p->n_seeds = k + 1;   /* its buffer is freed with the others */
-            return rc;
-        }
-        p->n_seeds = k + 1;
+                                    path, &(*out)[k]);
+        if (rc == 0 && inside && !dtype_is_float((*out)[k].array.dtype))
+            rc = decoded_convert(&(*out)[k], TSR_FLOAT64, ctx, path);
+        *n_out = k + 1;   /* a failed one's buffer is freed with the others */
+        if (rc != 0) return rc;
     }
     return 0;
 }
@@ -147,7 +152,14 @@ int payload_read_wrt(tsr_payload *p, json_t *request, const payload_ctx *ctx) {
     if (rc == 0)
         rc = read_names(p->component, json_object_get(request, keys.outputs), keys.outputs, false,
                         &p->wrt_out, &p->n_wrt_out, ctx);
+    /* jvp's seeds are tangents of its inputs; vjp's and hvp's cotangents
+     * of its outputs. */
+    bool jvp = p->endpoint == TSR_EP_JVP;
     if (rc == 0 && keys.seeds != NULL)
-        rc = read_seeds(p, json_object_get(request, keys.seeds), &keys, ctx);
+        rc = read_vector(p, json_object_get(request, keys.seeds), keys.seeds, jvp,
+                         jvp ? keys.inputs : keys.outputs, &p->seeds, &p->n_seeds, ctx);
+    if (rc == 0 && keys.tangents != NULL)
+        rc = read_vector(p, json_object_get(request, keys.tangents), keys.tangents, true,
+                         keys.inputs, &p->tangents, &p->n_tangents, ctx);
     return rc;
 }

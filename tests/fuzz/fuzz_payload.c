@@ -8,7 +8,7 @@
  * which must survive a round trip through base64 unchanged.
  *
  * Input: one selector byte, then the JSON text.
- *   selector % 5          the endpoint
+ *   selector % 6          the endpoint (TSR_EP_COUNT of them; 5 is hvp)
  *   selector / 5 % 2      the response encoding (json, base64)
  *   selector / 10 % 16    the dtype asked of the single array (0: its own)
  */

@@ -13,8 +13,10 @@
 
 #include "bridge.h"
 
-static const char *const endpoint_names[TSR_EP_COUNT] = {"apply", "jvp", "vjp", "jacobian",
-                                                          "abstract_eval", "hvp"};
+static const char *const endpoint_names[TSR_EP_COUNT] = {
+    [TSR_EP_APPLY] = "apply",       [TSR_EP_JVP] = "jvp", [TSR_EP_VJP] = "vjp",
+    [TSR_EP_JACOBIAN] = "jacobian", [TSR_EP_ABSTRACT_EVAL] = "abstract_eval",
+    [TSR_EP_HVP] = "hvp"};
 
 /* A copy kept with the descriptor; NULL when out of memory. */
 static const char *keep(pycomponent *pc, const char *s) {
@@ -276,6 +278,7 @@ int descriptor_build(pycomponent *pc, char *why, size_t n) {
     d->vjp = pc->endpoint[TSR_EP_VJP] ? endpoint_run : NULL;
     d->jacobian = pc->endpoint[TSR_EP_JACOBIAN] ? endpoint_run : NULL;
     d->abstract_eval = pc->endpoint[TSR_EP_ABSTRACT_EVAL] ? endpoint_run : NULL;
+    d->hvp = pc->endpoint[TSR_EP_HVP] ? endpoint_run : NULL;
     return 0;
 }
 

@@ -39,6 +39,17 @@ def vector_jacobian_product(inputs, vjp_inputs, vjp_outputs, cotangent_vector):
     return {"x": tail / inputs.x}
 
 
+def hvp(inputs, hvp_inputs, hvp_outputs, cotangent_vector, tangent_vector):
+    # the derivative of the vjp above along the tangent v of x, with
+    # dp = p * cumsum(v / x): d(tail / x) = dtail / x - tail v / x^2
+    x, v, g = inputs.x, tangent_vector["x"], cotangent_vector["p"]
+    p = cumproduct(x)
+    dp = p * np.cumsum(v / x)
+    tail = np.cumsum((g * p)[::-1])[::-1]
+    dtail = np.cumsum((g * dp)[::-1])[::-1]
+    return {"x": dtail / x - tail * v / x**2}
+
+
 def abstract_eval(abstract_inputs):
     n = abstract_inputs.x.shape[0]
     return {
