@@ -73,7 +73,8 @@ static int read_endpoints(json_t *paths, tsr_plugin *d, tsr_endpoint_fn fn, char
         [TSR_EP_JACOBIAN] = &d->jacobian, [TSR_EP_ABSTRACT_EVAL] = &d->abstract_eval,
         [TSR_EP_HVP] = &d->hvp};
     for (int e = 0; e < TSR_EP_COUNT; e++)
-        if (endpoint_paths[e] && slot[e] && json_is_object(json_object_get(paths, endpoint_paths[e])))
+        if (endpoint_paths[e] && slot[e] &&
+            json_is_object(json_object_get(paths, endpoint_paths[e])))
             *slot[e] = fn;
     if (d->apply) return 0;
     snprintf(why, n, "its /openapi.json lists no /apply: not a Tesseract's API document");
