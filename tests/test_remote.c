@@ -245,7 +245,8 @@ Test(remote, vectoradd_apply_and_jacobian_match_the_closed_form) {
     tsr_close(c);
 }
 
-/* Arrays only (JSON fields in requests are the request layer's). */
+/* Arrays only (JSON fields in requests are the request layer's). A jacobian
+ * alone gives an hvp too: differences of its w^T J. */
 Test(remote, the_command_line_takes_a_url) {
     const char *url = need(RAISING);
     cli_run r = run_cli(NULL, "apply", url, "{\"inputs\": {\"x\": [4, 9, 0.25]}}");
@@ -254,7 +255,7 @@ Test(remote, the_command_line_takes_a_url) {
     run_free(&r);
     r = run_cli(NULL, "schema", need(VECTORADD));
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    assert_contains(r.out, "\"endpoints\":[\"apply\",\"jacobian\"]");
+    assert_contains(r.out, "\"endpoints\":[\"apply\",\"jacobian\",\"hvp\"]");
     run_free(&r);
 }
 
