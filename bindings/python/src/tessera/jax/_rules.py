@@ -172,8 +172,11 @@ def _jvp_rule(primals, tangents, *, op: Op):
         return _vjp_jvp_rule(primals, tangents, op=op)
     if op.kind == "jvp":
         return _jvp_jvp_rule(primals, tangents, op=op)
-    if op.kind != "apply":
-        raise _second_order(op, "a derivative")
+    if op.kind == "hvp":
+        raise _errors.UnsupportedError(
+            _errors.TSR_E_UNSUPPORTED,
+            f"component '{op.component.name}': third-order derivatives are not available "
+            "(a derivative of its hvp was asked)")
     comp = op.component
     moved = _moved(op, tangents)
     wrt_in, seeds = list(moved), list(moved.values())

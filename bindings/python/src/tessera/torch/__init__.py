@@ -268,9 +268,16 @@ def _hvp_rows(component: Component, batch: int, inputs: Sequence[torch.Tensor],
 
 
 def _moving(component: Component, tensors: Sequence[Any]) -> dict:
-    """{input name: derivative} of the differentiable inputs given one."""
-    return {f.name: t for f, t in zip(component.schema.inputs, tensors)
-            if t is not None and f.differentiable}
+    """{input name: tangent} of the inputs given one; a non-differentiable
+    one raises."""
+    moved = {}
+    for f, t in zip(component.schema.inputs, tensors):
+        if t is None:
+            continue
+        if not f.differentiable:
+            raise _not_differentiable(component, f.name, "a tangent was given for")
+        moved[f.name] = t
+    return moved
 
 
 def _needed(component: Component, needs: Sequence[bool]) -> tuple:
