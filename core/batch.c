@@ -30,9 +30,9 @@ static tsr_array slice(const tsr_array *a, int64_t i) {
     return s;
 }
 
-/* Tangents (jvp) or cotangents (vjp) the call takes. */
+/* Tangents (jvp), cotangents (vjp), or both (hvp) the call takes. */
 static int32_t seed_count(const tsr_call *call) {
-    return call->ep == TSR_EP_JVP ? call->n_wrt_in : call->ep == TSR_EP_VJP ? call->n_wrt_out : 0;
+    return ep_seed_count(call->ep, call->n_wrt_in, call->n_wrt_out);
 }
 
 /* Bind item i of the batch's inputs and seeds to a lane's sub-call. */
@@ -222,11 +222,9 @@ static int run_batch(tsr_call *call, int64_t batch) {
         return call_fail(call, TSR_E_UNSUPPORTED, "the component does not implement this endpoint");
     if (call_has_free_entries(call))
         return call_fail(call, TSR_E_UNSUPPORTED,
-                         "a batch cannot differentiate inside JSON fields (paths in %s): run "
+                         "a batch cannot differentiate inside JSON fields (paths in %s or %s): run "
                          "each item as its own call",
-                         call->ep == TSR_EP_JVP ? "jvp_inputs or jvp_outputs"
-                         : call->ep == TSR_EP_VJP ? "vjp_inputs or vjp_outputs"
-                                                  : "jac_inputs or jac_outputs");
+                         ep_wrt_in_label(call->ep), ep_wrt_out_label(call->ep));
     int rc = check_batched(call, batch);
     if (rc) return rc;
     int32_t lanes = c->lanes;

@@ -29,6 +29,7 @@ TSR_API tsr_call *tsr_call_new(tsr_component *c, tsr_endpoint ep) {
     int32_t n_in = max_i32(c->n_in, 1), n_out = max_i32(c->n_out, 1);
     int32_t cap = max_i32(n_out, n_in);
     if (ep == TSR_EP_JACOBIAN) cap = max_i32(cap, n_in * n_out);
+    if (ep == TSR_EP_HVP) cap = n_in + n_out;   /* cotangents then tangents */
     call->cap_results = cap;
     call->inputs = calloc((size_t)n_in, sizeof *call->inputs);
     call->input_bound = calloc((size_t)n_in, 1);
@@ -174,12 +175,8 @@ TSR_API int tsr_call_set_text(tsr_call *call, const char *name, const char *utf8
 }
 
 /* Names of the differentiation lists, as in Tesseract's payloads. */
-static const char *wrt_in_label(tsr_endpoint ep) {
-    return ep == TSR_EP_JVP ? "jvp_inputs" : ep == TSR_EP_VJP ? "vjp_inputs" : "jac_inputs";
-}
-static const char *wrt_out_label(tsr_endpoint ep) {
-    return ep == TSR_EP_JVP ? "jvp_outputs" : ep == TSR_EP_VJP ? "vjp_outputs" : "jac_outputs";
-}
+static const char *wrt_in_label(tsr_endpoint ep) { return ep_wrt_in_label(ep); }
+static const char *wrt_out_label(tsr_endpoint ep) { return ep_wrt_out_label(ep); }
 
 static const char *item_at(int32_t k, char *buf, size_t n) {
     snprintf(buf, n, "%d", (int)k);
@@ -270,14 +267,16 @@ static int wrt_room(tsr_call *call, int32_t n_in, int32_t n_out) {
                             wrt_out_label(ep), (int)(in ? n_in : n_out),
                             (int)wrt_bound(in ? c->n_in : c->n_out));
     }
-    int64_t results = ep == TSR_EP_JVP ? n_out : ep == TSR_EP_VJP ? n_in : (int64_t)n_in * n_out;
+    int64_t results = ep_result_count(ep, n_in, n_out);
     int64_t blocks = (int64_t)(c->n_in > 0 ? c->n_in : 1) * (c->n_out > 0 ? c->n_out : 1);
     int64_t bound = blocks > SCHEMA_MAX_WRT ? blocks : SCHEMA_MAX_WRT;
     if (ep == TSR_EP_JACOBIAN && results > bound)
         return call_fail_at(call, TSR_E_ARGUMENT, wrt_in_label(ep), NULL,
                             "jacobian: %d outputs by %d inputs make %lld blocks, at most %lld",
                             (int)n_out, (int)n_in, (long long)results, (long long)bound);
-    if (call_wrt_reserve(call, n_in, n_out, (int32_t)results) != 0)
+    /* Seeds share the results' capacity: hvp has more seeds than results. */
+    int64_t slots = ep == TSR_EP_HVP ? (int64_t)n_in + n_out : results;
+    if (call_wrt_reserve(call, n_in, n_out, (int32_t)slots) != 0)
         return call_fail(call, TSR_E_NOMEM, "out of memory for the differentiation lists");
     return 0;
 }
@@ -286,9 +285,9 @@ TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_
                              const char *const *out_names, int32_t n_out) {
     if (!call) return TSR_E_ARGUMENT;
     tsr_endpoint ep = call->ep;
-    if (ep != TSR_EP_JVP && ep != TSR_EP_VJP && ep != TSR_EP_JACOBIAN)
+    if (!ep_is_derivative(ep))
         return call_fail(call, TSR_E_ARGUMENT,
-                         "differentiation targets apply only to jvp, vjp and jacobian");
+                         "differentiation targets apply only to jvp, vjp, jacobian and hvp");
     tsr_component *c = call->comp;
     call->wrt_set = 0;
     call->validated = 0;
@@ -313,24 +312,24 @@ TSR_API int tsr_call_set_wrt(tsr_call *call, const char *const *in_names, int32_
     return ok(call);
 }
 
-TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a) {
-    if (!call) return TSR_E_ARGUMENT;
+/* Seed slot k of the given kind (tangent: of wrt_in entry k; cotangent:
+ * of wrt_out entry k) bound to a, or unbound for a NULL. */
+static int bind_seed(tsr_call *call, int tangent, const char *name, const tsr_array *a) {
     tsr_endpoint ep = call->ep;
-    if (ep != TSR_EP_JVP && ep != TSR_EP_VJP)
-        return call_fail(call, TSR_E_ARGUMENT,
-                         "only jvp (tangent_vector) and vjp (cotangent_vector) take seeds");
+    const char *label = tangent ? "tangent_vector" : "cotangent_vector";
     if (!call->wrt_set)
         return call_fail(call, TSR_E_ARGUMENT, "set %s and %s (tsr_call_set_wrt) before seeds",
                          wrt_in_label(ep), wrt_out_label(ep));
-    int jvp = ep == TSR_EP_JVP;
-    const char *label = jvp ? "tangent_vector" : "cotangent_vector";
     if (!name)
         return call_fail_at(call, TSR_E_ARGUMENT, label, NULL, "%s: the name is NULL", label);
-    const char *const *paths = jvp ? call->wrt_in_paths : call->wrt_out_paths;
-    int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
+    const char *const *paths = tangent ? call->wrt_in_paths : call->wrt_out_paths;
+    int32_t n = tangent ? call->n_wrt_in : call->n_wrt_out;
+    /* hvp: the tangents follow the cotangents (plugin.h). */
+    int32_t base = ep == TSR_EP_HVP && tangent ? call->n_wrt_out : 0;
     /* A whole field's path is its name. */
-    for (int32_t k = 0; k < n; k++)
-        if (strcmp(paths[k], name) == 0) {
+    for (int32_t j = 0; j < n; j++)
+        if (strcmp(paths[j], name) == 0) {
+            int32_t k = base + j;
             if (!a) {
                 call->validated = 0;
                 call->seed_set[k] = 0;
@@ -346,7 +345,25 @@ TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array 
             return 0;
         }
     return call_fail_at(call, TSR_E_UNKNOWN_FIELD, label, name, "%s: '%s' is not one of %s",
-                        label, name, jvp ? "jvp_inputs" : "vjp_outputs");
+                        label, name, tangent ? wrt_in_label(ep) : wrt_out_label(ep));
+}
+
+TSR_API int tsr_call_set_seed(tsr_call *call, const char *name, const tsr_array *a) {
+    if (!call) return TSR_E_ARGUMENT;
+    tsr_endpoint ep = call->ep;
+    if (ep != TSR_EP_JVP && ep != TSR_EP_VJP && ep != TSR_EP_HVP)
+        return call_fail(call, TSR_E_ARGUMENT,
+                         "only jvp (tangent_vector), vjp and hvp (cotangent_vector) take seeds");
+    return bind_seed(call, ep == TSR_EP_JVP, name, a);
+}
+
+TSR_API int tsr_call_set_tangent(tsr_call *call, const char *name, const tsr_array *a) {
+    if (!call) return TSR_E_ARGUMENT;
+    if (call->ep != TSR_EP_HVP)
+        return call_fail(call, TSR_E_ARGUMENT,
+                         "tsr_call_set_tangent is for hvp (jvp's tangents are its seeds: "
+                         "tsr_call_set_seed)");
+    return bind_seed(call, 1, name, a);
 }
 
 /* ---- validation at run time ------------------------------------------- */
@@ -433,44 +450,53 @@ static int check_free_seed(tsr_call *call, const char *what, const char *path,
     return limit_take(call, limit_array_bytes(s), what, path);
 }
 
+/* Seed k: tangent of wrt_in entry j (shaped like that input) or
+ * cotangent of wrt_out entry j (shaped like that output). */
+static int check_seed(tsr_call *call, int tangent, int32_t j, int32_t k) {
+    tsr_component *c = call->comp;
+    const char *what = tangent ? "tangent_vector" : "cotangent_vector";
+    const field_info *f = tangent ? &c->in[call->wrt_in[j]] : &c->out[call->wrt_out[j]];
+    char label[SCHEMA_MAX_PATH + 32];
+    const char *path = tangent ? call->wrt_in_paths[j] : call->wrt_out_paths[j];
+    if (!call->seed_set[k])
+        return call_fail_at(call, TSR_E_MISSING, what, path, "%s is missing",
+                            array_label(what, path, label, sizeof label));
+    const tsr_array *s = &call->seeds[k];
+    if (f->field.kind == TSR_KIND_JSON) return check_free_seed(call, what, path, s);
+    if (tangent) {
+        const tsr_array *in = &call->inputs[call->wrt_in[j]];
+        if (s->rank != in->rank ||
+            memcmp(s->shape, in->shape, (size_t)in->rank * sizeof(int64_t)) != 0) {
+            char a[96], b[96];
+            return call_fail_at(call, TSR_E_SHAPE, what, f->field.name,
+                                "%s: shape %s given, %s expected (the shape of input '%s')",
+                                array_label(what, f->field.name, label, sizeof label),
+                                shape_str(s->shape, s->rank, a, sizeof a),
+                                shape_str(in->shape, in->rank, b, sizeof b), f->field.name);
+        }
+    }
+    return check_array(call, what, f, s, 1);
+}
+
 /* Tangents are shaped like their inputs, cotangents like their outputs. */
 static int check_seeds(tsr_call *call) {
-    tsr_component *c = call->comp;
     if (!call->wrt_set)
         return call_fail_at(call, TSR_E_MISSING, wrt_in_label(call->ep), NULL,
                             "%s and %s are not set (tsr_call_set_wrt)",
                          wrt_in_label(call->ep), wrt_out_label(call->ep));
-    if (call->ep != TSR_EP_JVP && call->ep != TSR_EP_VJP) return 0;
-    int jvp = call->ep == TSR_EP_JVP;
-    const char *what = jvp ? "tangent_vector" : "cotangent_vector";
-    int32_t n = jvp ? call->n_wrt_in : call->n_wrt_out;
-    for (int32_t k = 0; k < n; k++) {
-        const field_info *f = jvp ? &c->in[call->wrt_in[k]] : &c->out[call->wrt_out[k]];
-        char label[SCHEMA_MAX_PATH + 32];
-        const char *path = jvp ? call->wrt_in_paths[k] : call->wrt_out_paths[k];
-        if (!call->seed_set[k])
-            return call_fail_at(call, TSR_E_MISSING, what, path, "%s is missing",
-                                array_label(what, path, label, sizeof label));
-        const tsr_array *s = &call->seeds[k];
-        if (f->field.kind == TSR_KIND_JSON) {
-            int rc = check_free_seed(call, what, path, s);
+    tsr_endpoint ep = call->ep;
+    /* In the order of tsr_args: cotangents, then (hvp) tangents. */
+    if (ep == TSR_EP_VJP || ep == TSR_EP_HVP)
+        for (int32_t j = 0; j < call->n_wrt_out; j++) {
+            int rc = check_seed(call, 0, j, j);
             if (rc) return rc;
-            continue;
         }
-        if (jvp) {
-            const tsr_array *in = &call->inputs[call->wrt_in[k]];
-            if (s->rank != in->rank ||
-                memcmp(s->shape, in->shape, (size_t)in->rank * sizeof(int64_t)) != 0) {
-                char a[96], b[96];
-                return call_fail_at(call, TSR_E_SHAPE, what, f->field.name,
-                                    "%s: shape %s given, %s expected (the shape of input '%s')",
-                                    array_label(what, f->field.name, label, sizeof label),
-                                    shape_str(s->shape, s->rank, a, sizeof a),
-                                    shape_str(in->shape, in->rank, b, sizeof b), f->field.name);
-            }
+    if (ep == TSR_EP_JVP || ep == TSR_EP_HVP) {
+        int32_t base = ep == TSR_EP_HVP ? call->n_wrt_out : 0;
+        for (int32_t j = 0; j < call->n_wrt_in; j++) {
+            int rc = check_seed(call, 1, j, base + j);
+            if (rc) return rc;
         }
-        int rc = check_array(call, what, f, s, 1);
-        if (rc) return rc;
     }
     return 0;
 }
@@ -489,6 +515,13 @@ static int unsupported(tsr_call *call) {
         shape_hint(call->comp, hint, sizeof hint);
         return call_fail(call, TSR_E_UNSUPPORTED, "%s (available endpoints: %s)", hint, have);
     }
+    if (call->ep == TSR_EP_HVP)
+        return call_fail(call, TSR_E_UNSUPPORTED,
+                         "the component has no hvp: it needs a native hvp, or a vjp (or "
+                         "jacobian) for the host to difference%s (available: %s)",
+                         call->comp->opts.hvp_fallback_off ? ", and hvp_fallback=off allows "
+                                                             "only a native hvp" : "",
+                         have);
     return call_fail(call, TSR_E_UNSUPPORTED,
                      "the component does not implement this endpoint (available: %s)", have);
 }
@@ -535,9 +568,7 @@ int call_validate(tsr_call *call) {
         .wrt_out = call->wrt_out,
         .n_wrt_out = call->n_wrt_out,
         .seeds = call->seeds,
-        .n_seeds = call->ep == TSR_EP_JVP   ? call->n_wrt_in
-                   : call->ep == TSR_EP_VJP ? call->n_wrt_out
-                                            : 0,
+        .n_seeds = ep_seed_count(call->ep, call->n_wrt_in, call->n_wrt_out),
         .results = call->results,
         .n_results = call->n_results,
         .wrt_in_paths = call->wrt_in_paths,
@@ -690,7 +721,8 @@ TSR_API const tsr_array *tsr_call_output(const tsr_call *call, const char *name)
         const char *rname;
         switch (call->ep) {
         case TSR_EP_JVP: rname = call->wrt_out_paths[k]; break;
-        case TSR_EP_VJP: rname = call->wrt_in_paths[k]; break;
+        case TSR_EP_VJP:
+        case TSR_EP_HVP: rname = call->wrt_in_paths[k]; break;
         case TSR_EP_JACOBIAN: return NULL;
         default: rname = c->out[k].field.name; break;
         }

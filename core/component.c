@@ -148,9 +148,19 @@ int schema_gives_shapes(const tsr_component *c) {
     return 1;
 }
 
+TSR_API tsr_hvp_source tsr_component_hvp_source(const tsr_component *c) {
+    if (!c) return TSR_HVP_NONE;
+    if (c->ep[TSR_EP_HVP]) return TSR_HVP_NATIVE;
+    if (c->opts.hvp_fallback_off) return TSR_HVP_NONE;
+    /* An exact vjp, or one the fallback serves from the exact jacobian. */
+    if (c->ep[TSR_EP_VJP] || c->ep[TSR_EP_JACOBIAN]) return TSR_HVP_FD_VJP;
+    return c->fd_method != TSR_FD_NONE ? TSR_HVP_FD_APPLY : TSR_HVP_NONE;
+}
+
 TSR_API int tsr_component_has_endpoint(const tsr_component *c, tsr_endpoint ep) {
     if (!c || (int)ep < 0 || (int)ep >= TSR_EP_COUNT) return 0;
     if (c->ep[ep]) return 1;
+    if (ep == TSR_EP_HVP) return tsr_component_hvp_source(c) != TSR_HVP_NONE;
     if (ep == TSR_EP_ABSTRACT_EVAL) return schema_gives_shapes(c);
     return ep != TSR_EP_APPLY && c->fd_method != TSR_FD_NONE;
 }

@@ -108,9 +108,7 @@ void defaults_free(field_info *fs, int32_t n) {
     }
 }
 
-static const char *wrt_label(tsr_endpoint ep) {
-    return ep == TSR_EP_JVP ? "jvp_inputs" : ep == TSR_EP_VJP ? "vjp_inputs" : "jac_inputs";
-}
+static const char *wrt_label(tsr_endpoint ep) { return ep_wrt_in_label(ep); }
 
 int defaults_fill(tsr_call *call) {
     const tsr_component *c = call->comp;
@@ -126,7 +124,7 @@ int defaults_fill(tsr_call *call) {
                                 "input '%s' is missing", f->field.name);
     }
     tsr_endpoint ep = call->ep;
-    if ((ep != TSR_EP_JVP && ep != TSR_EP_VJP && ep != TSR_EP_JACOBIAN) || !call->wrt_set)
+    if (!ep_is_derivative(ep) || !call->wrt_set)
         return 0;
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         int32_t i = call->wrt_in[k];

@@ -346,6 +346,8 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
     c->ep[TSR_EP_VJP] = d->vjp;
     c->ep[TSR_EP_JACOBIAN] = d->jacobian;
     c->ep[TSR_EP_ABSTRACT_EVAL] = d->abstract_eval;
+    /* Appended in ABI 1.2: a plugin built before has no such member. */
+    c->ep[TSR_EP_HVP] = PLUGIN_HAS(d, hvp) ? d->hvp : NULL;
     if (PLUGIN_HAS(d, fd_step)) {
         if ((unsigned)d->fd_method > TSR_FD_SPSA || !(d->fd_step >= 0 && d->fd_step < 1) ||
             d->fd_samples > 1000000) {

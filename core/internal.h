@@ -124,7 +124,8 @@ struct tsr_call {
     int64_t item;
     struct tsr_call **subs;
     int32_t n_subs;
-    struct tsr_call *fd_apply;       /* fd_fallback.c: evaluates apply */
+    struct tsr_call *fd_apply;       /* fd_fallback.c: evaluates apply; hvp_fallback.c: the
+                                        apply, vjp or jacobian it differences */
     result_buf *fd_work;             /* fd_fallback.c: working copies of inputs, n_in */
     result_buf scratch;              /* ctx_scratch: an endpoint's staging (manifests) */
     int results_valid;
@@ -250,8 +251,11 @@ int call_run_begin(struct tsr_call *call, call_run_state *s);
 int call_run_end(struct tsr_call *call, const call_run_state *s, int rc);
 int call_run_native(struct tsr_call *call);
 
-/* fd_fallback.c: jvp, vjp, jacobian by finite differences of apply. */
+/* fd_fallback.c: jvp, vjp, jacobian by finite differences of apply;
+ * hvp handed to hvp_fd_invoke (hvp_fallback.c: differences of the vjp or
+ * of apply, as tsr_component_hvp_source says). */
 int fd_invoke(struct tsr_call *call);
+int hvp_fd_invoke(struct tsr_call *call);
 
 /* results.c: a batch item's results are its slices of the batch's. */
 void batch_point_results(struct tsr_call *sub);

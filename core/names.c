@@ -9,7 +9,7 @@
 static const char *const endpoint_names[TSR_EP_COUNT] = {
     [TSR_EP_APPLY] = "apply",       [TSR_EP_JVP] = "jvp",
     [TSR_EP_VJP] = "vjp",           [TSR_EP_JACOBIAN] = "jacobian",
-    [TSR_EP_ABSTRACT_EVAL] = "abstract_eval",
+    [TSR_EP_ABSTRACT_EVAL] = "abstract_eval", [TSR_EP_HVP] = "hvp",
 };
 
 TSR_API const char *tsr_endpoint_name(tsr_endpoint ep) {

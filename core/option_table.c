@@ -117,6 +117,14 @@ static const tsr_option_info table[] = {
      "stays 0, for a host whose calls take a few tens of nanoseconds. At log_level debug calls "
      "are timed whatever it says.",
      "off"},
+    {"hvp_fallback", "auto, off", "auto", "auto", "every mode",
+     "how hvp is served for a component without a native hvp",
+     "auto: by central differences of its vjp, (vjp(x + h v) - vjp(x - h v)) / 2h (two vjp calls; "
+     "a vjp served from its jacobian counts), else, for a component that declares an fd_method, "
+     "by central second differences of apply (1 + 4n apply calls for n input elements); "
+     "tsr_component_hvp_source says which. off: no fallback, hvp of such a component fails with "
+     "TSR_E_UNSUPPORTED like any endpoint it lacks.",
+     "off"},
     {"python", "a path", NULL, "$TESSERA_PYTHON, else the component's environment",
      "Python components", "the interpreter to run the component under",
      "A venv's python runs it with that venv's packages. By default $TESSERA_PYTHON, else an "

@@ -294,6 +294,12 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         opts->timing_off = strcmp(value, "off") == 0;
         return 0;
     }
+    if (strcmp(key, "hvp_fallback") == 0) {
+        if (strcmp(value, "auto") && strcmp(value, "off"))
+            return bad_value(err, key, value, "auto or off");
+        opts->hvp_fallback_off = strcmp(value, "off") == 0;
+        return 0;
+    }
     if (strcmp(key, "file_io") == 0) {
         int io = tsr_file_io_from_name(value);
         if (io < 0) return bad_value(err, key, value, "auto, io_uring or posix");

@@ -54,6 +54,7 @@ struct tsr_options {
     int casting;                     /* CASTING_* */
     int unwritten;                   /* UNWRITTEN_* (result_fill.c) */
     int timing_off;                  /* call_timing=off: no clock reads per call */
+    int hvp_fallback_off;            /* hvp_fallback=off: hvp only where it is native */
     /* Python components (backends/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */

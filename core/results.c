@@ -10,7 +10,8 @@
 int32_t results_count(const tsr_call *call) {
     switch (call->ep) {
     case TSR_EP_JVP: return call->n_wrt_out;
-    case TSR_EP_VJP: return call->n_wrt_in;
+    case TSR_EP_VJP:
+    case TSR_EP_HVP: return call->n_wrt_in;
     case TSR_EP_JACOBIAN: return call->n_wrt_out * call->n_wrt_in;
     default: return call->comp->n_out;
     }
@@ -21,7 +22,8 @@ void result_layout_of(const tsr_component *c, tsr_endpoint ep, const int32_t *wr
     int32_t o = -1, i = -1;
     switch (ep) {
     case TSR_EP_JVP: o = wrt_out[k]; break;
-    case TSR_EP_VJP: i = wrt_in[k]; break;
+    case TSR_EP_VJP:
+    case TSR_EP_HVP: i = wrt_in[k]; break;
     case TSR_EP_JACOBIAN:
         o = wrt_out[k / n_wrt_in];
         i = wrt_in[k % n_wrt_in];
@@ -80,7 +82,7 @@ const char *call_result_name(const tsr_call *call, int32_t k, char *buf, size_t 
     layout(call, k, &l);
     if (!l.free_form) return result_layout_name(call->comp, &l, buf, n);
     /* Inside a JSON field: named by the paths, as the caller gave them. */
-    int32_t i = call->ep == TSR_EP_VJP ? k : call->ep == TSR_EP_JACOBIAN ? k % call->n_wrt_in : -1;
+    int32_t i = call->ep == TSR_EP_VJP || call->ep == TSR_EP_HVP ? k : call->ep == TSR_EP_JACOBIAN ? k % call->n_wrt_in : -1;
     int32_t o = call->ep == TSR_EP_JVP ? k : call->ep == TSR_EP_JACOBIAN ? k / call->n_wrt_in : -1;
     if (o < 0) snprintf(buf, n, "result for input '%s'", call->wrt_in_paths[i]);
     else if (i >= 0)

@@ -79,6 +79,33 @@ void defaults_free(field_info *fs, int32_t n);
  * for one that may not be left out, or that the call differentiates. */
 int defaults_fill(tsr_call *call);
 
+/* The layout of tsr_args by endpoint (plugin.h), shared by the host and
+ * the worker: whether ep takes differentiation lists, how many seeds and
+ * results it has for n_wi wrt inputs and n_wo wrt outputs (results: -1
+ * for apply and abstract_eval, one per output), and the names of its lists
+ * ("jvp_inputs", ...). hvp: cotangents of the outputs, then tangents of
+ * the inputs; one result per input. */
+static inline int ep_is_derivative(tsr_endpoint ep) {
+    return ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN || ep == TSR_EP_HVP;
+}
+static inline int32_t ep_seed_count(tsr_endpoint ep, int32_t n_wi, int32_t n_wo) {
+    return ep == TSR_EP_JVP ? n_wi : ep == TSR_EP_VJP ? n_wo : ep == TSR_EP_HVP ? n_wo + n_wi : 0;
+}
+static inline int64_t ep_result_count(tsr_endpoint ep, int32_t n_wi, int32_t n_wo) {
+    return ep == TSR_EP_JVP ? n_wo
+           : ep == TSR_EP_VJP || ep == TSR_EP_HVP ? n_wi
+           : ep == TSR_EP_JACOBIAN ? (int64_t)n_wi * n_wo
+                                   : -1;
+}
+static inline const char *ep_wrt_in_label(tsr_endpoint ep) {
+    return ep == TSR_EP_JVP ? "jvp_inputs" : ep == TSR_EP_VJP ? "vjp_inputs"
+           : ep == TSR_EP_HVP ? "hvp_inputs" : "jac_inputs";
+}
+static inline const char *ep_wrt_out_label(tsr_endpoint ep) {
+    return ep == TSR_EP_JVP ? "jvp_outputs" : ep == TSR_EP_VJP ? "vjp_outputs"
+           : ep == TSR_EP_HVP ? "hvp_outputs" : "jac_outputs";
+}
+
 /* component.c: the index of the field called name, or -1. */
 int32_t find_field(const field_info *fs, int32_t n, const char *name);
 

@@ -76,17 +76,20 @@ static int same_shape(const tsr_array *a, const int64_t *shape, int32_t rank) {
 
 static int check_seeds(served *s, const tsr_args *args, char *why, size_t n) {
     const tsr_component *c = s->c;
-    int jvp = args->endpoint == TSR_EP_JVP;
-    const char *section = jvp ? "tangent_vector" : "cotangent_vector";
+    tsr_endpoint ep = args->endpoint;
     for (int32_t k = 0; k < args->n_seeds; k++) {
-        const field_info *f = jvp ? &c->in[args->wrt_in[k]] : &c->out[args->wrt_out[k]];
+        /* jvp: tangents; vjp: cotangents; hvp: cotangents, then tangents. */
+        int tangent = ep == TSR_EP_JVP || (ep == TSR_EP_HVP && k >= args->n_wrt_out);
+        int32_t j = ep == TSR_EP_HVP && tangent ? k - args->n_wrt_out : k;
+        const char *section = tangent ? "tangent_vector" : "cotangent_vector";
+        const field_info *f = tangent ? &c->in[args->wrt_in[j]] : &c->out[args->wrt_out[j]];
         const tsr_array *seed = &args->seeds[k];
         /* Inside a JSON field: any float array (request.c checked it). */
         if (f->field.kind == TSR_KIND_JSON) continue;
         int rc = match(s, f, seed, seed->rank, section, k, why, n);
         if (rc) return rc;
-        if (jvp && (seed->rank != args->inputs[args->wrt_in[k]].rank ||
-                    !same_shape(seed, args->inputs[args->wrt_in[k]].shape, seed->rank))) {
+        const tsr_array *in = tangent ? &args->inputs[args->wrt_in[j]] : NULL;
+        if (in && (seed->rank != in->rank || !same_shape(seed, in->shape, seed->rank))) {
             char label[SCHEMA_MAX_NAME + 32];
             snprintf(why, n, "%s: not shaped like its input",
                      label_of(section, f->field.name, k, label, sizeof label));

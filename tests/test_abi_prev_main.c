@@ -6,7 +6,9 @@
  * release would. The plugin ABI version is the current header's, and so
  * are the sizes of the structs the two sides share, but for those this
  * release grew by appending (ABI 1.1: tsr_field's kind and choices,
- * tsr_args' wrt paths), whose old size is where the new members start. */
+ * tsr_args' wrt paths; ABI 1.2: tsr_plugin's hvp), whose old size is where
+ * the new members start. Its descriptor ends before hvp: the host reads no
+ * hvp from it and serves hvp by differences of its vjp. */
 #include <dlfcn.h>
 #include <stddef.h>
 
@@ -38,7 +40,7 @@ Test(abi_prev_main, the_frozen_header_has_this_releases_abi_version_and_struct_s
     const char *names[] = {"tsr_plugin", "tsr_field", "tsr_array", "tsr_args",
                            "tsr_host_api", "tsr_ctx", "tsr_dim"};
     /* grown by appending: the old layout ends where the new members start */
-    const size_t then[] = {sizeof(tsr_plugin), offsetof(tsr_field, kind), sizeof(tsr_array),
+    const size_t then[] = {offsetof(tsr_plugin, hvp), offsetof(tsr_field, kind), sizeof(tsr_array),
                            offsetof(tsr_args, wrt_in_paths), sizeof(tsr_host_api),
                            sizeof(tsr_ctx), sizeof(tsr_dim)};
     for (size_t k = 0; k < sizeof now / sizeof now[0]; k++) {
@@ -100,6 +102,21 @@ static void runs_in(tsr_mode mode) {
             cr_assert_eq(d[i], 3 * seed[i], "%s[%d]", tsr_endpoint_name(eps[k]), i);
         tsr_call_free(call);
     }
+    /* No hvp behind its struct_size: served from the vjp, which is
+     * linear in x, so the product is zero. */
+    cr_assert_eq(tsr_component_has_native_endpoint(c, TSR_EP_HVP), 0);
+    cr_assert_eq(tsr_component_hvp_source(c), TSR_HVP_FD_VJP);
+    call = new_call(c, TSR_EP_HVP);
+    bind_ok(call, "x", f64_vec(x, 3));
+    bind_ok(call, "scale", f64_scalar(&s));
+    wrt_ok(call, x_only, 1, y_only, 1);
+    seed_ok(call, "y", f64_vec(seed, 3));
+    tsr_array t = f64_vec(seed, 3);
+    cr_assert_eq(tsr_call_set_tangent(call, "x", &t), 0, "%s", tsr_call_errmsg(call));
+    run_ok(call);
+    const double *hv = tsr_call_output(call, "x")->data;
+    for (int i = 0; i < 3; i++) cr_assert_float_eq(hv[i], 0.0, 1e-6, "hvp[%d] = %g", i, hv[i]);
+    tsr_call_free(call);
     tsr_component_free_buffer(c, x);
     tsr_close(c);
 }

@@ -58,15 +58,18 @@ static int contract_endpoint(tsr_component *c, tsr_endpoint ep, char *msg, size_
     if (!call) return call_done(0, NULL, msg, n);
     int rc = bind_contract(call);
     const char *in[2] = {"mesh.nodes", "z"}, *out[2] = {"moved.nodes", "z"};
-    if (!rc && (ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN))
+    if (!rc && ep != TSR_EP_APPLY && ep != TSR_EP_ABSTRACT_EVAL)
         rc = tsr_call_set_wrt(call, in, 2, out, 2);
     int64_t s_nodes[2] = {2, 2}, s_z[1] = {2};
     tsr_array sn = make_array(d_nodes, TSR_FLOAT64, 2, s_nodes);
     tsr_array sz = make_array(d_z, TSR_COMPLEX128, 1, s_z);
     if (!rc && ep == TSR_EP_JVP) rc = tsr_call_set_seed(call, "mesh.nodes", &sn);
     if (!rc && ep == TSR_EP_JVP) rc = tsr_call_set_seed(call, "z", &sz);
-    if (!rc && ep == TSR_EP_VJP) rc = tsr_call_set_seed(call, "moved.nodes", &sn);
-    if (!rc && ep == TSR_EP_VJP) rc = tsr_call_set_seed(call, "z", &sz);
+    int cot = ep == TSR_EP_VJP || ep == TSR_EP_HVP;
+    if (!rc && cot) rc = tsr_call_set_seed(call, "moved.nodes", &sn);
+    if (!rc && cot) rc = tsr_call_set_seed(call, "z", &sz);
+    if (!rc && ep == TSR_EP_HVP) rc = tsr_call_set_tangent(call, "mesh.nodes", &sn);
+    if (!rc && ep == TSR_EP_HVP) rc = tsr_call_set_tangent(call, "z", &sz);
     if (!rc) rc = tsr_call_run(call);
     if (!rc) rc = tsr_call_run(call); /* again: buffers are reused */
     if (!rc && tsr_call_n_results(call) == 0) rc = TSR_E_PLUGIN_RESULT;

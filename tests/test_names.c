@@ -64,7 +64,8 @@ Test(names, dtype_invalid_values) {
 /* Endpoint names are Tesseract's and convert back; abstract_eval is also
  * accepted with a dash. */
 Test(names, endpoint_names_round_trip) {
-    const char *names[TSR_EP_COUNT] = {"apply", "jvp", "vjp", "jacobian", "abstract_eval"};
+    const char *names[TSR_EP_COUNT] = {"apply", "jvp", "vjp", "jacobian", "abstract_eval",
+                                          "hvp"};
     for (int ep = 0; ep < TSR_EP_COUNT; ep++) {
         cr_assert_str_eq(tsr_endpoint_name((tsr_endpoint)ep), names[ep]);
         cr_assert_eq(tsr_endpoint_from_name(names[ep]), ep);

@@ -109,10 +109,13 @@ Test(rosenbrock, fewer_than_two_coordinates_refused) {
             bind_ok(call, "a", f64_scalar(shapes_only ? NULL : &a));
             bind_ok(call, "b", f64_scalar(shapes_only ? NULL : &b));
             const char *in[] = {"x"}, *out[] = {"value"};
-            if (ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN)
-                wrt_ok(call, in, 1, out, 1);
+            if (ep != TSR_EP_APPLY && ep != TSR_EP_ABSTRACT_EVAL) wrt_ok(call, in, 1, out, 1);
             if (ep == TSR_EP_JVP) seed_ok(call, "x", f64_vec(seed, n));
-            if (ep == TSR_EP_VJP) seed_ok(call, "value", f64_scalar(seed));
+            if (ep == TSR_EP_VJP || ep == TSR_EP_HVP) seed_ok(call, "value", f64_scalar(seed));
+            if (ep == TSR_EP_HVP) {
+                tsr_array t = f64_vec(seed, n);
+                cr_assert_eq(tsr_call_set_tangent(call, "x", &t), 0, "%s", tsr_call_errmsg(call));
+            }
             const char *msg = run_fails(call, TSR_E_PLUGIN);
             assert_contains(msg, "rosenbrock");
             assert_contains(msg, tsr_endpoint_name((tsr_endpoint)ep));

@@ -545,7 +545,12 @@ Test(remote, tessera_serve_answers_as_the_plugin_in_process_behind_a_token) {
                 seed_ok(calls[k], "a", f64_vec(ta, 3));
                 seed_ok(calls[k], "s", f64_scalar(&ts));
             }
-            if (e == TSR_EP_VJP) seed_ok(calls[k], "result", f64_vec(g, 3));
+            if (e == TSR_EP_VJP || e == TSR_EP_HVP) seed_ok(calls[k], "result", f64_vec(g, 3));
+            if (e == TSR_EP_HVP) {
+                tsr_array t = f64_vec(ta, 3), t_s = f64_scalar(&ts);
+                cr_assert_eq(tsr_call_set_tangent(calls[k], "a", &t), 0);
+                cr_assert_eq(tsr_call_set_tangent(calls[k], "s", &t_s), 0);
+            }
             run_ok(calls[k]);
         }
         cr_assert_eq(tsr_call_n_results(calls[0]), tsr_call_n_results(calls[1]));

@@ -276,12 +276,9 @@ static int take_counts(worker_state *ws, chan_block *b, tsr_args *args, char *wh
                  (int)n_in, (int)n_wi, (int)n_wo, (int)n_s, (int)n_r);
         return TSR_E_PAYLOAD;
     }
-    int32_t want_s = ws->ep == TSR_EP_JVP ? n_wi : ws->ep == TSR_EP_VJP ? n_wo : 0;
-    int64_t want_r = ws->ep == TSR_EP_JVP        ? n_wo
-                     : ws->ep == TSR_EP_VJP      ? n_wi
-                     : ws->ep == TSR_EP_JACOBIAN ? (int64_t)n_wi * n_wo
-                                                 : tsr_component_n_outputs(c);
-    int grad = ws->ep == TSR_EP_JVP || ws->ep == TSR_EP_VJP || ws->ep == TSR_EP_JACOBIAN;
+    int32_t want_s = ep_seed_count(ws->ep, n_wi, n_wo);
+    int grad = ep_is_derivative(ws->ep);
+    int64_t want_r = grad ? ep_result_count(ws->ep, n_wi, n_wo) : tsr_component_n_outputs(c);
     int32_t c_in = tsr_component_n_inputs(c), c_out = tsr_component_n_outputs(c);
     /* Paths inside JSON fields may repeat a field, up to the host's bound. */
     int32_t max_wi = c_in > SCHEMA_MAX_WRT ? c_in : SCHEMA_MAX_WRT;
@@ -353,10 +350,12 @@ static int take_arrays(worker_state *ws, const tsr_args *args, char *why, size_t
         if (rc) return rc;
     }
     for (int32_t k = 0; k < args->n_seeds; k++) {
-        int jvp = ws->ep == TSR_EP_JVP;
-        const tsr_field *f = jvp ? tsr_component_input(c, ws->wrt_in[k])
-                                 : tsr_component_output(c, ws->wrt_out[k]);
-        array_name an = {jvp ? "tangent_vector" : "cotangent_vector", f->name, 0};
+        /* jvp: tangents; vjp: cotangents; hvp: cotangents, then tangents. */
+        int tangent = ws->ep == TSR_EP_JVP || (ws->ep == TSR_EP_HVP && k >= args->n_wrt_out);
+        int32_t j = ws->ep == TSR_EP_HVP && tangent ? k - args->n_wrt_out : k;
+        const tsr_field *f = tangent ? tsr_component_input(c, ws->wrt_in[j])
+                                     : tsr_component_output(c, ws->wrt_out[j]);
+        array_name an = {tangent ? "tangent_vector" : "cotangent_vector", f->name, 0};
         tsr_dtype dtype = f->dtype;
         int32_t rank = f->rank;
         if (f->kind == TSR_KIND_JSON) {

@@ -60,6 +60,7 @@ static const char *const endpoint_paths[TSR_EP_COUNT] = {
     [TSR_EP_VJP] = "/vector_jacobian_product",
     [TSR_EP_JACOBIAN] = "/jacobian",
     [TSR_EP_ABSTRACT_EVAL] = "/abstract_eval",
+    [TSR_EP_HVP] = "/hvp",
 };
 
 const char *remote_endpoint_path(tsr_endpoint ep) {
@@ -68,7 +69,7 @@ const char *remote_endpoint_path(tsr_endpoint ep) {
 
 static int read_endpoints(json_t *paths, tsr_plugin *d, tsr_endpoint_fn fn, char *why, size_t n) {
     tsr_endpoint_fn *slot[TSR_EP_COUNT] = {&d->apply, &d->jvp, &d->vjp, &d->jacobian,
-                                           &d->abstract_eval};
+                                           &d->abstract_eval, &d->hvp};
     for (int e = 0; e < TSR_EP_COUNT; e++)
         if (json_is_object(json_object_get(paths, endpoint_paths[e]))) *slot[e] = fn;
     if (d->apply) return 0;

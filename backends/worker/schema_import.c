@@ -225,6 +225,7 @@ int schema_import(const char *text, imported_schema **out, char *why, size_t n) 
         case TSR_EP_VJP: d->vjp = remote_endpoint; break;
         case TSR_EP_JACOBIAN: d->jacobian = remote_endpoint; break;
         case TSR_EP_ABSTRACT_EVAL: d->abstract_eval = remote_endpoint; break;
+        case TSR_EP_HVP: d->hvp = remote_endpoint; break;
         default: break;
         }
     }

@@ -317,6 +317,7 @@ static int fd_spsa(fd_run *r, double **plus, double **minus) {
 }
 
 int fd_invoke(tsr_call *call) {
+    if (call->ep == TSR_EP_HVP) return hvp_fd_invoke(call);
     int rc = check_dtypes(call);
     if (rc) return rc;
     fd_run r = {.call = call};

@@ -39,6 +39,14 @@ static inline const double *vjp_cotangent(const tsr_args *args, int32_t output) 
     return k < 0 ? NULL : (const double *)args->seeds[k].data;
 }
 
+/* hvp: the tangent of input field `input` (seeds after the hvp_outputs'
+ * cotangents), or NULL when that input is not among hvp_inputs, which
+ * means its tangent is zero. The cotangents: vjp_cotangent. */
+static inline const double *hvp_tangent(const tsr_args *args, int32_t input) {
+    int32_t k = wrt_position(args->wrt_in, args->n_wrt_in, input);
+    return k < 0 ? NULL : (const double *)args->seeds[args->n_wrt_out + k].data;
+}
+
 /* The float64 buffer of result k. When the result's shape follows from the
  * schema the host has already allocated it; otherwise (data == NULL) the
  * plugin states the shape and asks the host for the buffer. Returns NULL,

@@ -10,6 +10,7 @@
  *
  * Every endpoint walks the same terms; rosenbrock_term() gives the value
  * of term i and its partial derivatives, and each endpoint combines them.
+ * hvp uses the term's second derivatives (rosenbrock_term_hvp).
  */
 #include <stdint.h>
 
@@ -194,6 +195,54 @@ static int rosenbrock_jacobian(tsr_ctx *ctx, const tsr_args *args) {
     return 0;
 }
 
+/* The Hessian of term i over (x[i], x[i+1], a, b), times the tangent
+ * (ti, tn, ta, tb), added into hx[i], hx[i+1], *ha and *hb. With
+ * v = x[i+1] - x[i]^2 and o = a - x[i]:
+ *   d2/dxi2 = 8b xi^2 - 4b v + 2   d2/dxi dxn = -4b xi   d2/dxi da = -2
+ *   d2/dxi db = -4 v xi            d2/dxn2 = 2b          d2/dxn db = 2v
+ *   d2/da2 = 2                     (d2/dxn da = d2/da db = d2/db2 = 0) */
+static void rosenbrock_term_hvp(double xi, double xn, double a, double b, double ti, double tn,
+                                double ta, double tb, double *hxi, double *hxn, double *ha,
+                                double *hb) {
+    (void)a;
+    double v = xn - xi * xi;
+    *hxi += (8.0 * b * xi * xi - 4.0 * b * v + 2.0) * ti - 4.0 * b * xi * tn - 2.0 * ta -
+            4.0 * v * xi * tb;
+    *hxn += -4.0 * b * xi * ti + 2.0 * b * tn + 2.0 * v * tb;
+    *ha += -2.0 * ti + 2.0 * ta;
+    *hb += -4.0 * v * xi * ti + 2.0 * v * tn;
+}
+
+/* value is a scalar: the hvp is w * H t, H the Hessian of value over the
+ * hvp_inputs (the tangents of the others are zero). */
+static int rosenbrock_hvp(tsr_ctx *ctx, const tsr_args *args) {
+    rosenbrock_inputs in;
+    if (unpack_inputs(ctx, args, &in) != 0) return -1;
+    const double *c = vjp_cotangent(args, OUT_VALUE);
+    const double *tx = hvp_tangent(args, IN_X);
+    const double *ta = hvp_tangent(args, IN_A);
+    const double *tb = hvp_tangent(args, IN_B);
+    gradient_slots slots = {NULL, NULL, NULL};
+    for (int32_t k = 0; k < args->n_wrt_in; k++) {
+        if (claim_slot(ctx, args, k, args->wrt_in[k], &in.n, &slots) != 0) return -1;
+    }
+    double w = c != NULL ? *c : 0.0;
+    double ha = 0.0, hb = 0.0, sink_i = 0.0, sink_n = 0.0;
+    if (slots.x != NULL) zero_f64(slots.x, in.n);
+    for (int64_t i = 0; i + 1 < in.n; i++) {
+        double *hxi = slots.x != NULL ? &slots.x[i] : &sink_i;
+        double *hxn = slots.x != NULL ? &slots.x[i + 1] : &sink_n;
+        rosenbrock_term_hvp(in.x[i], in.x[i + 1], in.a, in.b, tx ? tx[i] : 0.0,
+                            tx ? tx[i + 1] : 0.0, ta ? *ta : 0.0, tb ? *tb : 0.0, hxi, hxn, &ha,
+                            &hb);
+    }
+    if (slots.x != NULL)
+        for (int64_t i = 0; i < in.n; i++) slots.x[i] *= w;
+    if (slots.a != NULL) *slots.a = w * ha;
+    if (slots.b != NULL) *slots.b = w * hb;
+    return 0;
+}
+
 static int rosenbrock_abstract_eval(tsr_ctx *ctx, const tsr_args *args) {
     if (check_length(ctx, args) != 0) return -1;
     tsr_array *value = &args->results[OUT_VALUE];
@@ -209,7 +258,7 @@ static const tsr_plugin rosenbrock_plugin = {
     .version = "0.1.0",
     .description = "n-dimensional Rosenbrock function value = sum_{i=0}^{n-2} "
                    "[ b*(x[i+1] - x[i]^2)^2 + (a - x[i])^2 ] (n >= 2), with exact "
-                   "derivatives w.r.t. x, a and b.",
+                   "derivatives w.r.t. x, a and b, first and second (hvp).",
     .inputs = inputs,
     .n_inputs = sizeof inputs / sizeof inputs[0],
     .outputs = outputs,
@@ -219,6 +268,7 @@ static const tsr_plugin rosenbrock_plugin = {
     .vjp = rosenbrock_vjp,
     .jacobian = rosenbrock_jacobian,
     .abstract_eval = rosenbrock_abstract_eval,
+    .hvp = rosenbrock_hvp,
 };
 
 TSR_PLUGIN_DEFINE(rosenbrock_plugin)

@@ -125,27 +125,33 @@ static void check_call(symbols *s, const tsr_args *a, tsr_endpoint ep) {
     REQUIRE(a->n_inputs == N_IN && a->inputs != NULL);
     bool abstract = ep == TSR_EP_ABSTRACT_EVAL;
     for (int32_t i = 0; i < N_IN; i++) check_array(s, &inputs[i], &a->inputs[i], 0, !abstract);
-    bool grad = ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN;
+    bool grad = ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN || ep == TSR_EP_HVP;
     if (!grad) REQUIRE(a->n_wrt_in == 0 && a->n_wrt_out == 0 && a->n_seeds == 0);
     check_indices(a->wrt_in, a->n_wrt_in, inputs, N_IN);
     check_indices(a->wrt_out, a->n_wrt_out, outputs, N_OUT);
-    int32_t seeds = ep == TSR_EP_JVP ? a->n_wrt_in : ep == TSR_EP_VJP ? a->n_wrt_out : 0;
+    /* hvp: the cotangents of the outputs, then the tangents of the inputs */
+    int32_t seeds = ep == TSR_EP_JVP   ? a->n_wrt_in
+                    : ep == TSR_EP_VJP ? a->n_wrt_out
+                    : ep == TSR_EP_HVP ? a->n_wrt_out + a->n_wrt_in
+                                       : 0;
     REQUIRE(a->n_seeds == seeds && (seeds == 0 || a->seeds != NULL));
     for (int32_t k = 0; k < seeds; k++) {
         const tsr_array *seed = &a->seeds[k];
-        if (ep == TSR_EP_JVP) {
-            const tsr_array *in = &a->inputs[a->wrt_in[k]];
+        bool tangent = ep == TSR_EP_JVP || (ep == TSR_EP_HVP && k >= a->n_wrt_out);
+        int32_t j = ep == TSR_EP_HVP && tangent ? k - a->n_wrt_out : k;
+        if (tangent) {
+            const tsr_array *in = &a->inputs[a->wrt_in[j]];
             REQUIRE(seed->rank == in->rank);
             for (int32_t d = 0; d < in->rank; d++) REQUIRE(seed->shape[d] == in->shape[d]);
-            check_array(s, &inputs[a->wrt_in[k]], seed, 0, true);
+            check_array(s, &inputs[a->wrt_in[j]], seed, 0, true);
         } else {
-            check_array(s, &outputs[a->wrt_out[k]], seed, 0, true);
+            check_array(s, &outputs[a->wrt_out[j]], seed, 0, true);
         }
     }
-    int32_t results = ep == TSR_EP_JVP        ? a->n_wrt_out
-                      : ep == TSR_EP_VJP      ? a->n_wrt_in
-                      : ep == TSR_EP_JACOBIAN ? a->n_wrt_out * a->n_wrt_in
-                                              : N_OUT;
+    int32_t results = ep == TSR_EP_JVP                          ? a->n_wrt_out
+                      : ep == TSR_EP_VJP || ep == TSR_EP_HVP    ? a->n_wrt_in
+                      : ep == TSR_EP_JACOBIAN                   ? a->n_wrt_out * a->n_wrt_in
+                                                                : N_OUT;
     REQUIRE(a->n_results == results && (results == 0 || a->results != NULL));
 }
 
@@ -156,7 +162,8 @@ static void result_fields(const tsr_args *a, int32_t k, const tsr_field **of, in
     *in = -1;
     switch (a->endpoint) {
     case TSR_EP_JVP: *of = &outputs[a->wrt_out[k]]; break;
-    case TSR_EP_VJP: *in = a->wrt_in[k]; break;
+    case TSR_EP_VJP:
+    case TSR_EP_HVP: *in = a->wrt_in[k]; break;
     case TSR_EP_JACOBIAN:
         *of = &outputs[a->wrt_out[k / a->n_wrt_in]];
         *in = a->wrt_in[k % a->n_wrt_in];
@@ -221,6 +228,7 @@ static int apply(tsr_ctx *ctx, const tsr_args *a) { return run(ctx, a, TSR_EP_AP
 static int jvp(tsr_ctx *ctx, const tsr_args *a) { return run(ctx, a, TSR_EP_JVP); }
 static int vjp(tsr_ctx *ctx, const tsr_args *a) { return run(ctx, a, TSR_EP_VJP); }
 static int jacobian(tsr_ctx *ctx, const tsr_args *a) { return run(ctx, a, TSR_EP_JACOBIAN); }
+static int hvp(tsr_ctx *ctx, const tsr_args *a) { return run(ctx, a, TSR_EP_HVP); }
 
 /* Shapes only; ragged gets its largest possible size. */
 static int abstract_eval(tsr_ctx *ctx, const tsr_args *a) {
@@ -252,5 +260,6 @@ static const tsr_plugin plugin = {
     .vjp = vjp,
     .jacobian = jacobian,
     .abstract_eval = abstract_eval,
+    .hvp = hvp,
 };
 TSR_PLUGIN_DEFINE(plugin)

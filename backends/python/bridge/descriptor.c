@@ -14,7 +14,7 @@
 #include "bridge.h"
 
 static const char *const endpoint_names[TSR_EP_COUNT] = {"apply", "jvp", "vjp", "jacobian",
-                                                          "abstract_eval"};
+                                                          "abstract_eval", "hvp"};
 
 /* A copy kept with the descriptor; NULL when out of memory. */
 static const char *keep(pycomponent *pc, const char *s) {
