@@ -64,7 +64,7 @@ def c_hvp(component, x, v) -> tuple[Callable[[], int], Callable[[], None]]:
 
     def arr(values):
         import numpy as np
-        a = np.ascontiguousarray(values, dtype=np.float64)
+        a = np.array(values, dtype=np.float64, order="C")  # 0-d stays 0-d
         keep.append(a)
         t = TsrArray(a.ctypes.data, TSR_FLOAT64, a.ndim)
         for d, s in enumerate(a.shape):
