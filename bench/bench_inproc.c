@@ -25,6 +25,11 @@
  * Budgets: 50 ns for untimed and keep (the dispatch, validation and result
  * checks), 100 ns for library, which also times each call for tsr_stats
  * (two CLOCK_MONOTONIC reads, the default).
+ * Second order, on the rosenbrock plugin: vjp and hvp over x (value's
+ * cotangent 1, a random tangent), each a reused tsr_call, in interleaved
+ * batches at n = 10, 1 000 and 100 000. The hvp row's overhead is
+ * median(hvp) - median(vjp) and its budget median(vjp): hvp <= 2 x vjp,
+ * what a Hessian-vector product by one more adjoint-like pass costs.
  * It prints a table, writes CSV and always exits 0 once it has measured:
  * it is a report, not a test.
  */
@@ -40,6 +45,9 @@
 
 #ifndef TSR_BENCH_NOOP_PLUGIN
 #define TSR_BENCH_NOOP_PLUGIN "plugins/noop.so"
+#endif
+#ifndef TSR_BENCH_ROSENBROCK_PLUGIN
+#define TSR_BENCH_ROSENBROCK_PLUGIN "plugins/rosenbrock.so"
 #endif
 #ifndef TSR_BENCH_CSV_DEFAULT
 #define TSR_BENCH_CSV_DEFAULT "bench/results/inproc.csv"
@@ -381,21 +389,200 @@ static int write_csv(const char *path, const row *rows, size_t n_rows, const cha
     return 0;
 }
 
+/* ---- second order: rosenbrock's hvp against its vjp ---------------------- */
+
+enum { S_VJP, S_HVP, S_COUNT };
+static const char *const second_name[S_COUNT] = {"vjp", "hvp"};
+
+typedef struct second_row {
+    int64_t n;
+    int calls, batches;
+    stats s[S_COUNT];
+} second_row;
+
+static const plan second_plans[] = {
+    {10, 5000, 201},
+    {1000, 500, 201},
+    {100000, 5, 101},
+};
+#define N_SECOND (sizeof second_plans / sizeof second_plans[0])
+
+static double run_second(tsr_call *call, int calls) {
+    int bad = 0;
+    int64_t t0 = bench_now_ns();
+    for (int i = 0; i < calls; i++) bad |= tsr_call_run(call);
+    int64_t t1 = bench_now_ns();
+    return bad ? -1.0 : (double)(t1 - t0) / calls;
+}
+
+/* One size: both calls set up at x (a random point), timed in rotating
+ * interleaved batches. */
+static int measure_second(tsr_component *c, const plan *p, second_row *out) {
+    int64_t n = p->n;
+    double *x = malloc((size_t)n * sizeof *x), *t = malloc((size_t)n * sizeof *t);
+    double a = 1, b = 100, w = 1;
+    double *times[S_COUNT] = {calloc((size_t)p->batches, sizeof(double)),
+                              calloc((size_t)p->batches, sizeof(double))};
+    tsr_call *calls[S_COUNT] = {tsr_call_new(c, TSR_EP_VJP), tsr_call_new(c, TSR_EP_HVP)};
+    int rc = -1;
+    if (!x || !t || !times[0] || !times[1] || !calls[0] || !calls[1]) {
+        fprintf(stderr, "bench_inproc: out of memory (rosenbrock, n=%lld)\n", (long long)n);
+        goto done;
+    }
+    uint64_t s = 12345;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (double)(s >> 11) * 0x1.0p-53 * 2 - 1;
+        t[i] = (double)((s >> 7) & 0xffff) / 65536.0 - 0.5;
+    }
+    tsr_array ax = {.data = x, .dtype = TSR_FLOAT64, .rank = 1, .shape = {n}};
+    tsr_array aa = {.data = &a, .dtype = TSR_FLOAT64}, ab = {.data = &b, .dtype = TSR_FLOAT64};
+    tsr_array aw = {.data = &w, .dtype = TSR_FLOAT64};
+    tsr_array at = {.data = t, .dtype = TSR_FLOAT64, .rank = 1, .shape = {n}};
+    const char *in[] = {"x"}, *outs[] = {"value"};
+    for (int k = 0; k < S_COUNT; k++) {
+        int bad = tsr_call_set_input(calls[k], "x", &ax) || tsr_call_set_input(calls[k], "a", &aa) ||
+                  tsr_call_set_input(calls[k], "b", &ab) ||
+                  tsr_call_set_wrt(calls[k], in, 1, outs, 1) ||
+                  tsr_call_set_seed(calls[k], "value", &aw) ||
+                  (k == S_HVP && tsr_call_set_tangent(calls[k], "x", &at));
+        if (bad || run_second(calls[k], 1) < 0) {   /* warm-up: results allocated */
+            fprintf(stderr, "bench_inproc: rosenbrock %s failed (n=%lld): %s\n", second_name[k],
+                    (long long)n, tsr_call_errmsg(calls[k]));
+            goto done;
+        }
+    }
+    for (int r = 0; r < p->batches; r++)
+        for (int k = 0; k < S_COUNT; k++) {
+            int v = (r + k) % S_COUNT;
+            double ns = run_second(calls[v], p->calls);
+            if (ns < 0) {
+                fprintf(stderr, "bench_inproc: rosenbrock %s failed (n=%lld)\n", second_name[v],
+                        (long long)n);
+                goto done;
+            }
+            times[v][r] = ns;
+        }
+    out->n = n;
+    out->calls = p->calls;
+    out->batches = p->batches;
+    for (int v = 0; v < S_COUNT; v++) {
+        out->s[v].p10 = bench_quantile(times[v], (size_t)p->batches, 0.10);
+        out->s[v].median = bench_quantile(times[v], (size_t)p->batches, 0.50);
+        out->s[v].p90 = bench_quantile(times[v], (size_t)p->batches, 0.90);
+    }
+    rc = 0;
+done:
+    for (int k = 0; k < S_COUNT; k++) {
+        tsr_call_free(calls[k]);
+        free(times[k]);
+    }
+    free(x);
+    free(t);
+    return rc;
+}
+
+/* hvp's overhead over vjp and its budget: one more vjp. */
+static double second_overhead(const second_row *r) { return r->s[S_HVP].median - r->s[S_VJP].median; }
+static const char *second_verdict(const second_row *r) {
+    return second_overhead(r) <= r->s[S_VJP].median ? "PASS" : "OVER";
+}
+
+static void print_second(const second_row *rows, size_t n_rows) {
+    printf("\nrosenbrock (n coordinates), hvp against vjp; budget: hvp <= 2 x vjp (overhead = "
+           "median(hvp) - median(vjp) <= median(vjp))\n");
+    printf("%9s  %-8s %7s %7s %10s %10s %10s %11s %8s  %s\n", "n", "variant", "calls", "batches",
+           "p10 ns", "median ns", "p90 ns", "overhead ns", "ratio", "budget");
+    for (size_t i = 0; i < n_rows; i++) {
+        const second_row *r = &rows[i];
+        for (int v = 0; v < S_COUNT; v++) {
+            printf("%9lld  %-8s %7d %7d %10.1f %10.1f %10.1f", (long long)r->n, second_name[v],
+                   r->calls, r->batches, r->s[v].p10, r->s[v].median, r->s[v].p90);
+            if (v == S_HVP)
+                printf(" %11.1f %7.2fx  %s", second_overhead(r),
+                       r->s[S_HVP].median / r->s[S_VJP].median, second_verdict(r));
+            printf("\n");
+        }
+    }
+}
+
+/* Appended to the CSV in its columns: variant rosenbrock_vjp /
+ * rosenbrock_hvp; the hvp row's budget_ns is median(vjp). */
+static int append_second_csv(const char *path, const second_row *rows, size_t n_rows) {
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "bench_inproc: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < n_rows; i++) {
+        const second_row *r = &rows[i];
+        for (int v = 0; v < S_COUNT; v++) {
+            fprintf(f, "%lld,float64,%zu,rosenbrock_%s,%d,%d,%.2f,%.2f,%.2f,", (long long)r->n,
+                    (size_t)r->n * sizeof(double), second_name[v], r->calls, r->batches,
+                    r->s[v].p10, r->s[v].median, r->s[v].p90);
+            if (v == S_HVP)
+                fprintf(f, "%.2f,%.2f,%.3f,%.0f,%s\n", second_overhead(r), second_overhead(r),
+                        r->s[S_HVP].median / r->s[S_VJP].median, r->s[S_VJP].median,
+                        second_verdict(r));
+            else
+                fprintf(f, ",,,,\n");
+        }
+    }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "bench_inproc: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The second-order rows; 0 when rosenbrock is not there to measure. */
+static int run_second_order(const char *path, const char *csv_path, int csv_ok, int quick) {
+    tsr_component *c = NULL;
+    tsr_error err = TSR_ERROR_INIT;
+    if (tsr_open(path, NULL, &c, &err) != 0) {
+        fprintf(stderr, "bench_inproc: no second-order rows: %s\n", err.message);
+        return 0;
+    }
+    second_row rows[N_SECOND];
+    size_t n_rows = 0;
+    int rc = 0;
+    for (size_t i = 0; i < N_SECOND; i++) {
+        plan p = second_plans[i];
+        if (quick) p.batches = p.batches / 5 + 1;
+        if (measure_second(c, &p, &rows[n_rows]) != 0) {
+            rc = 1;
+            break;
+        }
+        n_rows++;
+    }
+    if (n_rows > 0) {
+        print_second(rows, n_rows);
+        if (csv_ok && append_second_csv(csv_path, rows, n_rows) == 0)
+            printf("\nappended the rosenbrock rows to %s\n", csv_path);
+    }
+    tsr_close(c);
+    return rc;
+}
+
 static void usage(FILE *to) {
     fprintf(to,
-            "usage: bench_inproc [--plugin PATH] [--csv PATH] [--quick]\n"
+            "usage: bench_inproc [--plugin PATH] [--rosenbrock PATH] [--csv PATH] [--quick]\n"
             "  --plugin PATH  the noop plugin (default %s)\n"
+            "  --rosenbrock PATH  the rosenbrock plugin, for hvp against vjp (default %s)\n"
             "  --csv PATH     where to write the results (default %s)\n"
             "  --quick        a fifth of the batches, for a smoke run\n",
-            TSR_BENCH_NOOP_PLUGIN, TSR_BENCH_CSV_DEFAULT);
+            TSR_BENCH_NOOP_PLUGIN, TSR_BENCH_ROSENBROCK_PLUGIN, TSR_BENCH_CSV_DEFAULT);
 }
 
 int main(int argc, char **argv) {
     const char *plugin_path = TSR_BENCH_NOOP_PLUGIN, *csv_path = TSR_BENCH_CSV_DEFAULT;
+    const char *rosen_path = TSR_BENCH_ROSENBROCK_PLUGIN;
     int quick = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) {
             plugin_path = argv[++i];
+        } else if (strcmp(argv[i], "--rosenbrock") == 0 && i + 1 < argc) {
+            rosen_path = argv[++i];
         } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
             csv_path = argv[++i];
         } else if (strcmp(argv[i], "--quick") == 0) {
@@ -474,10 +661,13 @@ int main(int argc, char **argv) {
         }
         n_rows++;
     }
+    int csv_ok = 0;
     if (n_rows > 0) {
         print_table(rows, n_rows);
-        if (write_csv(csv_path, rows, n_rows, dtype) == 0) printf("\nwrote %s\n", csv_path);
+        csv_ok = write_csv(csv_path, rows, n_rows, dtype) == 0;
+        if (csv_ok) printf("\nwrote %s\n", csv_path);
     }
+    if (!rc) rc = run_second_order(rosen_path, csv_path, csv_ok, quick);
     direct_close(&d);
     for (int v = 0; v < V_COUNT; v++) tsr_close(comps[v]);
     return rc;

@@ -103,6 +103,8 @@ Test(cli_gradcheck, the_table_shows_each_endpoint_and_the_cost) {
     assert_contains(r.out, "\njvp       jacobian ");
     assert_contains(r.out, "\nvjp       jacobian ");
     assert_contains(r.out, "\njacobian  finite diff. ");
+    /* its native hvp, against differences of its vjp: x (6), a, b */
+    assert_contains(r.out, "\nhvp       vjp diff.            8         0 ");
     /* 1 + 6 * 3 noise probes + 2 * (6 elements of x, a, b) */
     assert_contains(r.out, "apply evaluations: 35\n");
     run_free(&r);
@@ -121,6 +123,24 @@ Test(cli_gradcheck, a_wrong_vjp_exits_1_and_names_it) {
     assert_contains(r.out, "failures (5 of 5 listed):");
     assert_contains(r.out, "  vjp       d (c^T, random c) / d x[3]");
     assert_contains(r.out, "result: FAILED: vjp (5 of 5)\n");
+    run_free(&r);
+}
+
+/* A wrong hvp: caught against the vjp, each element of x listed, exit 1;
+ * --endpoints hvp checks it alone. */
+Test(cli_gradcheck, a_wrong_hvp_exits_1_and_names_it) {
+    const case_ c = {WRONG, "wrong=hvp", wrong_payload};
+    cli_run r = check(&c, NULL);
+    cr_assert_eq(r.status, EXIT_CALL, "exit %d: %s %s", r.status, r.out, r.err);
+    assert_contains(r.out, "\nvjp       jacobian             5         0 ");
+    assert_contains(r.out, "\nhvp       vjp diff.            5         5 ");
+    assert_contains(r.out, "  hvp       (w.Hv) at x[0]");
+    assert_contains(r.out, "result: FAILED: hvp (5 of 5)\n");
+    run_free(&r);
+    r = check(&c, EXTRA("--endpoints", "hvp"));
+    cr_assert_eq(r.status, EXIT_CALL, "exit %d: %s %s", r.status, r.out, r.err);
+    assert_contains(r.out, "\njvp       not checked");
+    assert_contains(r.out, "result: FAILED: hvp (5 of 5)\n");
     run_free(&r);
 }
 
@@ -248,7 +268,7 @@ Test(cli_gradcheck, usage_errors_exit_2) {
         {EXTRA("--output-paths", "x"), "no output field 'x' (differentiable outputs: y, s)"},
         {EXTRA("--output-paths", "y,y"), "output 'y' is named twice"},
         {EXTRA("--input-paths", "x,"), "--input-paths: empty field name in 'x,'"},
-        {EXTRA("--endpoints", "jvp,hessian"), "--endpoints: unknown endpoint 'hessian' (jvp, vjp, jacobian)"},
+        {EXTRA("--endpoints", "jvp,hessian"), "--endpoints: unknown endpoint 'hessian' (jvp, vjp, jacobian, hvp)"},
         {EXTRA("--rtol", "abc"), "--rtol takes a number > 0, got 'abc'"},
         {EXTRA("--atol", "0"), "--atol takes a number > 0, got '0'"},
         {EXTRA("--eps", "-1e-6"), "--eps takes a number > 0, got '-1e-6'"},

@@ -143,6 +143,14 @@ static void assert_all_pass(const tsr_gradcheck_report *r, const char *what) {
                      s->max_rel_err);
         cr_assert_geq(s->calls, 1);
     }
+    /* hvp, where it was checked (a native one, or named) */
+    const tsr_gradcheck_summary *h = summary(r, TSR_EP_HVP);
+    if (h->checked) {
+        cr_assert_gt(h->checks, 0, "%s: hvp made no comparison", what);
+        cr_assert_eq(h->failures, 0, "%s: hvp failed %lld of %lld (max rel %g)", what,
+                     (long long)h->failures, (long long)h->checks, h->max_rel_err);
+        cr_assert_eq(h->calls, 1);
+    }
     cr_assert(tsr_gradcheck_passed(r), "%s: report says failed", what);
 }
 
@@ -344,8 +352,10 @@ Test(gradcheck_taylor, flags_the_wrong_endpoint_and_pair_only) {
         tsr_gradcheck_report *r = check_ok(c, p.in, &o);
         cr_assert_not(tsr_gradcheck_passed(r));
         cr_assert_eq(tsr_gradcheck_n_taylor(r), 6, "3 endpoints x (y, s) / x");
-        /* 1 base, the noise probe, 8 steps along one direction of x. */
-        cr_assert_eq(tsr_gradcheck_apply_evals(r), 1 + GC_PROBE + TSR_GRADCHECK_DEFAULT_TAYLOR_STEPS);
+        /* 1 base, the noise probe, 8 steps along one direction of x; with
+         * the vjp wrong, hvp's check takes 4 applies per element of x. */
+        cr_assert_eq(tsr_gradcheck_apply_evals(r),
+                     1 + GC_PROBE + TSR_GRADCHECK_DEFAULT_TAYLOR_STEPS + (w == 1 ? 4 * N : 0));
         for (int e = 0; e < 3; e++) {
             const tsr_gradcheck_summary *s = summary(r, eps[e]);
             cr_assert_eq(s->reference, TSR_GRADCHECK_VS_TAYLOR);
@@ -507,8 +517,12 @@ Test(gradcheck_report, progress_counts_every_call_up_to_the_total) {
         tsr_gradcheck_options o = {.struct_size = sizeof o, .progress = on_progress,
                                    .progress_user = &log};
         tsr_gradcheck_report *r = check_ok(c, p.in, &o);
+        /* hvp's check adds its call and, against the vjp, two vjp calls
+         * that no summary counts */
+        const tsr_gradcheck_summary *h = summary(r, TSR_EP_HVP);
         int64_t calls = tsr_gradcheck_apply_evals(r) + summary(r, TSR_EP_JVP)->calls +
-                        summary(r, TSR_EP_VJP)->calls + summary(r, TSR_EP_JACOBIAN)->calls;
+                        summary(r, TSR_EP_VJP)->calls + summary(r, TSR_EP_JACOBIAN)->calls +
+                        h->calls + (h->reference == TSR_GRADCHECK_VS_VJP_FD ? 2 : 0);
         cr_assert(log.monotonic);
         cr_assert_eq(log.last_done, calls);
         cr_assert_eq(log.last_total, calls, "wrong=%s: total %lld, calls %lld", which[w],
@@ -640,5 +654,104 @@ Test(gradcheck_errors, inputs_apply_refuses_and_null_arguments) {
     cr_assert_eq(tsr_gradcheck_report_json(NULL, NULL, NULL), TSR_E_ARGUMENT);
     tsr_gradcheck_report_free(NULL);
     cr_assert_null(tsr_gradcheck_summary_of(NULL, TSR_EP_JVP));
+    tsr_close(c);
+}
+
+/* ---- hvp ------------------------------------------------------------------------ */
+
+/* rosenbrock's native hvp is checked by default, against differences of
+ * its vjp: one hvp call, every element of x, a and b compared. */
+Test(gradcheck_hvp, a_native_hvp_is_checked_by_default_against_the_vjp) {
+    tsr_component *c = open_ok(BUNDLED_PLUGIN("rosenbrock"), NULL);
+    point p;
+    rosenbrock_point(&p);
+    tsr_gradcheck_report *r = check_ok(c, p.in, NULL);
+    const tsr_gradcheck_summary *h = summary(r, TSR_EP_HVP);
+    cr_assert(h->checked);
+    cr_assert_eq(h->reference, TSR_GRADCHECK_VS_VJP_FD);
+    cr_assert_eq(h->checks, N + 2);
+    cr_assert_eq(h->failures, 0, "max rel %g", h->max_rel_err);
+    cr_assert_eq(h->calls, 1);
+    cr_assert_lt(h->max_rel_err, 1e-6);
+    char *json = NULL;
+    tsr_error err = TSR_ERROR_INIT;
+    cr_assert_eq(tsr_gradcheck_report_json(r, &json, &err), 0, "%s", err.message);
+    assert_contains(json, "\"hvp\":{\"checked\":true,\"reference\":\"vjp_fd\"");
+    tsr_json_free(json);
+    tsr_gradcheck_report_free(r);
+    tsr_close(c);
+}
+
+/* A wrong hvp is caught against the vjp: each element of x fails, as a
+ * dense cotangent (no output, out_index -1); the other endpoints pass. */
+Test(gradcheck_hvp, a_wrong_hvp_fails_against_the_vjp) {
+    tsr_component *c = open_wrong("hvp");
+    point p;
+    wrong_point(&p, N);
+    tsr_gradcheck_report *r = check_ok(c, p.in, NULL);
+    cr_assert_not(tsr_gradcheck_passed(r));
+    const tsr_gradcheck_summary *h = summary(r, TSR_EP_HVP);
+    cr_assert_eq(h->reference, TSR_GRADCHECK_VS_VJP_FD);
+    cr_assert_eq(h->failures, N, "%lld of %lld failed", (long long)h->failures,
+                 (long long)h->checks);
+    cr_assert_eq(summary(r, TSR_EP_VJP)->failures + summary(r, TSR_EP_JVP)->failures +
+                     summary(r, TSR_EP_JACOBIAN)->failures, 0);
+    const tsr_gradcheck_failure *f = tsr_gradcheck_failure_at(r, 0);
+    cr_assert_eq(f->endpoint, TSR_EP_HVP);
+    cr_assert_eq(f->reference, TSR_GRADCHECK_VS_VJP_FD);
+    cr_assert_str_eq(f->input, "x");
+    cr_assert_null(f->output);
+    cr_assert_eq(f->out_index, -1);
+    tsr_gradcheck_report_free(r);
+    tsr_close(c);
+}
+
+/* A vjp the check found wrong is no reference: the right hvp is compared
+ * with second differences of apply instead, and passes. */
+Test(gradcheck_hvp, with_a_wrong_vjp_hvp_is_checked_against_apply) {
+    tsr_component *c = open_wrong("vjp");
+    point p;
+    wrong_point(&p, N);
+    tsr_gradcheck_report *r = check_ok(c, p.in, NULL);
+    const tsr_gradcheck_summary *h = summary(r, TSR_EP_HVP);
+    cr_assert_gt(summary(r, TSR_EP_VJP)->failures, 0);
+    cr_assert_eq(h->reference, TSR_GRADCHECK_VS_FD);
+    cr_assert_eq(h->checks, N);
+    cr_assert_eq(h->failures, 0, "max rel %g", h->max_rel_err);
+    tsr_gradcheck_report_free(r);
+    tsr_close(c);
+}
+
+/* An hvp the host serves is checked only when named: from apply's second
+ * differences (rosen_apply) against apply, from the vjp against it. */
+Test(gradcheck_hvp, a_served_hvp_is_checked_when_named) {
+    const char *plugins[] = {TEST_PLUGIN("rosen_apply"), TEST_PLUGIN("rosen_vjp")};
+    tsr_gradcheck_reference want[] = {TSR_GRADCHECK_VS_FD, TSR_GRADCHECK_VS_VJP_FD};
+    for (int k = 0; k < 2; k++) {
+        tsr_component *c = open_ok(plugins[k], NULL);
+        point p;
+        rosenbrock_point(&p);
+        tsr_gradcheck_report *r = check_ok(c, p.in, NULL);
+        cr_assert_not(summary(r, TSR_EP_HVP)->checked, "%s", plugins[k]);
+        tsr_gradcheck_report_free(r);
+        tsr_gradcheck_options o = {.struct_size = sizeof o, .endpoints = TSR_CHECK_HVP};
+        r = check_ok(c, p.in, &o);
+        const tsr_gradcheck_summary *h = summary(r, TSR_EP_HVP);
+        cr_assert(h->checked);
+        cr_assert_eq(h->reference, want[k], "%s", plugins[k]);
+        cr_assert_eq(h->failures, 0, "%s: max rel %g", plugins[k], h->max_rel_err);
+        cr_assert(tsr_gradcheck_passed(r));
+        tsr_gradcheck_report_free(r);
+        tsr_close(c);
+    }
+}
+
+/* A component with no hvp at all: naming it is TSR_E_UNSUPPORTED. */
+Test(gradcheck_hvp, naming_an_hvp_the_component_lacks_fails) {
+    tsr_component *c = open_ok(TEST_PLUGIN("stateful"), NULL);
+    double x[2] = {1, 2};
+    tsr_array in = f64_vec(x, 2);
+    tsr_gradcheck_options o = {.struct_size = sizeof o, .endpoints = TSR_CHECK_HVP};
+    assert_contains(check_fails(c, &in, &o, TSR_E_UNSUPPORTED), "has no hvp endpoint to check");
     tsr_close(c);
 }

@@ -338,3 +338,68 @@ Test(hvp, named_listed_and_batched) {
     tsr_call_free(call);
     tsr_close(c);
 }
+
+/* compliance's native hvp (a second-order adjoint) over rho: equal to
+ * central differences of its exact vjp along the tangent (to 1e-6 of the
+ * largest entry), and u . H v = v . H u; in-process and in worker mode. */
+static void compliance_products(tsr_component *c, double *rho, const double *v, double w,
+                                double *hv) {
+    double penal = 3, ymin = 1e-3;
+    tsr_call *call = new_call(c, TSR_EP_HVP);
+    bind_ok(call, "rho", f64_mat(rho, 3, 4));
+    bind_ok(call, "penal", f64_scalar(&penal));
+    bind_ok(call, "young_min", f64_scalar(&ymin));
+    const char *in[] = {"rho"}, *out[] = {"compliance"};
+    wrt_ok(call, in, 1, out, 1);
+    seed_ok(call, "compliance", f64_scalar(&w));
+    tangent_ok(call, "rho", f64_mat((double *)(uintptr_t)v, 3, 4));
+    run_ok(call);
+    memcpy(hv, tsr_call_output(call, "rho")->data, 12 * sizeof *hv);
+    tsr_call_free(call);
+}
+
+static void compliance_vjp(tsr_component *c, double *rho, double w, double *g) {
+    double penal = 3, ymin = 1e-3;
+    tsr_call *call = new_call(c, TSR_EP_VJP);
+    bind_ok(call, "rho", f64_mat(rho, 3, 4));
+    bind_ok(call, "penal", f64_scalar(&penal));
+    bind_ok(call, "young_min", f64_scalar(&ymin));
+    const char *in[] = {"rho"}, *out[] = {"compliance"};
+    wrt_ok(call, in, 1, out, 1);
+    seed_ok(call, "compliance", f64_scalar(&w));
+    run_ok(call);
+    memcpy(g, tsr_call_output(call, "rho")->data, 12 * sizeof *g);
+    tsr_call_free(call);
+}
+
+Test(hvp, compliance_matches_differences_of_its_vjp) {
+    for (int m = 0; m < 2; m++) {
+        tsr_component *c = open_mode(BUNDLED_PLUGIN("compliance"), m ? TSR_MODE_WORKER : TSR_MODE_INPROC);
+        cr_assert_eq(tsr_component_hvp_source(c), TSR_HVP_NATIVE);
+        double rho[12], v[12], u[12], hv[12], hu[12], gp[12], gm[12], x[12];
+        for (int e = 0; e < 12; e++) rho[e] = 0.3 + 0.05 * e;
+        fill_random(v, 12, 5);
+        fill_random(u, 12, 9);
+        double w = 1.5;
+        compliance_products(c, rho, v, w, hv);
+        compliance_products(c, rho, u, w, hu);
+        double h = 1e-6, scale = 0;
+        for (int e = 0; e < 12; e++) x[e] = rho[e] + h * v[e];
+        compliance_vjp(c, x, w, gp);
+        for (int e = 0; e < 12; e++) x[e] = rho[e] - h * v[e];
+        compliance_vjp(c, x, w, gm);
+        for (int e = 0; e < 12; e++) scale = fmax(scale, fabs(hv[e]));
+        cr_assert_gt(scale, 0);
+        double uhv = 0, vhu = 0;
+        for (int e = 0; e < 12; e++) {
+            double want = (gp[e] - gm[e]) / (2 * h);
+            cr_assert(fabs(hv[e] - want) <= 1e-6 * scale, "rho[%d]: %.12g, differences %.12g", e,
+                      hv[e], want);
+            uhv += u[e] * hv[e];
+            vhu += v[e] * hu[e];
+        }
+        cr_assert(fabs(uhv - vhu) <= 1e-10 * fmax(fabs(uhv), 1e-300), "u.Hv %.17g, v.Hu %.17g",
+                  uhv, vhu);
+        tsr_close(c);
+    }
+}

@@ -30,7 +30,8 @@ Test(legacy_cli, schema_of_a_manifest) {
     assert_contains(r.out, "{\"name\":\"u\",\"dtype\":\"float64\",\"shape\":[\"n\"],"
                            "\"differentiable\":true");
     assert_contains(r.out,
-                    "\"endpoints\":[\"apply\",\"jvp\",\"vjp\",\"jacobian\",\"abstract_eval\"]");
+                    "\"endpoints\":[\"apply\",\"jvp\",\"vjp\",\"jacobian\",\"abstract_eval\","
+                    "\"hvp\"]");
     run_free(&r);
 }
 

@@ -68,9 +68,11 @@ static int endpoints(const char *arg, uint32_t *mask) {
         if (n == 3 && strncmp(p, "jvp", 3) == 0) ep = TSR_EP_JVP;
         else if (n == 3 && strncmp(p, "vjp", 3) == 0) ep = TSR_EP_VJP;
         else if (n == 8 && strncmp(p, "jacobian", 8) == 0) ep = TSR_EP_JACOBIAN;
+        else if (n == 3 && strncmp(p, "hvp", 3) == 0) ep = TSR_EP_HVP;
         if (ep < 0)
             return cli_usage_error(COMMAND,
-                                   "--endpoints: unknown endpoint '%.*s' (jvp, vjp, jacobian)",
+                                   "--endpoints: unknown endpoint '%.*s' (jvp, vjp, jacobian, "
+                                   "hvp)",
                                    (int)n, p);
         *mask |= 1u << ep;
         if (p[n] == '\0') return CLI_OK;

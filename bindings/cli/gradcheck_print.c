@@ -17,13 +17,15 @@ static void say(const char *fmt, ...) {
     va_end(ap);
 }
 
-static const tsr_endpoint endpoints[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN};
+static const tsr_endpoint endpoints[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN, TSR_EP_HVP};
+#define N_ENDPOINTS (sizeof endpoints / sizeof endpoints[0])
 
 static const char *reference_label(tsr_gradcheck_reference ref) {
     switch (ref) {
     case TSR_GRADCHECK_VS_FD: return "finite diff.";
     case TSR_GRADCHECK_VS_JACOBIAN: return "jacobian";
     case TSR_GRADCHECK_VS_TAYLOR: return "taylor";
+    case TSR_GRADCHECK_VS_VJP_FD: return "vjp diff.";
     default: return "-";
     }
 }
@@ -63,8 +65,10 @@ static void print_fields(const tsr_component *c, const gradcheck_args *a) {
 static void print_summaries(const tsr_gradcheck_report *r) {
     say("\n%-9s %-13s %8s %9s %12s %12s %6s\n", "endpoint", "compared with", "checks",
         "failures", "max abs err", "max rel err", "calls");
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < N_ENDPOINTS; k++) {
         const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, endpoints[k]);
+        /* hvp is native in few components: its row only when checked */
+        if (!s->checked && endpoints[k] == TSR_EP_HVP) continue;
         if (!s->checked) {
             say("%-9s not checked\n", tsr_endpoint_name(endpoints[k]));
             continue;
@@ -87,7 +91,7 @@ static void print_skipped(const tsr_gradcheck_report *r) {
 
 static int64_t total_failures(const tsr_gradcheck_report *r) {
     int64_t n = 0;
-    for (size_t k = 0; k < 3; k++) n += tsr_gradcheck_summary_of(r, endpoints[k])->failures;
+    for (size_t k = 0; k < N_ENDPOINTS; k++) n += tsr_gradcheck_summary_of(r, endpoints[k])->failures;
     return n;
 }
 
@@ -103,7 +107,10 @@ static void print_failures(const tsr_gradcheck_report *r) {
         element(out, sizeof out, f->output, f->out_index, f->out_rank, f->out_multi,
                 "(c^T, random c)");
         element(in, sizeof in, f->input, f->in_index, f->in_rank, f->in_multi, "(random t)");
-        snprintf(pair, sizeof pair, "d %s / d %s", out, in);
+        if (f->endpoint == TSR_EP_HVP)   /* random w and v: element of w . H v */
+            snprintf(pair, sizeof pair, "(w.Hv) at %s", in);
+        else
+            snprintf(pair, sizeof pair, "d %s / d %s", out, in);
         say("  %-9s %-32s %-9s %22.15g %22.15g %10.3g %10.3g\n", tsr_endpoint_name(f->endpoint),
             pair, reference_label(f->reference), f->got, f->want, f->abs_err, f->rel_err);
     }
@@ -138,7 +145,7 @@ static void print_taylor(const tsr_gradcheck_report *r) {
 
 bool cli_gradcheck_nothing_checked(const tsr_gradcheck_report *r) {
     int64_t checks = 0;
-    for (size_t k = 0; k < 3; k++) checks += tsr_gradcheck_summary_of(r, endpoints[k])->checks;
+    for (size_t k = 0; k < N_ENDPOINTS; k++) checks += tsr_gradcheck_summary_of(r, endpoints[k])->checks;
     return checks == 0;
 }
 
@@ -146,7 +153,7 @@ bool cli_gradcheck_nothing_checked(const tsr_gradcheck_report *r) {
  * compared nothing has not passed. */
 void cli_gradcheck_why_nothing(const tsr_gradcheck_report *r, const tsr_component *c, FILE *f) {
     int checked = 0, served = 0;
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < N_ENDPOINTS; k++) {
         checked |= tsr_gradcheck_summary_of(r, endpoints[k])->checked;
         served |= tsr_component_has_endpoint(c, endpoints[k]) && !tsr_component_has_native_endpoint(c, endpoints[k]);
     }
@@ -178,7 +185,7 @@ void cli_gradcheck_print(const tsr_gradcheck_report *r, const tsr_component *c,
         return;
     }
     say("\nresult: FAILED:");
-    for (size_t k = 0, first = 1; k < 3; k++) {
+    for (size_t k = 0, first = 1; k < N_ENDPOINTS; k++) {
         const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, endpoints[k]);
         if (s->failures == 0) continue;
         say("%s %s (%lld of %lld)", first ? "" : ",", tsr_endpoint_name(endpoints[k]),

@@ -160,6 +160,8 @@ TSR_API int tsr_gradcheck_run(tsr_component *c, const tsr_array *inputs,
         if (s.endpoints && s.n_in > 0 && s.n_out > 0)
             rc = o.taylor ? gc_run_taylor(&s) : gc_run_fd(&s);
         if (!rc && s.endpoints && s.n_in > 0 && s.n_out > 0) rc = gc_check_repeatable(&s);
+        if (!rc && (s.endpoints & TSR_CHECK_HVP) && s.n_in > 0 && s.n_out > 0)
+            rc = gc_check_hvp(&s);
     }
     release(&s);
     if (rc) {

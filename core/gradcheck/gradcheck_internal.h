@@ -10,6 +10,7 @@
  *   gradcheck_dense.c    jvp and vjp against a verified jacobian
  *   gradcheck_taylor.c   Taylor remainder convergence
  *   gradcheck_repeat.c   each endpoint's last call, run again, must agree
+ *   gradcheck_hvp.c      hvp against differences of the vjp or of apply
  *   gradcheck_report.c   the report object and its accessors
  *   gradcheck_json.c     the report as JSON
  */
@@ -151,6 +152,8 @@ int gc_run_taylor(gc_session *s);
 /* After a strategy: each endpoint's last call run again gives the same
  * results (TSR_E_PLUGIN_RESULT naming the first difference otherwise). */
 int gc_check_repeatable(gc_session *s);
+/* hvp (when selected), last: it reuses the seed and working buffers. */
+int gc_check_hvp(gc_session *s);
 
 /* ---- gradcheck_report.c ------------------------------------------------- */
 

@@ -11,6 +11,7 @@ static const char *reference_name(tsr_gradcheck_reference ref) {
     case TSR_GRADCHECK_VS_FD: return "fd";
     case TSR_GRADCHECK_VS_JACOBIAN: return "jacobian";
     case TSR_GRADCHECK_VS_TAYLOR: return "taylor";
+    case TSR_GRADCHECK_VS_VJP_FD: return "vjp_fd";
     default: return NULL;
     }
 }
@@ -52,10 +53,10 @@ static void numbers(json_writer *w, const char *key, const double *v, int32_t n)
 }
 
 static void write_summaries(json_writer *w, const tsr_gradcheck_report *r) {
-    static const tsr_endpoint eps[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN};
+    static const tsr_endpoint eps[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN, TSR_EP_HVP};
     jw_key(w, "endpoints");
     jw_begin_object(w);
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < 4; k++) {
         const tsr_gradcheck_summary *s = tsr_gradcheck_summary_of(r, eps[k]);
         jw_key(w, tsr_endpoint_name(eps[k]));
         jw_begin_object(w);

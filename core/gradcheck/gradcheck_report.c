@@ -18,7 +18,7 @@ typedef struct gc_taylor {
 struct tsr_gradcheck_report {
     int taylor;
     int64_t apply_evals;
-    tsr_gradcheck_summary sum[3];      /* jvp, vjp, jacobian */
+    tsr_gradcheck_summary sum[4];      /* jvp, vjp, jacobian, hvp (summary_slot) */
     int64_t max_failures;
     tsr_gradcheck_failure *fail;
     int64_t n_fail, cap_fail;
@@ -47,8 +47,11 @@ tsr_gradcheck_report *gc_report_new(int taylor, int64_t max_failures) {
     return r;
 }
 
+/* The slot of a derivative endpoint's summary. */
+static int summary_slot(tsr_endpoint ep) { return ep == TSR_EP_HVP ? 3 : (int)ep - TSR_EP_JVP; }
+
 tsr_gradcheck_summary *gc_summary(tsr_gradcheck_report *r, tsr_endpoint ep) {
-    return &r->sum[ep - TSR_EP_JVP];
+    return &r->sum[summary_slot(ep)];
 }
 
 void gc_count_apply(tsr_gradcheck_report *r) { r->apply_evals++; }
@@ -163,7 +166,7 @@ TSR_API void tsr_gradcheck_report_free(tsr_gradcheck_report *r) {
 
 TSR_API int tsr_gradcheck_passed(const tsr_gradcheck_report *r) {
     if (!r) return 0;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         if (r->sum[k].failures > 0) return 0;
     return 1;
 }
@@ -176,8 +179,9 @@ TSR_API int tsr_gradcheck_is_taylor(const tsr_gradcheck_report *r) { return r ? 
 
 TSR_API const tsr_gradcheck_summary *tsr_gradcheck_summary_of(const tsr_gradcheck_report *r,
                                                               tsr_endpoint ep) {
-    if (!r || (ep != TSR_EP_JVP && ep != TSR_EP_VJP && ep != TSR_EP_JACOBIAN)) return NULL;
-    return &r->sum[ep - TSR_EP_JVP];
+    if (!r || (ep != TSR_EP_JVP && ep != TSR_EP_VJP && ep != TSR_EP_JACOBIAN && ep != TSR_EP_HVP))
+        return NULL;
+    return &r->sum[summary_slot(ep)];
 }
 
 TSR_API int64_t tsr_gradcheck_n_failures(const tsr_gradcheck_report *r) {

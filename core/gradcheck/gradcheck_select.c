@@ -10,7 +10,7 @@
 enum { PURPOSE_SAMPLE_IN = 1, PURPOSE_SAMPLE_OUT = 2 };
 
 static int select_endpoints(gc_session *s, uint32_t asked) {
-    static const tsr_endpoint eps[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN};
+    static const tsr_endpoint eps[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN, TSR_EP_HVP};
     s->endpoints = 0;
     for (size_t k = 0; k < sizeof eps / sizeof eps[0]; k++) {
         uint32_t bit = 1u << eps[k];

@@ -13,8 +13,11 @@
  *             1 + 4n apply calls for n input elements. Error O(h^2) +
  *             O(eps / h^2): steps ~ eps^(1/4).
  *
- * Steps are relative to max(|x|, 1), as fd_fallback.c's: the direction v
- * as a whole takes h = step * max(max|x|, 1) / max|v|. Each evaluation is
+ * Steps are relative to max(|x|, 1), as fd_fallback.c's. Along the
+ * direction v the step is the largest that moves no element by more than
+ * its own relative step: h = step * min_i max(|x_i|, 1) / |v_i| over the
+ * v_i != 0 (one large input, b = 300 beside x ~ 1, must not make the step
+ * of the others large). Each evaluation is
  * an ordinary call (through a worker in worker mode) whose cancel_root is
  * the hvp call: a cancel stops the fallback between evaluations, and the
  * limits hold for each evaluation as for any call. */
@@ -30,7 +33,8 @@ typedef struct hvp_run {
     tsr_call *inner;         /* evaluates vjp, jacobian or apply */
     tsr_array *work;         /* per hvp_input: a copy the steps perturb */
     double **dir;            /* per hvp_input: the tangent as doubles */
-    double xmax, tmax;
+    double tmax;             /* max |v| (0: no direction) */
+    double reach;            /* min over v_i != 0 of max(|x_i|, 1) / |v_i| */
     int single;              /* a float32 input: the steps follow float32's eps */
 } hvp_run;
 
@@ -108,9 +112,11 @@ static int setup(hvp_run *r, tsr_endpoint inner_ep) {
         if (!(r->dir[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double))))
             return call_fail(call, TSR_E_NOMEM, "out of memory");
         for (int64_t i = 0; i < n; i++) {
-            r->dir[k][i] = get_el(t, i);
-            r->xmax = fmax(r->xmax, fabs(get_el(x, i)));
-            r->tmax = fmax(r->tmax, fabs(r->dir[k][i]));
+            double v = r->dir[k][i] = get_el(t, i);
+            if (v == 0) continue;
+            double reach = fmax(fabs(get_el(x, i)), 1.0) / fabs(v);
+            r->reach = r->tmax == 0 ? reach : fmin(r->reach, reach);
+            r->tmax = fmax(r->tmax, fabs(v));
         }
         if (x->dtype == TSR_FLOAT32) r->single = 1;
     }
@@ -211,7 +217,7 @@ static int by_vjp(hvp_run *r) {
         zero_results(call);
         return 0;
     }
-    double h = central_step(r) * fmax(r->xmax, 1.0) / r->tmax;
+    double h = central_step(r) * r->reach;
     double **plus = alloc_rows(call), **minus = alloc_rows(call);
     int rc = plus && minus ? 0 : call_fail(call, TSR_E_NOMEM, "out of memory");
     if (!rc) {
@@ -263,7 +269,7 @@ static int by_apply(hvp_run *r) {
      * (tuned to its noise, ~ noise^(1/3)) to the power 3/4 (~ noise^(1/4)). */
     double rel = call->comp->fd_step > 0 ? pow(call->comp->fd_step, 0.75)
                                          : pow(r->single ? FLT_EPSILON : DBL_EPSILON, 0.25);
-    double s = rel * fmax(r->xmax, 1.0) / r->tmax;
+    double s = rel * r->reach;
     for (int32_t k = 0; !rc && k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
         for (int64_t i = 0; !rc && i < count_of(x); i++) {

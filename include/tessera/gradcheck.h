@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Tessera gradient checks: compare a component's derivative endpoints
- * (jvp, vjp, jacobian) with finite differences of its apply.
+ * (jvp, vjp, jacobian) with finite differences of its apply, and its hvp
+ * with finite differences of its vjp (or of apply).
  *
  *     tsr_gradcheck_options o = {.struct_size = sizeof o, .seed = 7};
  *     tsr_gradcheck_report *r;
@@ -92,6 +93,27 @@
  * as for a linear map. Cost: 1 + n_inputs * (6 + taylor_steps) applies,
  * one jvp call per input field, one vjp call per output field, one
  * jacobian call.
+ *
+ * hvp (TSR_CHECK_HVP; by default when the component has a native hvp),
+ * in either mode, after the others: one hvp call over every selected
+ * input and output, with a random dense cotangent w (entries in [-1, 1))
+ * and tangent v (entries +-[0.5, 1)). Along v the step is the largest
+ * that moves no element by more than its own relative step:
+ * t = step * min_i max(|x_i|, 1) / |v_i| (1 instead of max(|x_i|, 1) with
+ * absolute_step).
+ *   With a native vjp that did not fail its own checks (reference
+ *     VS_VJP_FD): (vjp_w(x + t v) -
+ *     vjp_w(x - t v)) / 2t, step eps, every element of every selected
+ *     input compared; noise = 8 u max(|vjp+|, |vjp-|) / 2t. 2 vjp calls
+ *     (progress counts them, vjp's summary does not).
+ *   Otherwise (reference VS_FD): second differences of g = w . f at each
+ *     sampled input element i, (g(+h e_i + t v) - g(+h e_i - t v) -
+ *     g(-h e_i + t v) + g(-h e_i - t v)) / 4 h t, h = step * max(|x_i|, 1),
+ *     step eps^(3/4) when eps is given, else u^(1/4) (1e-4 for float64);
+ *     noise = 16 u sum_j |w_j f_j| / (h t). 4 applies per sampled element.
+ *   A comparison passes when |got - want| <= atol + rtol |want| + noise
+ *   (tolerances of the input's dtype). Failures have output NULL and
+ *   out_index -1 (a dense cotangent).
  *
  * Errors: tsr_gradcheck_run returns 0 when the check ran to the end,
  * whatever it found (see tsr_gradcheck_passed), or a negative TSR_E_*
@@ -223,7 +245,8 @@ typedef enum tsr_gradcheck_reference {
     TSR_GRADCHECK_VS_NONE = 0,      /* not checked */
     TSR_GRADCHECK_VS_FD = 1,        /* finite differences of apply */
     TSR_GRADCHECK_VS_JACOBIAN = 2,  /* the jacobian, verified against FD first */
-    TSR_GRADCHECK_VS_TAYLOR = 3     /* Taylor remainder convergence */
+    TSR_GRADCHECK_VS_TAYLOR = 3,    /* Taylor remainder convergence */
+    TSR_GRADCHECK_VS_VJP_FD = 4     /* hvp: central differences of the native vjp */
 } tsr_gradcheck_reference;
 
 /* One endpoint's outcome. */
@@ -240,7 +263,7 @@ typedef struct tsr_gradcheck_summary {
 /* The summary of one derivative endpoint's checks.
  * Thread: as tsr_gradcheck_passed.
  * Ownership: the summary belongs to r and lives as long as it.
- * Returns: the summary of jvp, vjp or jacobian; NULL for any other endpoint. */
+ * Returns: the summary of jvp, vjp, jacobian or hvp; NULL for any other endpoint. */
 TSR_API const tsr_gradcheck_summary *tsr_gradcheck_summary_of(const tsr_gradcheck_report *r,
                                                               tsr_endpoint ep);
 
@@ -321,14 +344,16 @@ TSR_API const tsr_gradcheck_taylor *tsr_gradcheck_taylor_at(const tsr_gradcheck_
  * The report as compact JSON:
  *   {"passed", "taylor", "apply_evals",
  *    "endpoints": {"jvp": {"checked", "reference", "checks", "failures",
- *                          "max_abs_err", "max_rel_err", "calls"}, ...},
+ *                          "max_abs_err", "max_rel_err", "calls"}, "vjp", "jacobian",
+ *                  "hvp"},
  *    "failures": [{"endpoint", "reference", "input", "output", "in_index",
  *                  "out_index", "in_multi", "out_multi", "got", "want",
  *                  "abs_err", "rel_err", "tolerance"}, ...],
  *    "skipped": [{"field", "kind", "reason"}, ...],
  *    "taylor_tests": [{"endpoint", "input", "output", "steps", "residuals",
  *                      "floors", "orders", "passed"}, ...]}
- * reference is "fd", "jacobian", "taylor" or null; an index of -1 is null;
+ * reference is "fd", "jacobian", "taylor", "vjp_fd" (hvp against
+ * differences of the vjp) or null; an index of -1 is null;
  * non-finite numbers are null.
  * Thread: as tsr_gradcheck_passed.
  * Ownership: *out belongs to the caller: release it with tsr_json_free

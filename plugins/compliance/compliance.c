@@ -13,7 +13,11 @@
  *   d compliance / d rho_e = -penal * rho_e^(penal-1) * (1 - young_min) * u_e^T K0 u_e
  * vjp scales it by the cotangent, jvp dots it with the tangent and jacobian
  * returns it. Each endpoint is an independent call and solves K u = f
- * itself.
+ * itself. hvp differentiates the gradient along v: with E' and E'' the
+ * first and second derivatives of E_e in rho_e,
+ *   K du = -sum_e v_e E'_e K0 u_e                     (one more solve)
+ *   (H v)_e = -E''_e v_e u_e^T K0 u_e - 2 E'_e u_e^T K0 du_e
+ * times the cotangent: two factorisations in all.
  *
  * The mesh, its numbering and the load case are described in fem_q4.h, the
  * sparse Cholesky solve (CHOLMOD) and the cache of symbolic analyses in
@@ -246,6 +250,85 @@ static int compliance_jacobian(tsr_ctx *ctx, const tsr_args *args) {
     return rc;
 }
 
+/* u_e^T K0 w_e for element (i, j). */
+static double element_product(const compliance_call *cc, const double *w, int64_t i, int64_t j) {
+    int64_t dofs[FEM_ELEMENT_DOFS];
+    fem_element_dofs(&cc->grid, i, j, dofs);
+    double s = 0.0;
+    for (int a = 0; a < FEM_ELEMENT_DOFS; a++) {
+        double row = 0.0;
+        for (int b = 0; b < FEM_ELEMENT_DOFS; b++)
+            row += cc->k0[a * FEM_ELEMENT_DOFS + b] * w[dofs[b]];
+        s += cc->u[dofs[a]] * row;
+    }
+    return s;
+}
+
+/* The second-order adjoint above into out (ny * nx), times w. */
+static int write_hvp(tsr_ctx *ctx, compliance_call *cc, const double *v, double w, double *out) {
+    int64_t n_dofs = fem_n_dofs(&cc->grid);
+    double p = cc->penal, scale = 1.0 - cc->young_min;
+    double *rhs = calloc((size_t)n_dofs, sizeof *rhs), *du = malloc((size_t)n_dofs * sizeof *du);
+    if (rhs == NULL || du == NULL) {
+        free(rhs);
+        free(du);
+        return tsr_ctx_errorf(ctx, "out of memory for the second-order adjoint");
+    }
+    for (int64_t i = 0; i < cc->grid.ny; i++)
+        for (int64_t j = 0; j < cc->grid.nx; j++) {
+            int64_t e = i * cc->grid.nx + j, dofs[FEM_ELEMENT_DOFS];
+            double c = v[e] * p * pow(cc->rho[e], p - 1.0) * scale;
+            if (c == 0.0) continue;
+            fem_element_dofs(&cc->grid, i, j, dofs);
+            for (int a = 0; a < FEM_ELEMENT_DOFS; a++) {
+                double row = 0.0;
+                for (int b = 0; b < FEM_ELEMENT_DOFS; b++)
+                    row += cc->k0[a * FEM_ELEMENT_DOFS + b] * cc->u[dofs[b]];
+                rhs[dofs[a]] -= c * row;
+            }
+        }
+    char why[256];
+    int rc = fem_solve(ctx->state, &cc->grid, cc->k0, cc->E, rhs, du, why, sizeof why);
+    if (rc != 0) rc = tsr_ctx_errorf(ctx, "%s", why);
+    for (int64_t i = 0; rc == 0 && i < cc->grid.ny; i++)
+        for (int64_t j = 0; rc == 0 && j < cc->grid.nx; j++) {
+            int64_t e = i * cc->grid.nx + j;
+            double d1 = p * pow(cc->rho[e], p - 1.0) * scale;
+            /* penal = 1: E is linear, E'' = 0 even at rho = 0 */
+            double d2 = p == 1.0 ? 0.0 : p * (p - 1.0) * pow(cc->rho[e], p - 2.0) * scale;
+            double h = -(v[e] != 0.0 ? d2 * v[e] * element_product(cc, cc->u, i, j) : 0.0) -
+                       2.0 * d1 * element_product(cc, du, i, j);
+            if (!isfinite(h))
+                rc = tsr_ctx_errorf(ctx,
+                                    "rho: the Hessian-vector product is not finite in element "
+                                    "[%lld][%lld] (rho = %g, penal = %g: rho^(penal-2) "
+                                    "diverges at 0 for penal < 2)",
+                                    (long long)i, (long long)j, cc->rho[e], p);
+            else out[e] = w * h;
+        }
+    free(rhs);
+    free(du);
+    return rc;
+}
+
+/* hvp over rho (the only differentiable input), cotangent-weighted. */
+static int compliance_hvp(tsr_ctx *ctx, const tsr_args *args) {
+    const double *c_bar = vjp_cotangent(args, OUT_COMPLIANCE);
+    const double *v = hvp_tangent(args, IN_RHO);
+    compliance_call cc;
+    if (prepare(ctx, args, c_bar != NULL && v != NULL, &cc) != 0) return -1;
+    const int64_t shape[2] = {cc.grid.ny, cc.grid.nx};
+    int rc = 0;
+    for (int32_t k = 0; k < args->n_wrt_in && rc == 0; k++) { /* wrt_in[k] can only be rho */
+        double *out = result_f64(ctx, args, k, 2, shape);
+        if (out == NULL) rc = -1;
+        else if (c_bar != NULL && v != NULL) rc = write_hvp(ctx, &cc, v, *c_bar, out);
+        else zero_f64(out, shape[0] * shape[1]);
+    }
+    release(&cc);
+    return rc;
+}
+
 static int compliance_abstract_eval(tsr_ctx *ctx, const tsr_args *args) {
     if (check_grid(ctx, &args->inputs[IN_RHO]) != 0) return -1;
     tsr_array *out = &args->results[OUT_COMPLIANCE];
@@ -279,7 +362,8 @@ static const tsr_plugin compliance_plugin = {
         "bilinear (Q4) plane-stress elements (E0 = 1, Poisson ratio 0.3, unit thickness) with "
         "SIMP stiffness E = young_min + rho^penal * (1 - young_min). The left edge x = 0 is "
         "clamped; a unit downward load acts at the right-edge node (nx, floor(ny/2)). Sparse "
-        "Cholesky solve (CHOLMOD); exact adjoint gradient w.r.t. rho.",
+        "Cholesky solve (CHOLMOD); exact adjoint gradient w.r.t. rho, and its hvp by a "
+        "second-order adjoint.",
     .inputs = inputs,
     .n_inputs = sizeof inputs / sizeof inputs[0],
     .outputs = outputs,
@@ -291,6 +375,7 @@ static const tsr_plugin compliance_plugin = {
     .vjp = compliance_vjp,
     .jacobian = compliance_jacobian,
     .abstract_eval = compliance_abstract_eval,
+    .hvp = compliance_hvp,
 };
 
 TSR_PLUGIN_DEFINE(compliance_plugin)

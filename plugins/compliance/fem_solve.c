@@ -168,6 +168,11 @@ static cholmod_sparse *assemble(const fem_grid *g, const double *k0, const doubl
 
 int fem_solve_cantilever(fem_cache *cache, const fem_grid *g, const double *k0, const double *E,
                          double *u, char *why, size_t why_size) {
+    return fem_solve(cache, g, k0, E, NULL, u, why, why_size);
+}
+
+int fem_solve(fem_cache *cache, const fem_grid *g, const double *k0, const double *E,
+              const double *rhs, double *u, char *why, size_t why_size) {
     cholmod_common cm;
     start_common(&cm);
     cholmod_sparse *A = NULL;
@@ -206,7 +211,14 @@ int fem_solve_cantilever(fem_cache *cache, const fem_grid *g, const double *k0, 
         fail(why, why_size, "allocating the load vector failed: %s", status_text(cm.status));
         goto out;
     }
-    ((double *)b->x)[fem_free_index(g, fem_load_dof(g))] = -1.0;
+    if (rhs == NULL) {
+        ((double *)b->x)[fem_free_index(g, fem_load_dof(g))] = -1.0;
+    } else {
+        for (int64_t d = 0; d < fem_n_dofs(g); d++) {
+            int64_t f = fem_free_index(g, d);
+            if (f >= 0) ((double *)b->x)[f] = rhs[d];
+        }
+    }
     x = cholmod_solve(CHOLMOD_A, L, b, &cm);
     if (x == NULL || cm.status < CHOLMOD_OK) {
         fail(why, why_size, "the triangular solves failed: %s", status_text(cm.status));

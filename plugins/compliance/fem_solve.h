@@ -34,5 +34,9 @@ void fem_cache_free(fem_cache *cache);
  * must be small enough that fem_max_triplets and fem_n_free fit in int. */
 int fem_solve_cantilever(fem_cache *cache, const fem_grid *g, const double *k0, const double *E,
                          double *u, char *why, size_t why_size);
+/* The same with the load rhs (fem_n_dofs values; those at fixed DOFs are
+ * ignored) instead of the cantilever's; rhs NULL: the cantilever's. */
+int fem_solve(fem_cache *cache, const fem_grid *g, const double *k0, const double *E,
+              const double *rhs, double *u, char *why, size_t why_size);
 
 #endif /* TESSERA_COMPLIANCE_FEM_SOLVE_H */

@@ -195,26 +195,31 @@ static int rosenbrock_jacobian(tsr_ctx *ctx, const tsr_args *args) {
     return 0;
 }
 
-/* The Hessian of term i over (x[i], x[i+1], a, b), times the tangent
- * (ti, tn, ta, tb), added into hx[i], hx[i+1], *ha and *hb. With
- * v = x[i+1] - x[i]^2 and o = a - x[i]:
+/* The Hessian of term i over (x[i], x[i+1], a, b) times the tangent
+ * (ti, tn, ta, tb). With v = x[i+1] - x[i]^2 and o = a - x[i]:
  *   d2/dxi2 = 8b xi^2 - 4b v + 2   d2/dxi dxn = -4b xi   d2/dxi da = -2
  *   d2/dxi db = -4 v xi            d2/dxn2 = 2b          d2/dxn db = 2v
  *   d2/da2 = 2                     (d2/dxn da = d2/da db = d2/db2 = 0) */
-static void rosenbrock_term_hvp(double xi, double xn, double a, double b, double ti, double tn,
-                                double ta, double tb, double *hxi, double *hxn, double *ha,
-                                double *hb) {
-    (void)a;
+typedef struct rosenbrock_term_hv {
+    double xi, xn, a, b;   /* the rows of H t for x[i], x[i+1], a, b */
+} rosenbrock_term_hv;
+
+static rosenbrock_term_hv rosenbrock_term_hvp(double xi, double xn, double b, double ti,
+                                              double tn, double ta, double tb) {
     double v = xn - xi * xi;
-    *hxi += (8.0 * b * xi * xi - 4.0 * b * v + 2.0) * ti - 4.0 * b * xi * tn - 2.0 * ta -
-            4.0 * v * xi * tb;
-    *hxn += -4.0 * b * xi * ti + 2.0 * b * tn + 2.0 * v * tb;
-    *ha += -2.0 * ti + 2.0 * ta;
-    *hb += -4.0 * v * xi * ti + 2.0 * v * tn;
+    rosenbrock_term_hv h = {
+        .xi = (8.0 * b * xi * xi - 4.0 * b * v + 2.0) * ti - 4.0 * b * xi * tn - 2.0 * ta -
+              4.0 * v * xi * tb,
+        .xn = -4.0 * b * xi * ti + 2.0 * b * tn + 2.0 * v * tb,
+        .a = -2.0 * ti + 2.0 * ta,
+        .b = -4.0 * v * xi * ti + 2.0 * v * tn,
+    };
+    return h;
 }
 
-/* value is a scalar: the hvp is w * H t, H the Hessian of value over the
- * hvp_inputs (the tangents of the others are zero). */
+/* value is a scalar: the hvp is w H t, H the Hessian of value over the
+ * hvp_inputs (the tangents of the others are zero). One pass: x[i]'s row
+ * is complete once terms i - 1 and i are added, so each is written once. */
 static int rosenbrock_hvp(tsr_ctx *ctx, const tsr_args *args) {
     rosenbrock_inputs in;
     if (unpack_inputs(ctx, args, &in) != 0) return -1;
@@ -226,18 +231,18 @@ static int rosenbrock_hvp(tsr_ctx *ctx, const tsr_args *args) {
     for (int32_t k = 0; k < args->n_wrt_in; k++) {
         if (claim_slot(ctx, args, k, args->wrt_in[k], &in.n, &slots) != 0) return -1;
     }
-    double w = c != NULL ? *c : 0.0;
-    double ha = 0.0, hb = 0.0, sink_i = 0.0, sink_n = 0.0;
-    if (slots.x != NULL) zero_f64(slots.x, in.n);
+    double w = c != NULL ? *c : 0.0, t_a = ta ? *ta : 0.0, t_b = tb ? *tb : 0.0;
+    double ha = 0.0, hb = 0.0, carry = 0.0;   /* carry: term i-1's part of x[i]'s row */
     for (int64_t i = 0; i + 1 < in.n; i++) {
-        double *hxi = slots.x != NULL ? &slots.x[i] : &sink_i;
-        double *hxn = slots.x != NULL ? &slots.x[i + 1] : &sink_n;
-        rosenbrock_term_hvp(in.x[i], in.x[i + 1], in.a, in.b, tx ? tx[i] : 0.0,
-                            tx ? tx[i + 1] : 0.0, ta ? *ta : 0.0, tb ? *tb : 0.0, hxi, hxn, &ha,
-                            &hb);
+        rosenbrock_term_hv h = rosenbrock_term_hvp(in.x[i], in.x[i + 1], in.b,
+                                                   tx ? tx[i] : 0.0, tx ? tx[i + 1] : 0.0,
+                                                   t_a, t_b);
+        if (slots.x != NULL) slots.x[i] = w * (carry + h.xi);
+        carry = h.xn;
+        ha += h.a;
+        hb += h.b;
     }
-    if (slots.x != NULL)
-        for (int64_t i = 0; i < in.n; i++) slots.x[i] *= w;
+    if (slots.x != NULL) slots.x[in.n - 1] = w * carry;
     if (slots.a != NULL) *slots.a = w * ha;
     if (slots.b != NULL) *slots.b = w * hb;
     return 0;

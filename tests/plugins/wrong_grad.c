@@ -7,8 +7,10 @@
  *   s = sum(x^2)
  *
  * config "wrong": the endpoint whose dy/dx is wrong, "jvp", "vjp" (the
- * default), "jacobian" or "none". The wrong endpoint uses
+ * default), "jacobian", "hvp" or "none". The wrong endpoint uses
  * cos(x + c) + 0.01 * x instead of cos(x + c); ds/dx = 2x is always right.
+ * hvp (d2y_i/dx_i2 = -sin(x_i + c), d2s/dx_i2 = 2) uses -sin(x + c) +
+ * 0.01 * x when it is the wrong one.
  */
 #include <math.h>
 #include <string.h>
@@ -31,7 +33,8 @@ static const tsr_field outputs[] = {
 };
 
 /* The state is the endpoint that is wrong (TSR_EP_COUNT: none). */
-static tsr_endpoint wrong_choices[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN, TSR_EP_COUNT};
+static tsr_endpoint wrong_choices[] = {TSR_EP_JVP, TSR_EP_VJP, TSR_EP_JACOBIAN, TSR_EP_HVP,
+                                       TSR_EP_COUNT};
 
 static int init(tsr_ctx *ctx, void **state) {
     const char *w = tsr_ctx_config(ctx, "wrong");
@@ -39,8 +42,9 @@ static int init(tsr_ctx *ctx, void **state) {
     if (w == NULL || strcmp(w, "vjp") == 0) k = 1;
     else if (strcmp(w, "jvp") == 0) k = 0;
     else if (strcmp(w, "jacobian") == 0) k = 2;
-    else if (strcmp(w, "none") == 0) k = 3;
-    else return tsr_ctx_errorf(ctx, "wrong: '%s' is not jvp, vjp, jacobian or none", w);
+    else if (strcmp(w, "hvp") == 0) k = 3;
+    else if (strcmp(w, "none") == 0) k = 4;
+    else return tsr_ctx_errorf(ctx, "wrong: '%s' is not jvp, vjp, jacobian, hvp or none", w);
     *state = &wrong_choices[k];
     return 0;
 }
@@ -125,6 +129,29 @@ static int jacobian(tsr_ctx *ctx, const tsr_args *args) {
     return 0;
 }
 
+/* seeds: cotangents of hvp_outputs, then the tangent of x (the only
+ * differentiable input). */
+static int hvp(tsr_ctx *ctx, const tsr_args *args) {
+    const double *x = args->inputs[IN_X].data;
+    double c = *(const double *)args->inputs[IN_C].data;
+    int64_t n = tsr_array_count(&args->inputs[IN_X]);
+    int32_t ay = position(args->wrt_out, args->n_wrt_out, OUT_Y);
+    int32_t as = position(args->wrt_out, args->n_wrt_out, OUT_S);
+    const double *cy = ay >= 0 ? args->seeds[ay].data : NULL;
+    const double *cs = as >= 0 ? args->seeds[as].data : NULL;
+    int wrong = *(const tsr_endpoint *)ctx->state == TSR_EP_HVP;
+    for (int32_t k = 0; k < args->n_wrt_in; k++) {
+        const double *t = args->seeds[args->n_wrt_out + k].data;
+        double *r = args->results[k].data;
+        for (int64_t i = 0; i < n; i++) {
+            double d2 = -sin(x[i] + c) + (wrong ? 0.01 * x[i] : 0.0);
+            r[i] = (cy ? d2 * cy[i] : 0.0) + (cs ? 2.0 * *cs : 0.0);
+            r[i] *= t[i];
+        }
+    }
+    return 0;
+}
+
 static const tsr_plugin plugin = {
     TSR_PLUGIN_HEADER,
     .flags = TSR_PLUGIN_THREAD_SAFE,
@@ -141,6 +168,7 @@ static const tsr_plugin plugin = {
     .jvp = jvp,
     .vjp = vjp,
     .jacobian = jacobian,
+    .hvp = hvp,
 };
 
 TSR_PLUGIN_DEFINE(plugin)
