@@ -128,7 +128,30 @@ def test_third_derivatives_are_refused(load):
         torch.func.jacrev(torch.func.hessian(f))(x.detach())
 
 
-def test_forward_over_forward_is_refused_clearly(load):
-    f = rosen_value(load("rosenbrock"))
-    with pytest.raises(tessera.UnsupportedError, match="forward over forward"):
-        torch.func.jacfwd(torch.func.jacfwd(f))(torch.tensor(X0, dtype=F64))
+@pytest.mark.parametrize("mode", MODES)
+def test_forward_over_forward_of_a_scalar_output_is_the_hessian(load, mode):
+    f = rosen_value(load("rosenbrock", mode))
+    x = torch.tensor(X0, dtype=F64)
+    want = torch.tensor(rosen_hessian(X0)["xx"])
+    torch.testing.assert_close(torch.func.jacfwd(torch.func.jacfwd(f))(x), want)
+    torch.testing.assert_close(torch.func.jacrev(torch.func.jacfwd(f))(x), want)
+    # a JVP of a JVP: v . H v
+    v = torch.tensor([1.0, -2.0, 0.5, 3.0], dtype=F64)
+    _, vhv = torch.func.jvp(lambda y: torch.func.jvp(f, (y,), (v,))[1], (x,), (v,))
+    torch.testing.assert_close(vhv, v @ want @ v)
+
+
+def test_forward_over_forward_of_a_vector_output_is_refused_clearly(load):
+    comp = load("cubic")
+
+    def f(x):
+        return tessera.torch.apply(comp, {"x": x, "s": 2.0})["y"]
+
+    with pytest.raises(tessera.UnsupportedError,
+                       match="forward over forward.*output 'y' is not a scalar"):
+        torch.func.jacfwd(torch.func.jacfwd(f))(torch.ones(2, dtype=F64))
+    # the same second derivative through the vjp works
+    got = torch.func.jacfwd(torch.func.jacrev(f))(torch.tensor([1.0, 2.0], dtype=F64))
+    want = torch.zeros(2, 2, 2, dtype=F64)
+    want[0, 0, 0], want[1, 1, 1] = 12.0, 24.0
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)

@@ -27,9 +27,10 @@ Hessian of ``w . f`` is symmetric) and its jvp (along the cotangent), so
 ``torch.autograd.functional.hessian``, ``hvp``, ``vhp``, a gradient of a
 gradient, ``gradgradcheck`` and ``torch.func.hessian`` work. The hvp is
 the component's own, or the library's finite differences of its vjp
-(``Component.hvp_source``). A component without one, a JVP of a jvp along
-the inputs (forward over forward, ``jacfwd(jacfwd(f))``) and third
-derivatives raise :class:`tessera.UnsupportedError` (a
+(``Component.hvp_source``). A JVP of a jvp along the inputs (forward over
+forward, ``jacfwd(jacfwd(f))``) is one hvp per scalar output. A component
+without hvp, forward over forward for an output that is not a scalar, and
+third derivatives raise :class:`tessera.UnsupportedError` (a
 ``NotImplementedError``) naming the component and the inputs as soon as
 anything asks for them. Nothing returns a silent zero. A second backward
 that asks only for the derivative along the cotangent (the double-backward
@@ -135,12 +136,14 @@ def _second_order(component: Component, names: Sequence[str]) -> _errors.Tessera
         "finite differences (or it was loaded with hvp_fallback=off)")
 
 
-def _forward_over_forward(component: Component, names: Sequence[str]) -> _errors.TesseraError:
+def _forward_over_forward(component: Component, names: Sequence[str],
+                          output: str) -> _errors.TesseraError:
     return _errors.UnsupportedError(
         _errors.TSR_E_UNSUPPORTED,
         f"component '{component.name}': a JVP of its jvp with respect to {_which(names)} "
-        "(forward over forward, e.g. torch.func.jacfwd(torch.func.jacfwd(f))) is not "
-        "available: use torch.func.hessian or jacfwd(jacrev(f)), which differentiate its vjp")
+        "(forward over forward, e.g. torch.func.jacfwd(torch.func.jacfwd(f))) is one hvp "
+        f"per scalar output, and output '{output}' is not a scalar: use torch.func.hessian "
+        "or jacfwd(jacrev(f)), which differentiate its vjp")
 
 
 def _third_order(component: Component, names: Sequence[str]) -> _errors.TesseraError:
@@ -535,16 +538,29 @@ class _Jvp(torch.autograd.Function):
     def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
         component: Component = ctx.component
         n = len(component.schema.inputs)
-        moved = [name for name, t in zip(component.schema.input_names, tangents[4:4 + n])
-                 if t is not None]
+        inputs, vs = ctx.saved_tensors[:n], ctx.saved_tensors[n:]
+        out: list = [None] * len(ctx.wrt_out)
+        moved = _moving(component, tangents[4:4 + n])
         if moved:
-            raise (_forward_over_forward(component, moved) if _has_hvp(component)
-                   else _second_order(component, moved))
+            # Forward over forward: for a scalar output o, sum_k (H_o dx)_k . v_k,
+            # one hvp with cotangent 1.
+            if not _has_hvp(component):
+                raise _second_order(component, tuple(moved))
+            lead = (ctx.batch,) if ctx.batch else ()
+            for k, name in enumerate(ctx.wrt_out):
+                field = component.schema.output(name)
+                if field.dims != ():
+                    raise _forward_over_forward(component, tuple(moved), name)
+                one = torch.from_numpy(np.ones(lead, field.dtype))
+                rows = _hvp_rows(component, ctx.batch, inputs, (name,), [one], ctx.wrt_in,
+                                 moved)
+                out[k] = sum((r * v).reshape(*lead, -1).sum(-1) for r, v in zip(rows, vs))
         given = [(name, t) for name, t in zip(ctx.wrt_in, tangents[4 + n:]) if t is not None]
-        if not given:
-            return tuple(None for _ in ctx.wrt_out)
-        return _jvp(component, ctx.batch, tuple(n_ for n_, _ in given), ctx.wrt_out,
-                    ctx.saved_tensors[:n], [t for _, t in given])
+        if given:
+            res = _jvp(component, ctx.batch, tuple(n_ for n_, _ in given), ctx.wrt_out, inputs,
+                       [t for _, t in given])
+            out = [_sum(a, b) for a, b in zip(out, res)]
+        return tuple(out)
 
     @staticmethod
     def vmap(info: Any, in_dims: tuple, component: Component, batch: int, wrt_in: tuple,
