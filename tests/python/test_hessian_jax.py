@@ -218,3 +218,26 @@ def test_third_derivatives_are_refused(load):
     f = rosen_value(load("rosenbrock"))
     with pytest.raises(tessera.UnsupportedError, match="third-order"):
         jax.jacfwd(jax.hessian(f))(jnp.asarray(X0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_hessian_with_inputs_left_out_takes_their_defaults(load, mode):
+    """defaults: y = s x + sum(w) + bias, s defaulting to 2, bias optional;
+    the Hessian of c . y over (x, s) has only the cross term c."""
+    comp = load("defaults", mode)
+    c = np.array([1.0, -2.0, 0.5])
+
+    def loss(d):
+        return jnp.sum(tessera.jax.apply(comp, d)["y"] * c)
+
+    x = jnp.array([0.3, 1.0, 2.0])
+    got = jax.jit(jax.hessian(loss))({"x": x, "s": jnp.asarray(3.0)})
+    np.testing.assert_allclose(got["x"]["s"], c, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got["s"]["x"], c, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got["x"]["x"], np.zeros((3, 3)), atol=1e-6)
+    # s and bias left out (s = 2): the gradient is 2 c, its derivative zero
+    np.testing.assert_allclose(jax.grad(lambda x: loss({"x": x}))(x), 2 * c, rtol=1e-12)
+    got = jax.hessian(lambda x: loss({"x": x}))(x)
+    np.testing.assert_allclose(got, np.zeros((3, 3)), atol=1e-6)
+    np.testing.assert_allclose(jax.jacfwd(jax.grad(lambda x: loss({"x": x})))(x),
+                               np.zeros((3, 3)), atol=1e-6)
