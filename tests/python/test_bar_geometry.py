@@ -96,7 +96,8 @@ def test_schema_and_endpoints(comp):
     # A plain float option is a JSON field holding a Python number.
     assert s.input("fd_step").kind == "json"
     assert [(f.dims, f.differentiable) for f in s.outputs] == [((None, None), True)]
-    assert set(comp.endpoints) == {"apply", "jvp", "vjp", "jacobian", "abstract_eval"}
+    # hvp: the library's central differences of its vjp
+    assert set(comp.endpoints) == {"apply", "jvp", "vjp", "jacobian", "hvp", "abstract_eval"}
 
 
 # ---- one bar against the closed form ---------------------------------

@@ -38,3 +38,11 @@ def test_the_jax_and_torch_chains_agree(mode):
     torch_run = summary(run_example("mcmc_torch.py", "--steps", "100", "--mode", mode))
     assert jax_run == torch_run
     assert 0.2 < float(jax_run["acceptance rate"]) < 0.9
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_newton_trust_ncg_through_hvp_agrees_with_hand_written_derivatives(mode):
+    out = run_example("newton_trust_ncg.py", "--mode", mode, "--dim", "6")
+    assert "agree: same iterations, same minimum" in out
+    counts = dict(re.findall(r"(\w+) (\d+)", out.split("endpoint calls:")[1]))
+    assert int(counts["hvp"]) > 0 and int(counts["vjp"]) > 0, out

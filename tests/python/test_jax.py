@@ -203,21 +203,6 @@ def test_non_differentiable_fields_behave_as_in_tesseract_jax(load):
     np.testing.assert_allclose(tangents["y"], 2.0, rtol=1e-6)
 
 
-def test_second_derivatives_are_refused_clearly(load):
-    comp = load("rosenbrock")
-
-    def value(x):
-        return tessera.jax.apply(comp, {"x": x, "a": 1.0, "b": 100.0})["value"]
-
-    for second in (jax.hessian(value), jax.jacfwd(jax.grad(value)), jax.grad(
-            lambda x: jnp.sum(jax.grad(value)(x)))):
-        with pytest.raises(tessera.UnsupportedError,
-                           match="component 'rosenbrock': .* not available .*first derivatives "
-                                 "only") as info:
-            second(jnp.ones(3))
-        assert isinstance(info.value, NotImplementedError)
-
-
 def test_bad_inputs_fail_at_trace_time_with_the_library_error(load):
     comp = load("vectoradd")
     with pytest.raises(tessera.ShapeError, match="symbolic dim 'n'"):

@@ -96,7 +96,9 @@ def test_schema_and_endpoints_describe_the_plugin(load):
     assert s.input("steps").dtype == np.dtype("int64") and s.input("steps").dims == ()
     assert s.input("conductivity").dims == ("n",)
     assert s.output_names == ("temperature", "misfit")
-    assert comp.endpoints == ("apply", "jvp", "vjp", "jacobian", "abstract_eval")
+    # hvp: the library's central differences of its vjp
+    assert comp.endpoints == ("apply", "jvp", "vjp", "jacobian", "hvp", "abstract_eval")
+    assert comp.hvp_source == "fd_vjp" and not comp.has_endpoint("hvp", True)
     assert comp.mode == "inproc"
     lin = load("linear")
     assert lin.schema.output("y").dims == ("m",)

@@ -65,6 +65,8 @@ def test_public_methods_show_their_real_parameters():
     # the Python methods and functions have theirs from their definitions
     assert list(inspect.signature(tessera.Component.jvp).parameters) == [
         "self", "inputs", "jvp_inputs", "jvp_outputs", "tangent_vector"]
+    assert list(inspect.signature(tessera.Component.hvp).parameters) == [
+        "self", "inputs", "hvp_inputs", "hvp_outputs", "cotangent_vector", "tangent_vector"]
     assert "timeout_ms" in inspect.signature(tessera.load).parameters
 
 

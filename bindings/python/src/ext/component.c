@@ -155,6 +155,14 @@ static PyObject *Component_get_mode(ComponentObject *self, void *unused) {
     return PyUnicode_FromString((unsigned)m < 3 ? names[m] : "unknown");
 }
 
+static PyObject *Component_get_hvp_source(ComponentObject *self, void *unused) {
+    (void)unused;
+    if (component_check_open(self) != 0) return NULL;
+    static const char *const names[] = {"none", "native", "fd_vjp", "fd_apply"};
+    tsr_hvp_source s = tsr_component_hvp_source(self->core->c);
+    return PyUnicode_FromString((unsigned)s < 4 ? names[s] : "unknown");
+}
+
 static PyObject *Component_get_address(ComponentObject *self, void *unused) {
     (void)unused;
     if (component_check_open(self) != 0) return NULL;
@@ -287,7 +295,8 @@ static PyObject *Component_apply(ComponentObject *self, PyObject *inputs) {
 }
 
 /* _call(endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0) -> tuple of
- * arrays in the library's result order. */
+ * arrays in the library's result order. seeds: a dict; for hvp a pair of
+ * dicts (cotangents of wrt_out, tangents of wrt_in). */
 static PyObject *Component_call(ComponentObject *self, PyObject *args) {
     PyObject *ep_name, *wrt_in, *wrt_out, *inputs, *seeds = Py_None;
     long long batch = 0;
@@ -426,7 +435,8 @@ static PyMethodDef Component_methods[] = {
      "result buffers (which later calls never overwrite)."},
     {"_call", (PyCFunction)Component_call, METH_VARARGS,
      "_call($self, endpoint, wrt_in, wrt_out, inputs, seeds=None, batch=0, /)\n--\n\n"
-     "The endpoint called with flat inputs: a tuple of arrays."},
+     "The endpoint called with flat inputs: a tuple of arrays (hvp: seeds is the pair "
+     "(cotangent_vector, tangent_vector))."},
     {"_abstract_eval", (PyCFunction)Component_abstract_eval, METH_O,
      "_abstract_eval($self, specs, /)\n--\n\n"
      "specs: ((shape, dtype) or encoded bytes of a TEXT/JSON input or None, ...) -> "
@@ -462,6 +472,9 @@ static PyMethodDef Component_methods[] = {
 static PyGetSetDef Component_getset[] = {
     {"closed", (getter)Component_get_closed, NULL, "True once closed.", NULL},
     {"mode", (getter)Component_get_mode, NULL, "'inproc', 'isolated' or 'worker'.", NULL},
+    {"hvp_source", (getter)Component_get_hvp_source, NULL,
+     "Where hvp comes from: 'native' (the component's own), 'fd_vjp' (central differences "
+     "of its vjp), 'fd_apply' (second differences of apply) or 'none'.", NULL},
     {"_address", (getter)Component_get_address, NULL,
      "The tsr_component pointer, for calling the C API on the same component (ctypes); "
      "valid until close().", NULL},

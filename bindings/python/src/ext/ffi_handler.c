@@ -6,7 +6,8 @@
  *
  * Operands: the given inputs in schema order (the op says which; the
  * others stay unbound, so the library applies their defaults or marks
- * them absent), then the seeds (tangents for jvp, cotangents for vjp).
+ * them absent), then the seeds (tangents for jvp, cotangents for vjp,
+ * cotangents then tangents for hvp).
  * Attribute "handle" (uint64) names the FFI op.
  *
  * Where bytes move: in-process, the plugin reads XLA's operand buffers in
@@ -156,9 +157,12 @@ static int run_op(ffi_op *op, tsr_call *call, XLA_FFI_CallFrame *frame, char *ms
                      frame->args.types[i] != XLA_FFI_ArgType_BUFFER ? "not a buffer" : why);
             return TSR_E_ARGUMENT;
         }
-        int rc = i < op->n_inputs
-                     ? tsr_call_set_input_at(call, op->input_at[i], &a)
-                     : tsr_call_set_seed(call, op->seed_names[i - op->n_inputs], &a);
+        /* hvp's seeds: the cotangents of wrt_out, then the tangents of wrt_in. */
+        int64_t s = i - op->n_inputs;
+        int rc = s < 0 ? tsr_call_set_input_at(call, op->input_at[i], &a)
+                 : op->ep == TSR_EP_HVP && s >= op->n_wrt_out
+                     ? tsr_call_set_tangent(call, op->seed_names[s], &a)
+                     : tsr_call_set_seed(call, op->seed_names[s], &a);
         if (rc != 0) {
             snprintf(msg, n, "%s", tsr_call_errmsg(call));
             return rc;

@@ -33,7 +33,8 @@ typedef struct ffi_op {
     tsr_endpoint ep;
     int32_t n_inputs;           /* operands: the given inputs in schema order ... */
     int32_t *input_at;          /* ... operand i binds input input_at[i] ... */
-    int32_t n_seeds;            /* ... then tangents (jvp) or cotangents (vjp) */
+    int32_t n_seeds;            /* ... then tangents (jvp), cotangents (vjp), or
+                                   cotangents of wrt_out then tangents of wrt_in (hvp) */
     char **seed_names;
     int32_t n_wrt_in, n_wrt_out;
     char **wrt_in, **wrt_out;

@@ -34,7 +34,7 @@ static int set_wrt(PoolObject *pool, tsr_call *call) {
 }
 
 static int has_wrt(tsr_endpoint ep) {
-    return ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN;
+    return ep == TSR_EP_JVP || ep == TSR_EP_VJP || ep == TSR_EP_JACOBIAN || ep == TSR_EP_HVP;
 }
 
 /* A slot of the pool around `call` (taken over), or a new call when call
@@ -290,13 +290,21 @@ static int bind_inputs(SlotObject *slot, PoolObject *pool, PyObject *inputs, kee
     return 0;
 }
 
-/* jvp seeds are tangents of wrt inputs, vjp seeds cotangents of wrt outputs. */
-static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_list *keep) {
-    int jvp = pool->ep == TSR_EP_JVP;
-    if (!jvp && pool->ep != TSR_EP_VJP) return 0;
-    const field_meta *fs = jvp ? pool->wrt_in : pool->wrt_out;
-    int32_t n = jvp ? pool->n_wrt_in : pool->n_wrt_out;
-    const char *what = jvp ? "tangent_vector" : "cotangent_vector";
+/* One dict of seeds: jvp's tangents of wrt inputs, vjp's (and hvp's)
+ * cotangents of wrt outputs, hvp's tangents of wrt inputs. `cell0` is the
+ * first of the slot's cells they use. */
+static int bind_seed_dict(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_list *keep,
+                          int tangents, int32_t cell0) {
+    const field_meta *fs = tangents ? pool->wrt_in : pool->wrt_out;
+    int32_t n = tangents ? pool->n_wrt_in : pool->n_wrt_out;
+    const char *what = tangents ? "tangent_vector" : "cotangent_vector";
+    int (*set)(tsr_call *, const char *, const tsr_array *) =
+        pool->ep == TSR_EP_HVP && tangents ? tsr_call_set_tangent : tsr_call_set_seed;
+    if (seeds && !PyDict_Check(seeds)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a dict of arrays by field name, not %.100s",
+                     what, Py_TYPE(seeds)->tp_name);
+        return -1;
+    }
     Py_ssize_t found = 0;
     for (int32_t k = 0; k < n; k++) {
         const field_meta *f = &fs[k];
@@ -305,13 +313,12 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
         tsr_array a;
         if (v) {
             found++;
-            if (convert_array(v, f, what, &a, &keep->items[keep->n],
-                              &slot->cells[pool->fields->n_in + k], pool->owner, slot->core,
-                              pool->ep) != 0)
+            if (convert_array(v, f, what, &a, &keep->items[keep->n], &slot->cells[cell0 + k],
+                              pool->owner, slot->core, pool->ep) != 0)
                 return -1;
             keep->n++;
         }
-        int rc = tsr_call_set_seed(slot->call, f->cname, v ? &a : NULL);
+        int rc = set(slot->call, f->cname, v ? &a : NULL);
         if (rc != 0) {
             raise_call_error(slot->call, rc);
             return -1;
@@ -330,12 +337,37 @@ static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_
                 return -1;
             }
             tsr_array dummy = {.dtype = TSR_FLOAT64};
-            int rc = tsr_call_set_seed(slot->call, PyUnicode_AsUTF8(key), &dummy);
+            int rc = set(slot->call, PyUnicode_AsUTF8(key), &dummy);
             raise_call_error(slot->call, rc ? rc : TSR_E_UNKNOWN_FIELD);
             return -1;
         }
     }
     return 0;
+}
+
+/* jvp seeds are tangents of wrt inputs, vjp seeds cotangents of wrt
+ * outputs; hvp's are a pair (cotangents of wrt outputs, tangents of wrt
+ * inputs), as the library orders them. */
+static int bind_seeds(SlotObject *slot, PoolObject *pool, PyObject *seeds, keep_list *keep) {
+    int32_t n_in = pool->fields->n_in;
+    if (pool->ep == TSR_EP_JVP) return bind_seed_dict(slot, pool, seeds, keep, 1, n_in);
+    if (pool->ep == TSR_EP_VJP) return bind_seed_dict(slot, pool, seeds, keep, 0, n_in);
+    if (pool->ep != TSR_EP_HVP) return 0;
+    PyObject *cot = NULL, *tan = NULL;
+    if (seeds && (!PyTuple_Check(seeds) || PyTuple_GET_SIZE(seeds) != 2)) {
+        PyErr_Format(PyExc_TypeError,
+                     "hvp seeds must be a pair (cotangent_vector, tangent_vector), not %.100s",
+                     Py_TYPE(seeds)->tp_name);
+        return -1;
+    }
+    if (seeds) {
+        cot = PyTuple_GET_ITEM(seeds, 0);
+        tan = PyTuple_GET_ITEM(seeds, 1);
+    }
+    return bind_seed_dict(slot, pool, cot, keep, 0, n_in) != 0 ||
+                   bind_seed_dict(slot, pool, tan, keep, 1, n_in + pool->n_wrt_out) != 0
+               ? -1
+               : 0;
 }
 
 SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_t batch) {
@@ -348,12 +380,6 @@ SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_
     if (!PyDict_Check(inputs)) {
         PyErr_Format(PyExc_TypeError, "inputs must be a dict of arrays by field name, not %.100s",
                      Py_TYPE(inputs)->tp_name);
-        return NULL;
-    }
-    if (seeds && !PyDict_Check(seeds)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a dict of arrays by field name, not %.100s",
-                     pool->ep == TSR_EP_JVP ? "tangent_vector" : "cotangent_vector",
-                     Py_TYPE(seeds)->tp_name);
         return NULL;
     }
     keep_list keep;

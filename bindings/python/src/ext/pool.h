@@ -37,8 +37,8 @@ extern PyTypeObject Pool_Type;
  * with an exception set. */
 PoolObject *pool_new(PyObject *owner, comp_core *core, const comp_fields *fields,
                      tsr_endpoint ep, PyObject *wrt_in, PyObject *wrt_out);
-/* Take a slot, bind inputs (a dict by field name) and seeds (a dict, or
- * NULL for none), run (with a leading batch axis when batch > 0) and
+/* Take a slot, bind inputs (a dict by field name) and seeds (a dict, for
+ * hvp a pair of dicts (cotangents, tangents), or NULL for none), run (with a leading batch axis when batch > 0) and
  * return the slot, the caller's alone until pool_release, or NULL with an
  * exception set. */
 SlotObject *pool_run(PoolObject *pool, PyObject *inputs, PyObject *seeds, int64_t batch);

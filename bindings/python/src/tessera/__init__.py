@@ -8,7 +8,9 @@ derivatives with NumPy, PyTorch or JAX arrays, without copying them.
         out = rosen.apply({"x": x, "a": 1.0, "b": 100.0})    # {"value": array}
 
 ``tessera.jax`` makes components JAX primitives (jit, grad, jvp, vjp,
-jacfwd, jacrev, vmap); ``tessera.torch`` makes them autograd Functions.
+jacfwd, jacrev, vmap, and second derivatives such as hessian through the
+component's hvp); ``tessera.torch`` makes them autograd Functions (double
+backward included).
 """
 
 # No `from __future__ import annotations` and no plain imports here:

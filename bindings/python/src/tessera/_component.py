@@ -14,7 +14,7 @@ from . import _errors, _ext, _nesting, _values
 from ._coerce import where
 from ._schema import Schema, ShapeDtype
 
-_ENDPOINTS = ("apply", "jvp", "vjp", "jacobian", "abstract_eval")
+_ENDPOINTS = ("apply", "jvp", "vjp", "jacobian", "hvp", "abstract_eval")
 
 
 def _option_text(value: Any) -> str:
@@ -58,6 +58,8 @@ class Component(_ext.Component):
     * ``jvp(inputs, jvp_inputs, jvp_outputs, tangent_vector)`` -> ``{output: array}``
     * ``vjp(inputs, vjp_inputs, vjp_outputs, cotangent_vector)`` -> ``{input: array}``
     * ``jacobian(inputs, jac_inputs, jac_outputs)`` -> ``{output: {input: array}}``
+    * ``hvp(inputs, hvp_inputs, hvp_outputs, cotangent_vector, tangent_vector)``
+      -> ``{input: array}``
     * ``abstract_eval(inputs)`` -> ``{output: ShapeDtype}``
 
     Text fields take and give ``str``; JSON fields any JSON-able Python
@@ -182,6 +184,27 @@ class Component(_ext.Component):
         res = self._call("jacobian", ins, outs, self._flat_inputs(inputs, "jacobian"))
         return {o: {i: res[k * len(ins) + j] for j, i in enumerate(ins)}
                 for k, o in enumerate(outs)}
+
+    def hvp(
+        self,
+        inputs: Mapping[str, Any],
+        hvp_inputs: Sequence[str],
+        hvp_outputs: Sequence[str],
+        cotangent_vector: Mapping[str, Any],
+        tangent_vector: Mapping[str, Any],
+    ) -> dict[str, np.ndarray]:
+        """Hessian-vector product: ``{input: H_w @ tangent}`` for each of
+        ``hvp_inputs``, where ``H_w`` is the Hessian over ``hvp_inputs`` of
+        ``sum_o cotangent[o] . output[o]`` for ``hvp_outputs`` (the
+        derivative of the vjp along the tangent). Every hvp_input needs a
+        tangent (zeros hold an input fixed), every hvp_output a cotangent.
+        Served natively, or by finite differences of the vjp or of apply
+        (``hvp_source``)."""
+        ins = self._wrt(hvp_inputs, "hvp_inputs", "hvp")
+        res = self._call("hvp", ins, self._wrt(hvp_outputs, "hvp_outputs", "hvp"),
+                         self._flat_inputs(inputs, "hvp"),
+                         (dict(cotangent_vector), dict(tangent_vector)))
+        return dict(zip(ins, res))
 
     def abstract_eval(self, inputs: Mapping[str, Any]) -> dict[str, ShapeDtype | None]:
         """Output shapes and dtypes for inputs given as arrays or as anything

@@ -12,7 +12,10 @@
     jax.grad(f)(x)
 
 ``apply`` works under ``jax.jit``, ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
-``jacrev`` and ``vmap``, in every mode. Under ``jit`` the call goes through
+``jacrev`` and ``vmap``, in every mode, and twice over: ``jax.hessian``,
+``grad`` of ``grad``, ``jvp`` of ``grad`` and ``jacfwd``/``jacrev`` of
+``grad`` reach the component's hvp (its own, or the library's central
+differences of its vjp: ``Component.hvp_source``; see ``_rules``). Under ``jit`` the call goes through
 an XLA FFI handler written in C: no Python runs per call. In-process, the
 plugin reads XLA's buffers in place and writes its results straight into
 XLA's output buffers; in worker mode operands are copied into the shared
@@ -24,8 +27,8 @@ whose backward pass is the component's vjp (also at paths inside JSON
 inputs). Text inputs, and JSON inputs without arrays, are static (pass
 them as static arguments of a jitted function, or close over them); array
 leaves inside JSON inputs are traced and differentiable. There,
-forward-mode (``jax.jvp``, ``jacfwd``) is not available, and text and
-JSON outputs come back from eager calls only.
+forward-mode (``jax.jvp``, ``jacfwd``) and second derivatives are not
+available, and text and JSON outputs come back from eager calls only.
 
 Errors. Outside ``jit`` (eager calls, ``grad`` and ``vmap`` without
 ``jit``) a failure raises its :class:`tessera.TesseraError` subclass, as

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """What one ``tessera_call`` runs: the static parameter of the primitive.
 
-An Op names a component, an endpoint (apply, jvp or vjp), its
+An Op names a component, an endpoint (apply, jvp, vjp or hvp), its
 differentiation targets, a batch size and the inputs the caller left out;
 it says which operands the primitive takes and which results it gives
 (their shapes and dtypes: abstract_eval, the primitive's abstract
@@ -26,12 +26,12 @@ class Op:
 
     Operands: every input in schema order but those of ``left_out``, then
     the seeds (tangents of ``wrt_in`` for jvp, cotangents of ``wrt_out``
-    for vjp). A left-out input is never bound, so the library gives it its
+    for vjp, cotangents of ``wrt_out`` then tangents of ``wrt_in`` for hvp). A left-out input is never bound, so the library gives it its
     default, or the plugin sees it absent (an optional input), as from the
     NumPy API; it has no operand, so nothing differentiates it.
     Results: apply, every output; jvp, a tangent for each inexact output
     (``tangent_outputs``; NaN for those that are not differentiable, as in
-    Tesseract-JAX); vjp, a cotangent for each of ``wrt_in``.
+    Tesseract-JAX); vjp and hvp, one for each of ``wrt_in``, shaped like it.
     With ``batch > 0`` every operand and result has a leading axis of that
     size, and the library runs the items (``tsr_call_run_batch``), or, with
     a ``cluster`` (a ``tessera.dask.ClusterComponent`` of the same
@@ -76,6 +76,8 @@ class Op:
             return self.wrt_in
         if self.kind == "vjp":
             return self.wrt_out
+        if self.kind == "hvp":
+            return self.wrt_out + self.wrt_in
         return ()
 
     @property
@@ -95,15 +97,17 @@ class Op:
     def batch_supported(self) -> bool:
         """Whether the library can size this op's results for a batch ahead
         of the call (not when an output's shape depends on values)."""
-        return self.kind == "vjp" or self.component.schema.output_shapes_static
+        return self.kind in ("vjp", "hvp") or self.component.schema.output_shapes_static
 
     def with_batch(self, batch: int) -> Op:
         return make_op(self.component, self.kind, self.wrt_in, self.wrt_out, batch, self.cluster,
                        self.left_out)
 
     def derived(self, kind: str, wrt_in: tuple[str, ...], wrt_out: tuple[str, ...]) -> Op:
-        """The jvp or vjp of this op's call: same inputs, batch and cluster."""
-        return make_op(self.component, kind, wrt_in, wrt_out, self.batch, self.cluster,
+        """The jvp, vjp or hvp of this op's call: same inputs, batch and cluster."""
+        # A Dask cluster runs apply, jvp and vjp; hvp runs in the local copy.
+        cluster = None if kind == "hvp" else self.cluster
+        return make_op(self.component, kind, wrt_in, wrt_out, self.batch, cluster,
                        self.left_out)
 
     # ---- the FFI op -----------------------------------------------------------
@@ -158,7 +162,7 @@ def abstract_eval(*avals, op: Op) -> list:
     Dask cluster gives its results, _cluster)."""
     comp = op.component
     given = dict(zip(op.given, avals[:len(op.given)]))
-    if op.kind == "vjp":
+    if op.kind in ("vjp", "hvp"):
         return [jax.core.ShapedArray(given[n].shape, given[n].dtype) for n in op.wrt_in]
     lead = (op.batch,) if op.batch else ()
     # None: left out, the library's default or an absent optional input.

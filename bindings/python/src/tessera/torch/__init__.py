@@ -20,15 +20,23 @@ buffers, also without a copy. Every mode works the same way.
 Non-differentiable fields behave as in Tesseract-JAX: a gradient asked of a
 non-differentiable input, or a tangent given for one, raises ValueError.
 
-Derivatives of derivatives. Components provide first derivatives only. A
-gradient taken with ``create_graph=True`` is still the right gradient, and
-it stays in the graph: its dependence on the cotangent is linear (served by
-the component's jvp, so ``torch.autograd.functional.jvp`` works), and its
-dependence on the inputs is a second derivative, which raises
-:class:`tessera.UnsupportedError` (a ``NotImplementedError``) naming the
-component and the inputs as soon as anything asks for it
-(``torch.autograd.functional.hessian``, a gradient of a gradient,
-``gradgradcheck``, ``torch.func.hessian``). Nothing returns a silent zero.
+Derivatives of derivatives. A gradient taken with ``create_graph=True``
+stays in the graph, and is differentiable again: its backward is itself a
+Function whose own backward is the component's hvp (along the inputs; the
+Hessian of ``w . f`` is symmetric) and its jvp (along the cotangent), so
+``torch.autograd.functional.hessian``, ``hvp``, ``vhp``, a gradient of a
+gradient, ``gradgradcheck`` and ``torch.func.hessian`` work. The hvp is
+the component's own, or the library's finite differences of its vjp
+(``Component.hvp_source``). A JVP of a jvp along the inputs (forward over
+forward, ``jacfwd(jacfwd(f))``) is one hvp per scalar output. A component
+without hvp, forward over forward for an output that is not a scalar, and
+third derivatives raise :class:`tessera.UnsupportedError` (a
+``NotImplementedError``) naming the component and the inputs as soon as
+anything asks for them. Nothing returns a silent zero. A second backward
+that asks only for the derivative along the cotangent (the double-backward
+trick of ``torch.autograd.functional.jvp``) also runs the hvp, whose result
+autograd then drops: a Function cannot tell which of its inputs' gradients
+the graph will use.
 
 ``torch.func``: ``grad``, ``vjp``, ``jvp`` (forward mode through the
 component's jvp), ``jacrev``, ``jacfwd`` and ``vmap`` work. ``vmap`` runs a
@@ -111,15 +119,42 @@ def _not_differentiable(component: Component, name: str, what: str) -> ValueErro
         "differentiable. Pass it without requires_grad (or .detach() it).")
 
 
+def _which(names: Sequence[str]) -> str:
+    return (f"input{'s' if len(names) > 1 else ''} " + ", ".join(f"'{n}'" for n in names)
+            if names else "its inputs")
+
+
 def _second_order(component: Component, names: Sequence[str]) -> _errors.TesseraError:
-    which = (f"input{'s' if len(names) > 1 else ''} " + ", ".join(f"'{n}'" for n in names)
-             if names else "its inputs")
+    """A second derivative the component has no hvp for."""
     return _errors.UnsupportedError(
         _errors.TSR_E_UNSUPPORTED,
         f"component '{component.name}': second-order derivatives are not available: a "
-        f"derivative of its vjp or jvp with respect to {which} was asked (a Hessian, the "
-        "gradient of a gradient taken with create_graph=True, gradgradcheck, "
-        "torch.func.hessian); components provide first derivatives only")
+        f"derivative of its vjp or jvp with respect to {_which(names)} was asked (a Hessian, "
+        "the gradient of a gradient taken with create_graph=True, gradgradcheck, "
+        "torch.func.hessian), which needs its hvp, and it has none: no native hvp "
+        "endpoint, and no vjp or fd_method from which the library could serve one by "
+        "finite differences (or it was loaded with hvp_fallback=off)")
+
+
+def _forward_over_forward(component: Component, names: Sequence[str],
+                          output: str) -> _errors.TesseraError:
+    return _errors.UnsupportedError(
+        _errors.TSR_E_UNSUPPORTED,
+        f"component '{component.name}': a JVP of its jvp with respect to {_which(names)} "
+        "(forward over forward, e.g. torch.func.jacfwd(torch.func.jacfwd(f))) is one hvp "
+        f"per scalar output, and output '{output}' is not a scalar: use torch.func.hessian "
+        "or jacfwd(jacrev(f)), which differentiate its vjp")
+
+
+def _third_order(component: Component, names: Sequence[str]) -> _errors.TesseraError:
+    return _errors.UnsupportedError(
+        _errors.TSR_E_UNSUPPORTED,
+        f"component '{component.name}': third-order derivatives are not available: a "
+        f"derivative of its hvp with respect to {_which(names)} was asked")
+
+
+def _has_hvp(component: Component) -> bool:
+    return component.has_endpoint("hvp")
 
 
 def _functorch_active() -> bool:
@@ -165,31 +200,97 @@ def _jvp_now(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
                                     {n: _numpy(s) for n, s in zip(wrt_in, seeds)}, batch))
 
 
+def _hvp_now(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+             inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
+    """hvp results for wrt_in; seeds: cotangents of wrt_out, then tangents
+    of wrt_in."""
+    ws, ts = seeds[:len(wrt_out)], seeds[len(wrt_out):]
+    return _outputs(component._call("hvp", wrt_in, wrt_out, _inputs(component, inputs),
+                                    ({n: _numpy(w) for n, w in zip(wrt_out, ws)},
+                                     {n: _numpy(t) for n, t in zip(wrt_in, ts)}), batch))
+
+
 # ---- first derivatives, differentiable where they are linear ----------------
 
-def _guard(component: Component, inputs: Sequence[torch.Tensor]) -> tuple:
+def _guard(component: Component, inputs: Sequence[torch.Tensor], order: int = 2) -> tuple:
     """The inputs through _Guard (floating ones): any derivative that
-    reaches them from a vjp or jvp is a second derivative, and raises."""
+    reaches them raises, a second derivative (a component without hvp)
+    or a third (from an hvp)."""
     plan = _plan(component)
     guard = tuple(inexact and t is not None for t, inexact in zip(inputs, plan.inexact_inputs))
     names = tuple(n for n, g in zip(plan.inputs, guard) if g)
     floats = [t for t, g in zip(inputs, guard) if g]
-    guarded = iter(_Guard.apply(component, names, *floats) if floats else ())
+    guarded = iter(_Guard.apply(component, names, order, *floats) if floats else ())
     return tuple(next(guarded) if g else t for t, g in zip(inputs, guard))
+
+
+def _curved(component: Component, inputs: Sequence[torch.Tensor]) -> tuple:
+    """The inputs as a vjp or jvp in the graph takes them: as they are when
+    the component has an hvp (their derivative), else through _Guard."""
+    return tuple(inputs) if _has_hvp(component) else _guard(component, inputs)
 
 
 def _vjp(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
          inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
     if _in_graph((*inputs, *seeds)):
-        return _Vjp.apply(component, batch, wrt_in, wrt_out, *_guard(component, inputs), *seeds)
+        return _Vjp.apply(component, batch, wrt_in, wrt_out, *_curved(component, inputs),
+                          *seeds)
     return _vjp_now(component, batch, wrt_in, wrt_out, inputs, seeds)
 
 
 def _jvp(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
          inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
     if _in_graph((*inputs, *seeds)):
-        return _Jvp.apply(component, batch, wrt_in, wrt_out, *_guard(component, inputs), *seeds)
+        return _Jvp.apply(component, batch, wrt_in, wrt_out, *_curved(component, inputs),
+                          *seeds)
     return _jvp_now(component, batch, wrt_in, wrt_out, inputs, seeds)
+
+
+def _hvp(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+         inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> tuple:
+    if _in_graph((*inputs, *seeds)):
+        n_w = len(wrt_out)
+        ws = _Guard.apply(component, tuple(f"cotangent of '{o}'" for o in wrt_out), 3,
+                          *seeds[:n_w])
+        return _Hvp.apply(component, batch, wrt_in, wrt_out, *_guard(component, inputs, 3),
+                          *ws, *seeds[n_w:])
+    return _hvp_now(component, batch, wrt_in, wrt_out, inputs, seeds)
+
+
+def _hvp_rows(component: Component, batch: int, inputs: Sequence[torch.Tensor],
+              wrt_out: tuple, ws: Sequence[torch.Tensor], rows: tuple, moved: dict) -> tuple:
+    """hvp(x, w, dx) for the inputs ``rows`` (in that order): the hvp_inputs
+    are the rows, then the moved inputs that are not rows; an input that
+    does not move gets a zero tangent."""
+    if not _has_hvp(component):
+        raise _second_order(component, tuple(moved))
+    cols = rows + tuple(n for n in moved if n not in rows)
+    at = dict(zip(_plan(component).inputs, inputs))
+    tangents = [moved[n] if n in moved else torch.zeros_like(at[n]) for n in cols]
+    return _hvp(component, batch, cols, wrt_out, inputs, (*ws, *tangents))[:len(rows)]
+
+
+def _moving(component: Component, tensors: Sequence[Any]) -> dict:
+    """{input name: tangent} of the inputs given one; a non-differentiable
+    one raises."""
+    moved = {}
+    for f, t in zip(component.schema.inputs, tensors):
+        if t is None:
+            continue
+        if not f.differentiable:
+            raise _not_differentiable(component, f.name, "a tangent was given for")
+        moved[f.name] = t
+    return moved
+
+
+def _needed(component: Component, needs: Sequence[bool]) -> tuple:
+    """The differentiable inputs whose gradient autograd may ask for."""
+    return tuple(f.name for f, needed in zip(component.schema.inputs, needs)
+                 if needed and f.differentiable)
+
+
+def _sum(a: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor | None:
+    return b if a is None else a if b is None else a + b
 
 
 # ---- the rules of apply, shared by both Function classes --------------------
@@ -325,13 +426,13 @@ class _Apply(torch.autograd.Function):
 
 
 def _keep_linear_context(ctx: Any, inputs: tuple) -> None:
-    """What _Vjp and _Jvp keep: ``(component, batch, wrt_in, wrt_out,
-    *inputs, *seeds)`` -> the first four on ctx, the inputs saved for both
-    modes; the seeds are what the result is linear in."""
+    """What _Vjp, _Jvp and _Hvp keep: ``(component, batch, wrt_in, wrt_out,
+    *inputs, *seeds)`` -> the first four on ctx, the inputs and the seeds
+    saved for both modes (the seeds are what the result is linear in; the
+    second derivatives along the inputs need them)."""
     ctx.component, ctx.batch, ctx.wrt_in, ctx.wrt_out = inputs[:4]
-    n = len(ctx.component.schema.inputs)
-    ctx.save_for_backward(*inputs[4:4 + n])
-    ctx.save_for_forward(*inputs[4:4 + n])
+    ctx.save_for_backward(*inputs[4:])
+    ctx.save_for_forward(*inputs[4:])
     ctx.set_materialize_grads(False)
 
 
@@ -355,30 +456,39 @@ class _Vjp(torch.autograd.Function):
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
         component: Component = ctx.component
         n = len(component.schema.inputs)
-        # Inputs: None, which _Guard turns into the error when it is asked for.
-        head = (None,) * (4 + n)
-        if not any(ctx.needs_input_grad[4 + n:]):
-            return (*head, *(None for _ in ctx.wrt_out))
-        given = [(name, g) for name, g in zip(ctx.wrt_in, grads) if g is not None]
-        if not given:
-            return (*head, *(None for _ in ctx.wrt_out))
-        res = _jvp(component, ctx.batch, tuple(n_ for n_, _ in given), ctx.wrt_out,
-                   ctx.saved_tensors, [g for _, g in given])
-        return (*head, *res)
+        inputs, ws = ctx.saved_tensors[:n], ctx.saved_tensors[n:]
+        given = {name: g for name, g in zip(ctx.wrt_in, grads) if g is not None}
+        head: tuple = (None,) * n
+        # Along the inputs: the Hessian of w . f, symmetric, times the
+        # incoming gradient (hvp). Without an hvp the inputs came through
+        # _Guard, which raises when asked.
+        rows = _needed(component, ctx.needs_input_grad[4:4 + n])
+        if given and rows and _has_hvp(component):
+            got = dict(zip(rows, _hvp_rows(component, ctx.batch, inputs, ctx.wrt_out, ws, rows,
+                                           given)))
+            head = tuple(got.get(f.name) for f in component.schema.inputs)
+        tail: tuple = tuple(None for _ in ctx.wrt_out)
+        if given and any(ctx.needs_input_grad[4 + n:]):
+            tail = _jvp(component, ctx.batch, tuple(given), ctx.wrt_out, inputs,
+                        list(given.values()))
+        return (None,) * 4 + (*head, *tail)
 
     @staticmethod
     def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
         component: Component = ctx.component
         n = len(component.schema.inputs)
-        moved = [name for name, t in zip(component.schema.input_names, tangents[4:4 + n])
-                 if t is not None]
+        inputs, ws = ctx.saved_tensors[:n], ctx.saved_tensors[n:]
+        out: list = [None] * len(ctx.wrt_in)
+        moved = _moving(component, tangents[4:4 + n])
         if moved:
-            raise _second_order(component, moved)
+            out = list(_hvp_rows(component, ctx.batch, inputs, ctx.wrt_out, ws, ctx.wrt_in,
+                                 moved))
         given = [(name, t) for name, t in zip(ctx.wrt_out, tangents[4 + n:]) if t is not None]
-        if not given:
-            return tuple(None for _ in ctx.wrt_in)
-        return _vjp(component, ctx.batch, ctx.wrt_in, tuple(n_ for n_, _ in given),
-                    ctx.saved_tensors, [t for _, t in given])
+        if given:
+            res = _vjp(component, ctx.batch, ctx.wrt_in, tuple(n_ for n_, _ in given), inputs,
+                       [t for _, t in given])
+            out = [_sum(a, b) for a, b in zip(out, res)]
+        return tuple(out)
 
     @staticmethod
     def vmap(info: Any, in_dims: tuple, component: Component, batch: int, wrt_in: tuple,
@@ -407,27 +517,50 @@ class _Jvp(torch.autograd.Function):
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
         component: Component = ctx.component
         n = len(component.schema.inputs)
-        head = (None,) * (4 + n)
+        inputs, vs = ctx.saved_tensors[:n], ctx.saved_tensors[n:]
         given = [(name, g) for name, g in zip(ctx.wrt_out, grads) if g is not None]
-        if not any(ctx.needs_input_grad[4 + n:]) or not given:
-            return (*head, *(None for _ in ctx.wrt_in))
-        res = _vjp(component, ctx.batch, ctx.wrt_in, tuple(n_ for n_, _ in given),
-                   ctx.saved_tensors, [g for _, g in given])
-        return (*head, *res)
+        head: tuple = (None,) * n
+        # Along the inputs: the gradient of g . (J v) is hvp(x, g, v).
+        rows = _needed(component, ctx.needs_input_grad[4:4 + n])
+        if given and rows and _has_hvp(component):
+            got = dict(zip(rows, _hvp_rows(component, ctx.batch, inputs,
+                                           tuple(n_ for n_, _ in given),
+                                           [g for _, g in given], rows,
+                                           dict(zip(ctx.wrt_in, vs)))))
+            head = tuple(got.get(f.name) for f in component.schema.inputs)
+        tail: tuple = tuple(None for _ in ctx.wrt_in)
+        if given and any(ctx.needs_input_grad[4 + n:]):
+            tail = _vjp(component, ctx.batch, ctx.wrt_in, tuple(n_ for n_, _ in given), inputs,
+                        [g for _, g in given])
+        return (None,) * 4 + (*head, *tail)
 
     @staticmethod
     def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
         component: Component = ctx.component
         n = len(component.schema.inputs)
-        moved = [name for name, t in zip(component.schema.input_names, tangents[4:4 + n])
-                 if t is not None]
+        inputs, vs = ctx.saved_tensors[:n], ctx.saved_tensors[n:]
+        out: list = [None] * len(ctx.wrt_out)
+        moved = _moving(component, tangents[4:4 + n])
         if moved:
-            raise _second_order(component, moved)
+            # Forward over forward: for a scalar output o, sum_k (H_o dx)_k . v_k,
+            # one hvp with cotangent 1.
+            if not _has_hvp(component):
+                raise _second_order(component, tuple(moved))
+            lead = (ctx.batch,) if ctx.batch else ()
+            for k, name in enumerate(ctx.wrt_out):
+                field = component.schema.output(name)
+                if field.dims != ():
+                    raise _forward_over_forward(component, tuple(moved), name)
+                one = torch.from_numpy(np.ones(lead, field.dtype))
+                rows = _hvp_rows(component, ctx.batch, inputs, (name,), [one], ctx.wrt_in,
+                                 moved)
+                out[k] = sum((r * v).reshape(*lead, -1).sum(-1) for r, v in zip(rows, vs))
         given = [(name, t) for name, t in zip(ctx.wrt_in, tangents[4 + n:]) if t is not None]
-        if not given:
-            return tuple(None for _ in ctx.wrt_out)
-        return _jvp(component, ctx.batch, tuple(n_ for n_, _ in given), ctx.wrt_out,
-                    ctx.saved_tensors, [t for _, t in given])
+        if given:
+            res = _jvp(component, ctx.batch, tuple(n_ for n_, _ in given), ctx.wrt_out, inputs,
+                       [t for _, t in given])
+            out = [_sum(a, b) for a, b in zip(out, res)]
+        return tuple(out)
 
     @staticmethod
     def vmap(info: Any, in_dims: tuple, component: Component, batch: int, wrt_in: tuple,
@@ -436,35 +569,83 @@ class _Jvp(torch.autograd.Function):
                           _plan(component).batchable)
 
 
-class _Guard(torch.autograd.Function):
-    """The identity on a component's inputs where they enter one of its
-    derivatives: a derivative through it is a second derivative, which
-    raises UnsupportedError (autograd runs it only when that derivative is
-    asked for)."""
+class _Hvp(torch.autograd.Function):
+    """``apply(component, batch, wrt_in, wrt_out, *inputs, *cotangents of
+    wrt_out, *tangents of wrt_in)`` -> hvp results for wrt_in. Linear in
+    the tangents, and symmetric there: its derivative and its transpose
+    along them are hvp calls again. The inputs and cotangents come through
+    _Guard: a derivative along them is a third derivative."""
 
     @staticmethod
-    def forward(component: Component, names: tuple, *tensors: torch.Tensor) -> tuple:
+    def forward(component: Component, batch: int, wrt_in: tuple, wrt_out: tuple,
+                *tensors: torch.Tensor) -> tuple:
+        n = len(component.schema.inputs)
+        return _hvp_now(component, batch, wrt_in, wrt_out, tensors[:n], tensors[n:])
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+        _keep_linear_context(ctx, inputs)
+
+    @staticmethod
+    def _again(ctx: Any, seeds: Sequence[torch.Tensor | None]) -> tuple:
+        component: Component = ctx.component
+        n, n_w = len(component.schema.inputs), len(ctx.wrt_out)
+        inputs, ws = ctx.saved_tensors[:n], ctx.saved_tensors[n:n + n_w]
+        given = {name: t for name, t in zip(ctx.wrt_in, seeds) if t is not None}
+        if not given:
+            return tuple(None for _ in ctx.wrt_in)
+        return _hvp_rows(component, ctx.batch, inputs, ctx.wrt_out, ws, ctx.wrt_in, given)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
+        n = len(ctx.component.schema.inputs)
+        return ((None,) * (4 + n + len(ctx.wrt_out))) + tuple(_Hvp._again(ctx, grads))
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
+        n = len(ctx.component.schema.inputs)
+        return _Hvp._again(ctx, tangents[4 + n + len(ctx.wrt_out):])
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, component: Component, batch: int, wrt_in: tuple,
+             wrt_out: tuple, *tensors: torch.Tensor) -> tuple:
+        return _vmap_rule(_Hvp, info, in_dims, (component, batch, wrt_in, wrt_out), tensors,
+                          True)
+
+
+class _Guard(torch.autograd.Function):
+    """The identity on a component's inputs where they enter one of its
+    derivatives: a derivative through it raises UnsupportedError (autograd
+    runs it only when that derivative is asked for): order 2, a second
+    derivative of a component without hvp; order 3, a derivative of an
+    hvp."""
+
+    @staticmethod
+    def forward(component: Component, names: tuple, order: int, *tensors: torch.Tensor) -> tuple:
         return tuple(t.view_as(t) for t in tensors)
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-        ctx.component, ctx.names = inputs[:2]
+        ctx.component, ctx.names, ctx.order = inputs[:3]
+
+    @staticmethod
+    def _error(ctx: Any, asked: Sequence[str]) -> _errors.TesseraError:
+        return (_third_order if ctx.order == 3 else _second_order)(ctx.component, asked)
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
-        asked = [n for n, needed in zip(ctx.names, ctx.needs_input_grad[2:]) if needed]
-        raise _second_order(ctx.component, asked)
+        raise _Guard._error(ctx, [n for n, needed in zip(ctx.names, ctx.needs_input_grad[3:])
+                                  if needed])
 
     @staticmethod
     def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
-        raise _second_order(ctx.component, [n for n, t in zip(ctx.names, tangents[2:])
-                                            if t is not None])
+        raise _Guard._error(ctx, [n for n, t in zip(ctx.names, tangents[3:]) if t is not None])
 
     @staticmethod
-    def vmap(info: Any, in_dims: tuple, component: Component, names: tuple,
+    def vmap(info: Any, in_dims: tuple, component: Component, names: tuple, order: int,
              *tensors: torch.Tensor) -> tuple:
         # Stays a _Guard for the transforms outside this vmap.
-        return _Guard.apply(component, names, *tensors), tuple(in_dims[2:])
+        return _Guard.apply(component, names, order, *tensors), tuple(in_dims[3:])
 
 
 class ComponentFunction(torch.autograd.Function):
