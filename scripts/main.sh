@@ -116,3 +116,14 @@ trap - EXIT
 echo
 echo "== the Tesseract paper's case study: shape optimisation through a FEM solve (docs/guides/shape-optimization.md)"
 "$python" "$root/bindings/python/examples/shape_optimization/study.py" --out "$build_dir/shape_optimization"
+
+echo
+echo "== second derivatives: a Hessian-vector product, then Newton (trust-ncg) with it (docs/guides/second-derivatives.md)"
+show hvp "$plugins/rosenbrock.so" '{"inputs": {"x": [0.5, 1.5], "a": 1, "b": 100},
+  "hvp_inputs": ["x"], "hvp_outputs": ["value"], "cotangent_vector": {"value": 1},
+  "tangent_vector": {"x": [1, 0]}}'
+"$python" "$root/bindings/python/examples/newton_trust_ncg.py"
+
+echo
+echo "== UM-Bridge: emcee samples a Tessera component's posterior through tessera serve (docs/guides/umbridge.md)"
+"$python" "$root/bindings/python/examples/umbridge_emcee.py"

@@ -46,3 +46,11 @@ def test_newton_trust_ncg_through_hvp_agrees_with_hand_written_derivatives(mode)
     assert "agree: same iterations, same minimum" in out
     counts = dict(re.findall(r"(\w+) (\d+)", out.split("endpoint calls:")[1]))
     assert int(counts["hvp"]) > 0 and int(counts["vjp"]) > 0, out
+
+
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_emcee_through_umbridge_agrees_with_the_same_sampler_by_hand(mode):
+    out = run_example("umbridge_emcee.py", "--mode", mode, "--steps", "1500")
+    assert "the two posteriors agree with each other and with the exact moments" in out, out
+    rows = dict(re.findall(r"^\s+(E\[x0\]|Var\[x0\]|E\[x1\]|Var\[x1\])\s+(.*)$", out, re.M))
+    assert set(rows) == {"E[x0]", "Var[x0]", "E[x1]", "Var[x1]"}, out
