@@ -8,6 +8,7 @@
  * SIGBUS. Opened without O_CREAT (the server creates nothing) and with
  * O_NONBLOCK (a FIFO in its place does not hang a request thread). */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,46 +64,38 @@ static int open_segment(const char *name, int flags, int64_t count, um_err *e) {
     return fd;
 }
 
-int um_shm_read(const char *name, double *dst, int64_t count, um_err *e) {
+/* Move count doubles between buf and segment `name` with pread/pwrite
+ * (never a mapping: a client that truncates the segment meanwhile makes a
+ * short transfer, which is an error, not a SIGBUS). */
+static int transfer(const char *name, char *buf, int64_t count, int writing, um_err *e) {
     if (count <= 0) return 0;
-    int fd = open_segment(name, O_RDONLY, count, e);
+    int fd = open_segment(name, writing ? O_RDWR : O_RDONLY, count, e);
     if (fd < 0) return -1;
-    size_t want = (size_t)count * sizeof *dst, got = 0;
-    char *p = (char *)dst;
-    while (got < want) {
-        ssize_t r = pread(fd, p + got, want - got, (off_t)got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            int err = r < 0 ? errno : 0;
-            close(fd);
-            return um_fail(e, "InvalidInput", 400,
-                           "shared-memory segment %s: %s after %zu of %zu bytes", name,
-                           err ? strerror(err) : "it was truncated while read", got, want);
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    return 0;
-}
-
-int um_shm_write(const char *name, const double *src, int64_t count, um_err *e) {
-    if (count <= 0) return 0;
-    int fd = open_segment(name, O_RDWR, count, e);
-    if (fd < 0) return -1;
-    size_t want = (size_t)count * sizeof *src, done = 0;
-    const char *p = (const char *)src;
+    size_t want = (size_t)count * sizeof(double), done = 0;
     while (done < want) {
-        ssize_t r = pwrite(fd, p + done, want - done, (off_t)done);
+        ssize_t r = writing ? pwrite(fd, buf + done, want - done, (off_t)done)
+                            : pread(fd, buf + done, want - done, (off_t)done);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
             int err = r < 0 ? errno : 0;
             close(fd);
             return um_fail(e, "InvalidInput", 400,
                            "shared-memory segment %s: %s after %zu of %zu bytes", name,
-                           err ? strerror(err) : "short write", done, want);
+                           err ? strerror(err)
+                               : writing ? "short write" : "it was truncated while read",
+                           done, want);
         }
         done += (size_t)r;
     }
     close(fd);
     return 0;
+}
+
+int um_shm_read(const char *name, double *dst, int64_t count, um_err *e) {
+    return transfer(name, (char *)dst, count, 0, e);
+}
+
+int um_shm_write(const char *name, const double *src, int64_t count, um_err *e) {
+    /* pwrite only reads the buffer; the cast serves the shared loop. */
+    return transfer(name, (char *)(uintptr_t)src, count, 1, e);
 }

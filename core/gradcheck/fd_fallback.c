@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/gradcheck/fd_elements.h"
 #include "core/internal.h"
 
 /* One finite-difference evaluation context. */
@@ -17,17 +18,6 @@ typedef struct fd_run {
     tsr_array *work;         /* per wrt input: a copy the steps perturb */
     int64_t *out_count;      /* per wrt output: its elements, fixed by the base point */
 } fd_run;
-
-static double get_el(const tsr_array *a, int64_t i) {
-    return a->dtype == TSR_FLOAT64 ? ((const double *)a->data)[i] : ((const float *)a->data)[i];
-}
-
-static void set_el(tsr_array *a, int64_t i, double v) {
-    if (a->dtype == TSR_FLOAT64) ((double *)a->data)[i] = v;
-    else ((float *)a->data)[i] = (float)v;
-}
-
-static int64_t count_of(const tsr_array *a) { return shape_count(a->shape, a->rank); }
 
 /* splitmix64: a seeded, repeatable stream of +-1 directions for SPSA. */
 static double next_sign(uint64_t *state) {
@@ -46,7 +36,7 @@ static double default_step(const tsr_component *c, tsr_dtype dt) {
 /* Step for element i of wrt input k: relative to its magnitude. */
 static double step_at(const fd_run *r, int32_t k, int64_t i) {
     const tsr_array *x = &r->call->inputs[r->call->wrt_in[k]];
-    return default_step(r->call->comp, x->dtype) * fmax(fabs(get_el(x, i)), 1.0);
+    return default_step(r->call->comp, x->dtype) * fmax(fabs(fd_get_el(x, i)), 1.0);
 }
 
 static int check_dtypes(tsr_call *call) {
@@ -122,7 +112,7 @@ static int fd_eval(fd_run *r, double **out) {
                          "apply failed during finite differences: %s", call_cause(r->apply));
     for (int32_t o = 0; o < call->n_wrt_out; o++) {
         const tsr_array *y = tsr_call_result(r->apply, call->wrt_out[o]);
-        int64_t m = count_of(y);
+        int64_t m = fd_count_of(y);
         if (r->out_count[o] < 0) r->out_count[o] = m;
         if (m != r->out_count[o])
             return call_fail(call, TSR_E_PLUGIN_RESULT,
@@ -130,7 +120,7 @@ static int fd_eval(fd_run *r, double **out) {
                              call->comp->out[call->wrt_out[o]].field.name);
         if (!out[o] && !(out[o] = malloc((size_t)(m > 0 ? m : 1) * sizeof(double))))
             return call_fail(call, TSR_E_NOMEM, "out of memory");
-        for (int64_t p = 0; p < m; p++) out[o][p] = get_el(y, p);
+        for (int64_t p = 0; p < m; p++) out[o][p] = fd_get_el(y, p);
     }
     return 0;
 }
@@ -167,10 +157,10 @@ static int eval_shifted(fd_run *r, double s, double **dir, int32_t only, int64_t
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
         if (dir) {
-            for (int64_t i = 0; i < count_of(x); i++)
-                set_el(&r->work[k], i, get_el(x, i) + s * h[0] * dir[k][i]);
+            for (int64_t i = 0; i < fd_count_of(x); i++)
+                fd_set_el(&r->work[k], i, fd_get_el(x, i) + s * h[0] * dir[k][i]);
         } else if (k == only) {
-            set_el(&r->work[k], at, get_el(x, at) + s * h[0]);
+            fd_set_el(&r->work[k], at, fd_get_el(x, at) + s * h[0]);
         }
     }
     int rc = fd_eval(r, out);
@@ -182,7 +172,7 @@ static int eval_shifted(fd_run *r, double s, double **dir, int32_t only, int64_t
             shape_bytes(x, &bytes);
             if (bytes) memcpy(r->work[k].data, x->data, bytes);
         } else if (k == only) {
-            set_el(&r->work[k], at, get_el(x, at));
+            fd_set_el(&r->work[k], at, fd_get_el(x, at));
         }
     }
     return rc;
@@ -196,7 +186,7 @@ static int difference(fd_run *r, double **dir, int32_t only, int64_t at, double 
     int central = r->call->comp->fd_method != TSR_FD_FORWARD;
     if (central && (rc = eval_shifted(r, -1.0, dir, only, at, &h, minus))) return rc;
     for (int32_t o = 0; o < r->call->n_wrt_out; o++) {
-        int64_t m = count_of(tsr_call_result(r->apply, r->call->wrt_out[o]));
+        int64_t m = fd_count_of(tsr_call_result(r->apply, r->call->wrt_out[o]));
         const double *lo = central ? minus[o] : f0[o];
         double denom = central ? 2 * h : h;
         for (int64_t p = 0; p < m; p++) plus[o][p] = (plus[o][p] - lo[p]) / denom;
@@ -206,7 +196,7 @@ static int difference(fd_run *r, double **dir, int32_t only, int64_t at, double 
 
 static double max_abs(const tsr_array *a) {
     double m = 0;
-    for (int64_t i = 0; i < count_of(a); i++) m = fmax(m, fabs(get_el(a, i)));
+    for (int64_t i = 0; i < fd_count_of(a); i++) m = fmax(m, fabs(fd_get_el(a, i)));
     return m;
 }
 
@@ -221,9 +211,9 @@ static int fd_jvp(fd_run *r, double **f0, double **plus, double **minus) {
         const tsr_array *t = &call->seeds[k];
         xmax = fmax(xmax, max_abs(&call->inputs[call->wrt_in[k]]));
         tmax = fmax(tmax, max_abs(t));
-        if (!(dir[k] = malloc((size_t)(count_of(t) > 0 ? count_of(t) : 1) * sizeof(double))))
+        if (!(dir[k] = malloc((size_t)(fd_count_of(t) > 0 ? fd_count_of(t) : 1) * sizeof(double))))
             rc = call_fail(call, TSR_E_NOMEM, "out of memory");
-        for (int64_t i = 0; !rc && i < count_of(t); i++) dir[k][i] = get_el(t, i);
+        for (int64_t i = 0; !rc && i < fd_count_of(t); i++) dir[k][i] = fd_get_el(t, i);
     }
     /* One step for the whole direction, relative to the largest input. */
     tsr_dtype dt = call->n_wrt_in > 0 ? call->inputs[call->wrt_in[0]].dtype : TSR_FLOAT64;
@@ -231,7 +221,7 @@ static int fd_jvp(fd_run *r, double **f0, double **plus, double **minus) {
     if (!rc && tmax > 0) rc = difference(r, dir, -1, 0, h, f0, plus, minus);
     for (int32_t o = 0; !rc && o < call->n_wrt_out; o++) {
         tsr_array *res = &call->results[o];
-        for (int64_t p = 0; p < count_of(res); p++) set_el(res, p, tmax > 0 ? plus[o][p] : 0.0);
+        for (int64_t p = 0; p < fd_count_of(res); p++) fd_set_el(res, p, tmax > 0 ? plus[o][p] : 0.0);
     }
     for (int32_t k = 0; k < call->n_wrt_in; k++) free(dir[k]);
     free(dir);
@@ -243,8 +233,8 @@ static double weigh(const tsr_call *call, const fd_run *r, double **df) {
     double s = 0;
     for (int32_t o = 0; o < call->n_wrt_out; o++) {
         const tsr_array *c = &call->seeds[o];
-        int64_t m = count_of(tsr_call_result(r->apply, call->wrt_out[o]));
-        for (int64_t p = 0; p < m; p++) s += get_el(c, p) * df[o][p];
+        int64_t m = fd_count_of(tsr_call_result(r->apply, call->wrt_out[o]));
+        for (int64_t p = 0; p < m; p++) s += fd_get_el(c, p) * df[o][p];
     }
     return s;
 }
@@ -253,18 +243,18 @@ static double weigh(const tsr_call *call, const fd_run *r, double **df) {
 static int fd_columns(fd_run *r, double **f0, double **plus, double **minus) {
     tsr_call *call = r->call;
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
-        int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+        int64_t n = fd_count_of(&call->inputs[call->wrt_in[k]]);
         for (int64_t i = 0; i < n; i++) {
             int rc = difference(r, NULL, k, i, step_at(r, k, i), f0, plus, minus);
             if (rc) return rc;
             if (call->ep == TSR_EP_VJP) {
-                set_el(&call->results[k], i, weigh(call, r, plus));
+                fd_set_el(&call->results[k], i, weigh(call, r, plus));
                 continue;
             }
             for (int32_t o = 0; o < call->n_wrt_out; o++) {
                 tsr_array *block = &call->results[o * call->n_wrt_in + k];
-                int64_t m = count_of(tsr_call_result(r->apply, call->wrt_out[o]));
-                for (int64_t p = 0; p < m; p++) set_el(block, p * n + i, plus[o][p]);
+                int64_t m = fd_count_of(tsr_call_result(r->apply, call->wrt_out[o]));
+                for (int64_t p = 0; p < m; p++) fd_set_el(block, p * n + i, plus[o][p]);
             }
         }
     }
@@ -280,33 +270,33 @@ static int fd_spsa(fd_run *r, double **plus, double **minus) {
     double **dir = calloc((size_t)call->n_wrt_in + 1, sizeof *dir);
     int rc = dir ? 0 : call_fail(call, TSR_E_NOMEM, "out of memory");
     for (int32_t k = 0; k < call->n_wrt_in && !rc; k++) {
-        int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+        int64_t n = fd_count_of(&call->inputs[call->wrt_in[k]]);
         if (!(dir[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double))))
             rc = call_fail(call, TSR_E_NOMEM, "out of memory");
     }
     for (int32_t k = 0; !rc && k < call->n_results; k++)
-        for (int64_t p = 0; p < count_of(&call->results[k]); p++) set_el(&call->results[k], p, 0.0);
+        for (int64_t p = 0; p < fd_count_of(&call->results[k]); p++) fd_set_el(&call->results[k], p, 0.0);
     for (uint32_t s = 0; s < samples && !rc; s++) {
         /* The direction carries each element's own step; h = 1 below. */
         for (int32_t k = 0; k < call->n_wrt_in; k++)
-            for (int64_t i = 0; i < count_of(&call->inputs[call->wrt_in[k]]); i++)
+            for (int64_t i = 0; i < fd_count_of(&call->inputs[call->wrt_in[k]]); i++)
                 dir[k][i] = next_sign(&seed) * step_at(r, k, i);
         if ((rc = difference(r, dir, -1, 0, 1.0, NULL, plus, minus))) break;
         double w = call->ep == TSR_EP_VJP ? weigh(call, r, plus) : 0;
         for (int32_t k = 0; k < call->n_wrt_in; k++) {
-            int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+            int64_t n = fd_count_of(&call->inputs[call->wrt_in[k]]);
             for (int64_t i = 0; i < n; i++) {
                 double inv = 1.0 / dir[k][i];
                 if (call->ep == TSR_EP_VJP) {
                     tsr_array *res = &call->results[k];
-                    set_el(res, i, get_el(res, i) + w * inv / samples);
+                    fd_set_el(res, i, fd_get_el(res, i) + w * inv / samples);
                     continue;
                 }
                 for (int32_t o = 0; o < call->n_wrt_out; o++) {
                     tsr_array *block = &call->results[o * call->n_wrt_in + k];
-                    int64_t m = count_of(tsr_call_result(r->apply, call->wrt_out[o]));
+                    int64_t m = fd_count_of(tsr_call_result(r->apply, call->wrt_out[o]));
                     for (int64_t p = 0; p < m; p++)
-                        set_el(block, p * n + i, get_el(block, p * n + i) + plus[o][p] * inv / samples);
+                        fd_set_el(block, p * n + i, fd_get_el(block, p * n + i) + plus[o][p] * inv / samples);
                 }
             }
         }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/gradcheck/fd_elements.h"
 #include "core/internal.h"
 
 typedef struct hvp_run {
@@ -37,17 +38,6 @@ typedef struct hvp_run {
     double reach;            /* min over v_i != 0 of max(|x_i|, 1) / |v_i| */
     int single;              /* a float32 input: the steps follow float32's eps */
 } hvp_run;
-
-static double get_el(const tsr_array *a, int64_t i) {
-    return a->dtype == TSR_FLOAT64 ? ((const double *)a->data)[i] : ((const float *)a->data)[i];
-}
-
-static void set_el(tsr_array *a, int64_t i, double v) {
-    if (a->dtype == TSR_FLOAT64) ((double *)a->data)[i] = v;
-    else ((float *)a->data)[i] = (float)v;
-}
-
-static int64_t count_of(const tsr_array *a) { return shape_count(a->shape, a->rank); }
 
 static int check_fields(tsr_call *call) {
     const tsr_component *c = call->comp;
@@ -108,13 +98,13 @@ static int setup(hvp_run *r, tsr_endpoint inner_ep) {
                              c->in[call->wrt_in[k]].field.name, why);
         if (bytes) memcpy(r->work[k].data, x->data, bytes);
         tsr_call_set_input_at(r->inner, call->wrt_in[k], &r->work[k]);
-        int64_t n = count_of(x);
+        int64_t n = fd_count_of(x);
         if (!(r->dir[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double))))
             return call_fail(call, TSR_E_NOMEM, "out of memory");
         for (int64_t i = 0; i < n; i++) {
-            double v = r->dir[k][i] = get_el(t, i);
+            double v = r->dir[k][i] = fd_get_el(t, i);
             if (v == 0) continue;
-            double reach = fmax(fabs(get_el(x, i)), 1.0) / fabs(v);
+            double reach = fmax(fabs(fd_get_el(x, i)), 1.0) / fabs(v);
             r->reach = r->tmax == 0 ? reach : fmin(r->reach, reach);
             r->tmax = fmax(r->tmax, fabs(v));
         }
@@ -137,9 +127,9 @@ static void shift(hvp_run *r, double s, int32_t only, int64_t at, double e) {
     tsr_call *call = r->call;
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
-        for (int64_t i = 0; i < count_of(x); i++)
-            set_el(&r->work[k], i,
-                   get_el(x, i) + s * r->dir[k][i] + (k == only && i == at ? e : 0.0));
+        for (int64_t i = 0; i < fd_count_of(x); i++)
+            fd_set_el(&r->work[k], i,
+                   fd_get_el(x, i) + s * r->dir[k][i] + (k == only && i == at ? e : 0.0));
     }
 }
 
@@ -156,26 +146,26 @@ static int eval_vjp(hvp_run *r, double **out) {
     int rc = run_inner(r);
     if (rc) return rc;
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
-        int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+        int64_t n = fd_count_of(&call->inputs[call->wrt_in[k]]);
         if (r->inner->ep == TSR_EP_VJP) {
             const tsr_array *g = tsr_call_result(r->inner, k);
-            for (int64_t i = 0; i < n; i++) out[k][i] = get_el(g, i);
+            for (int64_t i = 0; i < n; i++) out[k][i] = fd_get_el(g, i);
             continue;
         }
         for (int64_t i = 0; i < n; i++) out[k][i] = 0;
         for (int32_t o = 0; o < call->n_wrt_out; o++) {
             const tsr_array *J = tsr_call_result(r->inner, o * call->n_wrt_in + k);
             const tsr_array *w = &call->seeds[o];
-            int64_t m = count_of(w);
-            if (count_of(J) != m * n)
+            int64_t m = fd_count_of(w);
+            if (fd_count_of(J) != m * n)
                 return call_fail(call, TSR_E_PLUGIN_RESULT,
                                  "jacobian block '%s'/'%s' has %lld elements, %lld expected",
                                  call->wrt_out_paths[o], call->wrt_in_paths[k],
-                                 (long long)count_of(J), (long long)(m * n));
+                                 (long long)fd_count_of(J), (long long)(m * n));
             for (int64_t p = 0; p < m; p++) {
-                double wp = get_el(w, p);
+                double wp = fd_get_el(w, p);
                 if (wp != 0)
-                    for (int64_t i = 0; i < n; i++) out[k][i] += wp * get_el(J, p * n + i);
+                    for (int64_t i = 0; i < n; i++) out[k][i] += wp * fd_get_el(J, p * n + i);
             }
         }
     }
@@ -191,7 +181,7 @@ static double **alloc_rows(const tsr_call *call) {
     int32_t n_wi = call->n_wrt_in;
     double **v = calloc((size_t)(n_wi > 0 ? n_wi : 1), sizeof *v);
     for (int32_t k = 0; v && k < n_wi; k++) {
-        int64_t n = count_of(&call->inputs[call->wrt_in[k]]);
+        int64_t n = fd_count_of(&call->inputs[call->wrt_in[k]]);
         if (!(v[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double)))) {
             free_rows(v, n_wi);
             return NULL;
@@ -202,7 +192,7 @@ static double **alloc_rows(const tsr_call *call) {
 
 static void zero_results(tsr_call *call) {
     for (int32_t k = 0; k < call->n_wrt_in; k++)
-        for (int64_t i = 0; i < count_of(&call->results[k]); i++) set_el(&call->results[k], i, 0);
+        for (int64_t i = 0; i < fd_count_of(&call->results[k]); i++) fd_set_el(&call->results[k], i, 0);
 }
 
 /* The relative first-order step: the plugin's fd_step, else cbrt(eps). */
@@ -229,8 +219,8 @@ static int by_vjp(hvp_run *r) {
         rc = eval_vjp(r, minus);
     }
     for (int32_t k = 0; !rc && k < call->n_wrt_in; k++)
-        for (int64_t i = 0; i < count_of(&call->results[k]); i++)
-            set_el(&call->results[k], i, (plus[k][i] - minus[k][i]) / (2 * h));
+        for (int64_t i = 0; i < fd_count_of(&call->results[k]); i++)
+            fd_set_el(&call->results[k], i, (plus[k][i] - minus[k][i]) / (2 * h));
     free_rows(plus, call->n_wrt_in);
     free_rows(minus, call->n_wrt_in);
     return rc;
@@ -245,13 +235,13 @@ static int eval_weighted(hvp_run *r, double *g) {
     for (int32_t o = 0; o < call->n_wrt_out; o++) {
         const tsr_array *y = tsr_call_result(r->inner, call->wrt_out[o]);
         const tsr_array *w = &call->seeds[o];
-        if (count_of(y) != count_of(w))
+        if (fd_count_of(y) != fd_count_of(w))
             return call_fail(call, TSR_E_PLUGIN_RESULT,
                              "output '%s' has %lld elements under a finite-difference step, its "
                              "cotangent %lld",
-                             call->wrt_out_paths[o], (long long)count_of(y),
-                             (long long)count_of(w));
-        for (int64_t p = 0; p < count_of(w); p++) s += get_el(w, p) * get_el(y, p);
+                             call->wrt_out_paths[o], (long long)fd_count_of(y),
+                             (long long)fd_count_of(w));
+        for (int64_t p = 0; p < fd_count_of(w); p++) s += fd_get_el(w, p) * fd_get_el(y, p);
     }
     *g = s;
     return 0;
@@ -272,14 +262,14 @@ static int by_apply(hvp_run *r) {
     double s = rel * r->reach;
     for (int32_t k = 0; !rc && k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
-        for (int64_t i = 0; !rc && i < count_of(x); i++) {
-            double h = rel * fmax(fabs(get_el(x, i)), 1.0), v[4];
+        for (int64_t i = 0; !rc && i < fd_count_of(x); i++) {
+            double h = rel * fmax(fabs(fd_get_el(x, i)), 1.0), v[4];
             static const double sh[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
             for (int q = 0; !rc && q < 4; q++) {
                 shift(r, sh[q][1] * s, k, i, sh[q][0] * h);
                 rc = eval_weighted(r, &v[q]);
             }
-            if (!rc) set_el(&call->results[k], i, (v[0] - v[1] - v[2] + v[3]) / (4 * h * s));
+            if (!rc) fd_set_el(&call->results[k], i, (v[0] - v[1] - v[2] + v[3]) / (4 * h * s));
         }
     }
     return rc;
