@@ -7,7 +7,9 @@
  * refused request, nothing computed.
  *
  * Input: one selector byte, then four lines (method, path, Accept,
- * Authorization; "-" for an absent header) and the body.
+ * Authorization; "-" for an absent header) and the body. UM-Bridge's
+ * routes (a path with a capital letter after the slash) answer refusals
+ * with 400 and UM-Bridge's error shape, {"error": {"type", "message"}}.
  *   selector & 1      the server requires the bearer token "t0k"
  *   selector & 2      the body counts as over max_body_bytes
  */
@@ -61,15 +63,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!rq.path) rq.path = "/";
     serve_response rs;
     serve_handle(config(data[0] & 1), &rq, &rs);
-    static const int known[] = {200, 401, 404, 405, 406, 413, 422, 500, 503};
+    static const int known[] = {200, 400, 401, 404, 405, 406, 413, 422, 500, 503};
     int ok = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= rs.status == known[i];
+    int umbridge = rq.path[0] == '/' && rq.path[1] >= 'A' && rq.path[1] <= 'Z';
     if (!ok || (rs.status != 500 && !rs.body)) __builtin_trap();
+    if (rs.status == 400 && !umbridge) __builtin_trap();
     if (rs.body) {
         json_error_t jerr;
         json_t *v = json_loadb(rs.body, rs.len, 0, &jerr);
         if (!v) __builtin_trap();
         if (rs.status == 422 && !json_is_array(json_object_get(v, "detail"))) __builtin_trap();
+        if (umbridge && rs.status == 400) {
+            json_t *e = json_object_get(v, "error");
+            if (!json_is_string(json_object_get(e, "type")) ||
+                !json_is_string(json_object_get(e, "message")))
+                __builtin_trap();
+        }
         json_decref(v);
     }
     if ((data[0] & 1) && rs.status == 200 && strcmp(rq.path, "/health") != 0 &&
