@@ -220,6 +220,8 @@ def run_length(slice_s: float, est_s: float, cap: int) -> int:
     fill slice_s at est_s a call, at least 1 and at most cap. Every function
     gets about the same time in every round, so a fast one is sampled many
     times and a slow one (10^7 elements, a file) once."""
+    if slice_s <= 0:
+        return 1
     if not est_s > 0:
         return cap
     return max(1, min(cap, int(slice_s / est_s)))
