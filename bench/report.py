@@ -518,10 +518,16 @@ def grid_cells(report: Report, sizes: list[int], tess_sizes: list[int], budget: 
                           (lambda i=inputs, c=ct: t.vector_jacobian_product(i, ["x"], ["y"],
                                                                             {"y": c})))
                     key, want = arr[ep]
-                    if not np.array_equal(np.asarray(fn()[key]), want):
-                        raise RuntimeError(f"the {kernel} Tesseract's {ep} returned a wrong value")
-                    fns[("tesseract", "inproc")] = fn
-                    keep.append(arr)
+                    try:
+                        if not np.array_equal(np.asarray(fn()[key]), want):
+                            raise RuntimeError(f"the {kernel} Tesseract's {ep} returned a "
+                                               "wrong value")
+                        fns[("tesseract", "inproc")] = fn
+                        keep.append(arr)
+                    except Exception as e:  # say so; the Tessera rows go on
+                        report.notes.append(f"Tesseract in-process {kernel} {ep} failed "
+                                            f"({type(e).__name__}: {e}): no such row from here")
+                        del tesseracts[kernel]
                 refs = []
                 if (kernel, ep) == ("copy", "apply"):
                     if ("inproc", "copy") in comps:
