@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Per-call overhead of the Python bindings, against a bare ctypes call of
-the same C function measured in the same run.
+"""Per-call cost of the Python bindings, over a bare ctypes call of the
+same C function and over the same call made from C, all measured in the
+same run.
 
 Every row calls the noop plugin (y = x, float64) through one face of the
 bindings and, interleaved with it, calls ``tsr_call_run`` through ctypes on
 a call object of the same component prepared once (input bound, same size,
 in memory from tsr_component_alloc). The ctypes call goes into the very library the
 extension links (tessera._ext exports the tsr_* functions), so both sides
-run the same C code; the difference is what the binding adds: converting
-the inputs, choosing a call object, building the result arrays (and, for
-JAX, XLA's dispatch; for PyTorch, autograd's).
+run the same C code; "over ctypes" is what the binding adds above that
+call: converting the inputs, choosing a call object, building the result
+arrays (and, for JAX, XLA's dispatch; for PyTorch, autograd's). A ctypes
+call itself costs more than the call from C, so in-process rows also give
+"over C": the binding minus bench_inproc's C loop (its "library" variant,
+tsr_call_set_input + tsr_call_run on a reused call, run by this script
+before and after the Python rows). The jax fori_loop row (calls inside one
+compiled loop, no Python between them) has only the C loop as reference.
 
 The rosenbrock rows give its rank-0 inputs a and b as 0-d arrays, Python
 floats, NumPy float64 scalars and Python ints, all interleaved in one run;
@@ -30,6 +36,7 @@ import csv
 import ctypes
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -39,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("TESSERA_BUILD_DIR") or ROOT / "build")
 
-# Budgets on the overhead (binding - ctypes), microseconds.
+# Budgets on what the binding adds over a bare ctypes call (binding - ctypes), microseconds.
 BUDGET_US = {("numpy apply", "inproc"): 3.0, ("jax jit", "inproc", 1000): 10.0}
 # A scalar for a rank-0 field: at most this times a 0-d array (same run).
 BUDGET_SCALAR_VS_0D = 1.5
@@ -47,6 +54,80 @@ BUDGET_SCALAR_VS_0D = 1.5
 # writes its result straight into XLA's buffer, so it costs what the call
 # from C costs (one memcpy of the noop) plus XLA's dispatch.
 BUDGET_RATIO = {("jax jit", "inproc", 1_000_000): 1.2}
+
+
+def c_reference(*csv_texts: str) -> dict[int, list[float]]:
+    """bench_inproc's C loop (variant "library": tsr_call_set_input +
+    tsr_call_run on a reused call, in C) from its CSVs: n -> the median
+    seconds per call of each run."""
+    ref: dict[int, list[float]] = {}
+    for text in csv_texts:
+        for row in csv.DictReader(text.splitlines()):
+            if row.get("variant") == "library":
+                ref.setdefault(int(row["n"]), []).append(float(row["median_ns"]) * 1e-9)
+    return ref
+
+
+def run_c_reference(path: Path) -> tuple[str, str]:
+    """Run bench_inproc --quick once, writing its CSV to path: (CSV text, a
+    note when it could not run)."""
+    exe = BUILD / "bin" / "bench_inproc"
+    try:
+        subprocess.run([str(exe), "--quick", "--csv", str(path)], check=True,
+                       stdout=subprocess.DEVNULL, timeout=300)
+        return path.read_text(), ""
+    except (OSError, subprocess.SubprocessError) as e:
+        return "", f"bench_inproc did not run ({e}): no figures over C"
+
+
+def over(binding_s: float, ref_s: float | None) -> float | None:
+    """Microseconds the binding takes above a reference (None: no reference)."""
+    return None if ref_s is None else (binding_s - ref_s) * 1e6
+
+
+def verdict(over_ctypes_us: float | None, ratio: float | None, budget_us: float | None,
+            budget_ratio: float | None) -> str:
+    """PASS / OVER against the budgets that apply (on the figure over a
+    ctypes call, and on binding / ctypes); "" when none does."""
+    if budget_us is None and budget_ratio is None:
+        return ""
+    if over_ctypes_us is None or ratio is None:
+        return "-"
+    ok = ((budget_us is None or over_ctypes_us <= budget_us)
+          and (budget_ratio is None or ratio <= budget_ratio))
+    return "PASS" if ok else "OVER"
+
+
+def with_c_reference(results: list[dict], runs: dict[int, list[float]]) -> None:
+    """Fill in each in-process noop row's C loop (the mean of its runs at
+    that n) and the binding's figure over it; rosenbrock and worker rows,
+    and sizes the C loop lacks, keep None."""
+    for r in results:
+        ref = runs.get(r["n"])
+        if r["mode"] != "inproc" or r["variant"].startswith("rosenbrock") or not ref:
+            continue
+        c_s = statistics.mean(ref)
+        r["c_us"] = c_s * 1e6
+        r["over_c_us"] = over(r["binding_us"] * 1e-6, c_s)
+        r["over_c_noise_us"] = noise_us((r["binding_us"] - r["binding_p10_us"]) * 1e-6,
+                                        max(ref) - min(ref))
+
+
+def noise_us(*spreads_s: float | None) -> float:
+    """The noise of a difference, in microseconds: the largest spread of
+    either side (a batch median's distance to its p10, or the distance
+    between the C loop's runs)."""
+    return max((abs(v) for v in spreads_s if v is not None), default=0.0) * 1e6
+
+
+def us(value: float | None, width: int, noise: float | None = None) -> str:
+    """A figure in microseconds, or "-" where there is none; a difference
+    no larger than its noise gets "~" (inside the noise: neither its size
+    nor its sign is measured)."""
+    if value is None:
+        return f"{'-':>{width}}"
+    mark = "~" if noise is not None and abs(value) <= noise else ""
+    return f"{f'{value:.2f}{mark}':>{width}}"
 
 
 class TsrArray(ctypes.Structure):
@@ -133,6 +214,8 @@ def p10(values: list[float]) -> float:
 
 
 def rows(quick: bool) -> list[dict]:
+    """Every row; the figures over C are filled in by main once the C loop
+    has run after them (with_c_reference)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -150,38 +233,41 @@ def rows(quick: bool) -> list[dict]:
     out = []
 
     def measure(variant: str, mode: str, n: int, fn, comp, extra: dict | None = None,
-                calls: int = 2000, batches: int = 25, per: int = 1) -> None:
-        """One row. With per > 1, each call of fn makes `per` plugin calls,
-        and so does the reference (a Python loop of ctypes calls); every
-        time is divided by it."""
-        ref = CtypesCall(lib, comp, n)
-
-        def ctypes_loop() -> None:
-            for _ in range(per):
-                ref.run()
-
-        fns = {"binding": fn, "ctypes": ref.run if per == 1 else ctypes_loop, **(extra or {})}
+                calls: int = 2000, batches: int = 25, per: int = 1,
+                with_ctypes: bool = True) -> None:
+        """One row. With per > 1, each call of fn makes `per` plugin calls
+        and every time is divided by it. with_ctypes=False: no ctypes
+        reference (a Python loop of ctypes calls is no reference for calls
+        inside a compiled loop); the C loop is."""
+        ref = CtypesCall(lib, comp, n) if with_ctypes else None
+        fns = {"binding": fn, **({"ctypes": ref.run} if ref else {}), **(extra or {})}
         for f in fns.values():
             f()
         times = per_call(fns, max(1, int(calls * scale)), max(5, int(batches * scale)))
         times = {k: [t / per for t in v] for k, v in times.items()}
         med = {k: statistics.median(v) for k, v in times.items()}
-        ref.close()
+        if ref:
+            ref.close()
+        ctypes_s = med.get("ctypes")
         budget = BUDGET_US.get((variant, mode, n), BUDGET_US.get((variant, mode)))
         budget_ratio = BUDGET_RATIO.get((variant, mode, n))
-        over = (med["binding"] - med["ctypes"]) * 1e6
-        ratio = med["binding"] / med["ctypes"]
-        verdict = ("" if budget is None and budget_ratio is None else
-                   "PASS" if (budget is None or over <= budget) and
-                   (budget_ratio is None or ratio <= budget_ratio) else "OVER")
+        over_ctypes = over(med["binding"], ctypes_s)
+        ratio = None if ctypes_s is None else med["binding"] / ctypes_s
         out.append({
             "variant": variant, "mode": mode, "n": n,
             "binding_us": med["binding"] * 1e6, "binding_p10_us": p10(times["binding"]) * 1e6,
-            "ctypes_us": med["ctypes"] * 1e6, "ctypes_p10_us": p10(times["ctypes"]) * 1e6,
-            "overhead_us": over, "ratio": ratio,
+            "ctypes_us": None if ctypes_s is None else ctypes_s * 1e6,
+            "ctypes_p10_us": None if ctypes_s is None else p10(times["ctypes"]) * 1e6,
+            "c_us": None, "over_ctypes_us": over_ctypes, "over_c_us": None,
+            "over_ctypes_noise_us": noise_us(
+                med["binding"] - p10(times["binding"]),
+                None if ctypes_s is None else ctypes_s - p10(times["ctypes"])),
+            "over_c_noise_us": None,
+            "ratio": ratio,
             "context": "; ".join(f"{k} {v * 1e6:.2f} us" for k, v in med.items()
                                  if k not in ("binding", "ctypes")),
-            "budget_us": budget, "budget_ratio": budget_ratio, "verdict": verdict,
+            "budget_us": budget, "budget_ratio": budget_ratio,
+            "verdict": verdict(over_ctypes, ratio, budget, budget_ratio),
         })
         print(f"  measured {variant} {mode} n={n}", file=sys.stderr)
 
@@ -213,8 +299,11 @@ def rows(quick: bool) -> list[dict]:
                 "variant": f"rosenbrock {kind} a, b", "mode": mode, "n": n,
                 "binding_us": med[kind] * 1e6, "binding_p10_us": p10(times[kind]) * 1e6,
                 "ctypes_us": med["ctypes"] * 1e6, "ctypes_p10_us": p10(times["ctypes"]) * 1e6,
-                "overhead_us": (med[kind] - med["ctypes"]) * 1e6,
-                "ratio": med[kind] / med["ctypes"],
+                "c_us": None, "over_ctypes_us": over(med[kind], med["ctypes"]),
+                "over_c_us": None,
+                "over_ctypes_noise_us": noise_us(med[kind] - p10(times[kind]),
+                                                 med["ctypes"] - p10(times["ctypes"])),
+                "over_c_noise_us": None, "ratio": med[kind] / med["ctypes"],
                 "context": (f"{vs:.2f}x the 0-d a, b row ({base * 1e6:.2f} us), "
                             f"budget {BUDGET_SCALAR_VS_0D}x" if scalar else ""),
                 "budget_us": None, "budget_ratio": None,
@@ -243,14 +332,16 @@ def rows(quick: bool) -> list[dict]:
                         calls=calls, batches=batches)
 
             # Inside one compiled loop XLA's dispatch is paid once: what is
-            # left per call is the FFI handler, the plugin and the copy out.
+            # left per call is the FFI handler, the plugin and the copy out,
+            # set beside the same call made in a C loop (no Python between
+            # calls on either side).
             loop_calls = 1000
             xj = jnp.ones(1000)
             looped = jax.jit(lambda v: jax.lax.fori_loop(
                 0, loop_calls, lambda i, u: tessera.jax.apply(comp, {"x": u})["y"], v))
             measure("jax fori_loop (per call)", mode, 1000,
                     lambda: looped(xj).block_until_ready(), comp,
-                    calls=3, batches=15, per=loop_calls)
+                    calls=3, batches=15, per=loop_calls, with_ctypes=False)
 
             t = torch.ones(1000, dtype=torch.float64)
             tg = torch.ones(1000, dtype=torch.float64, requires_grad=True)
@@ -260,25 +351,52 @@ def rows(quick: bool) -> list[dict]:
     return out
 
 
-def print_table(results: list[dict]) -> None:
-    print("\nPython bindings: noop (y = x, float64), median (and p10) per call over batches; "
-          "overhead = median binding - median of a bare ctypes call of tsr_call_run on the "
-          "same component, in the same run (rosenbrock rows: its own ctypes call, with a "
-          "and b bound)")
+def print_table(results: list[dict], c_runs: dict[int, list[float]], notes: list[str]) -> None:
+    print("\nPython bindings: noop (y = x, float64), median (and p10) per call over batches, "
+          "every figure measured in this run.")
+    print("  ctypes us: a bare ctypes call of tsr_call_run on the same component, interleaved "
+          "with the binding (rosenbrock rows: its own, with a and b bound)")
+    print("  C us: bench_inproc's C loop (tsr_call_set_input + tsr_call_run on a reused call), "
+          "in-process rows only, the mean of its runs before and after the rows")
+    print("  over ctypes = binding - ctypes; over C = binding - C (a ctypes call itself costs "
+          "more than the call from C: see 'ctypes - C' below)")
+    print("  jax fori_loop: calls inside one compiled loop, no Python between them: its only "
+          "reference is the C loop")
+    print("  ~: a difference inside the noise (no larger than either side's median - p10, or "
+          "than the spread of the C loop's runs): neither its size nor its sign is measured")
+    print("  budgets apply to 'over ctypes' (and to binding / ctypes where a ratio is given)")
     head = (f"{'variant':<28}{'mode':<8}{'n':>10}{'binding us':>12}{'(p10)':>9}"
-            f"{'ctypes us':>11}{'(p10)':>9}{'overhead us':>13}{'ratio':>8}{'budget':>9}  verdict")
+            f"{'ctypes us':>11}{'(p10)':>9}{'C us':>9}{'over ctypes':>13}{'over C':>9}"
+            f"{'ratio':>7}{'budget':>9}  verdict")
     print(head)
     print("-" * len(head))
     for r in results:
         budget = (f"{r['budget_us']:.0f} us" if r["budget_us"] is not None else
                   f"{r['budget_ratio']:.1f}x" if r.get("budget_ratio") is not None else "-")
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         print(f"{r['variant']:<28}{r['mode']:<8}{r['n']:>10}{r['binding_us']:>12.2f}"
-              f"{r['binding_p10_us']:>9.2f}{r['ctypes_us']:>11.2f}{r['ctypes_p10_us']:>9.2f}"
-              f"{r['overhead_us']:>13.2f}{r['ratio']:>8.2f}{budget:>9}  {r['verdict']}")
+              f"{r['binding_p10_us']:>9.2f}{us(r['ctypes_us'], 11)}{us(r['ctypes_p10_us'], 9)}"
+              f"{us(r['c_us'], 9)}{us(r['over_ctypes_us'], 13, r['over_ctypes_noise_us'])}"
+              f"{us(r['over_c_us'], 9, r['over_c_noise_us'])}"
+              f"{ratio:>7}{budget:>9}  {r['verdict']}")
         if r["context"]:
             print(f"{'':<36}same run: {r['context']}")
-    print("\nFor scale (Tesseract-JAX, reported): a jitted no-op costs about 0.65 ms at 1e3 "
-          "elements and 19 ms at 1e7.")
+    for n, runs in sorted(c_runs.items()):
+        ct = [r["ctypes_us"] for r in results
+              if r["mode"] == "inproc" and r["n"] == n and r["ctypes_us"] is not None
+              and not r["variant"].startswith("rosenbrock")]
+        spread = ", ".join(f"{v * 1e6:.3f}" for v in runs)
+        c_noise = (max(runs) - min(runs)) * 1e6
+        line = f"C loop at n={n}: {statistics.mean(runs) * 1e6:.3f} us (runs: {spread} us)"
+        if ct:
+            diff = statistics.median(ct) - statistics.mean(runs) * 1e6
+            line += (f"; ctypes - C: {us(diff, 0, c_noise)} us "
+                     f"(median of the {len(ct)} in-process ctypes references at this n)")
+        print(line)
+    print("\nTesseract is not measured here: bench/report.py times the same work as a "
+          "Tesseract in-process and over HTTP, in the same rounds as Tessera's rows.")
+    for note in notes:
+        print(f"note: {note}")
 
 
 def main() -> int:
@@ -286,14 +404,19 @@ def main() -> int:
     p.add_argument("--quick", action="store_true", help="a fifth of the batches")
     p.add_argument("--csv", type=Path, default=BUILD / "bench" / "results" / "python.csv")
     args = p.parse_args()
-    results = rows(args.quick)
-    print_table(results)
     args.csv.parent.mkdir(parents=True, exist_ok=True)
+    c_csv = args.csv.with_name(args.csv.stem + "_c_loop.csv")
+    before, note1 = run_c_reference(c_csv)
+    results = rows(args.quick)
+    after, note2 = run_c_reference(c_csv)
+    runs = c_reference(before, after)
+    with_c_reference(results, runs)
+    print_table(results, runs, [n for n in (note1, note2) if n])
     with args.csv.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(results[0]))
         w.writeheader()
         w.writerows(results)
-    print(f"\nCSV: {args.csv}")
+    print(f"\nCSV: {args.csv} (the C loop's last run: {c_csv})")
     return 0
 
 

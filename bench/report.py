@@ -23,9 +23,15 @@ and disk allow). Ways of calling:
     tesseract-inproc      Tesseract.from_tesseract_api
     tesseract-http        tesseract-runtime serve on loopback, json+base64
 
-Every call is timed alone; each cell gives p50 and p99 over those calls.
-Baselines: a ctypes call of tsr_call_run, bench_inproc's direct call, a futex
-ping-pong (bench_pingpong), a NumPy copy and a file write + read. "On a busy
+Every call is timed alone; each cell gives p50 and p99 over those calls (no
+p99 from fewer than 100 calls: "n<100"). The rows of one column (kernel,
+endpoint, size) are sampled in the same rounds, their order rotated every
+round: the library modes, Tesseract in-process and, for copy apply, the
+baselines a ctypes call of tsr_call_run, a NumPy copy and a file write +
+read. The command line and HTTP rows, sampled apart (milliseconds a call),
+time what a client pays: encoding the request, the call, decoding the
+answer. bench_inproc's direct call and a futex ping-pong (bench_pingpong)
+are C programs run before the cells. "On a busy
 machine": copy apply at 10^3 in inproc and both worker rows, timed from
 Python, idle and then beside one busy process per CPU (bounded in time and
 always stopped), drawn as CDFs. Then MALA steps per second on 2-D rosenbrock
@@ -201,6 +207,60 @@ def sample(fn: Callable[[], object], budget: Budget, keep: bool = False) -> Stat
         fn()
         times.append(clock() - t0)
     return Stat.of(np.asarray(times, dtype=float) * 1e-9, keep)
+
+
+def rotated(names: list, r: int) -> list:
+    """names in round r's order: rotated by r, so that each comes first in turn."""
+    k = r % len(names) if names else 0
+    return names[k:] + names[:k]
+
+
+def run_length(slice_s: float, est_s: float, cap: int) -> int:
+    """How many calls of one function in a row within a round: as many as
+    fill slice_s at est_s a call, at least 1 and at most cap. Every function
+    gets about the same time in every round, so a fast one is sampled many
+    times and a slow one (10^7 elements, a file) once."""
+    if slice_s <= 0:
+        return 1
+    if not est_s > 0:
+        return cap
+    return max(1, min(cap, int(slice_s / est_s)))
+
+
+def sample_rounds(fns: dict, budget: Budget) -> dict:
+    """Time each call of every function alone, the functions interleaved in
+    rounds: in each round each one runs for about a twentieth of the budget's
+    seconds (run_length), in an order rotated every round, until each has
+    min_calls and seconds x len(fns) have passed (or one has max_calls).
+    One untimed call of each first. Whatever the machine does meanwhile hits
+    all of them alike, so the rows of one column can be set side by side."""
+    clock = time.perf_counter_ns
+    names = list(fns)
+    est: dict = {}
+    for name, fn in fns.items():
+        t0 = clock()
+        fn()
+        est[name] = (clock() - t0) * 1e-9
+    times: dict = {k: [] for k in names}
+    slice_s = budget.seconds / 20
+    cap = max(1, budget.max_calls // 20)
+    end = time.perf_counter() + budget.seconds * len(names)
+    r = 0
+    while True:
+        counts = [len(v) for v in times.values()]
+        if min(counts) >= budget.min_calls and (time.perf_counter() >= end
+                                                or max(counts) >= budget.max_calls):
+            break
+        for name in rotated(names, r):
+            fn, sink = fns[name], times[name]
+            first = len(sink)
+            for _ in range(run_length(slice_s, est[name], cap)):
+                t0 = clock()
+                fn()
+                sink.append(clock() - t0)
+            est[name] = float(np.mean(sink[first:])) * 1e-9
+        r += 1
+    return {k: Stat.of(np.asarray(v, dtype=float) * 1e-9) for k, v in times.items()}
 
 
 def timer_cost() -> float:
@@ -382,65 +442,149 @@ class Report:
         return NAN_STAT
 
 
-def tessera_cells(report: Report, sizes: list[int], budget: Budget,
-                  progress: Progress) -> None:
-    """Every library mode x kernel x size x endpoint through the Python package."""
+def write_read_fn(data: bytes, path: Path) -> Callable[[], None]:
+    """A sequential write + read of data through os.write / os.read (page cache)."""
+    def write_read() -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            left = len(data)
+            while left:
+                chunk = os.read(fd, min(left, 1 << 24))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        finally:
+            os.close(fd)
+    return write_read
+
+
+def open_components(report: Report) -> dict:
+    """(mode, kernel) -> an open component, for every library mode this machine has."""
     import tessera
 
+    comps = {}
     for mode in MODES[:-1]:
         for kernel in ("copy", "axpy"):
-            eps = [ep for k, ep in CALLS if k == kernel]
             try:
-                comp = tessera.load(PLUGINS[kernel], **MODE_OPTIONS[mode])
+                comps[(mode, kernel)] = tessera.load(PLUGINS[kernel], **MODE_OPTIONS[mode])
             except Exception as e:  # a transport this machine lacks: say so, go on
                 report.notes.append(f"{mode}: cannot open {PLUGINS[kernel].name} ({e})")
-                progress.step(mode, len(eps) * len(sizes))
-                continue
-            try:
-                for n in sizes:
-                    alloc = ((lambda k: comp.empty((k,), "float64")) if mode == "worker-arena"
-                             else (lambda k: np.empty(k)))
-                    arr = kernel_arrays(kernel, n, alloc)
+    return comps
+
+
+def grid_cells(report: Report, sizes: list[int], tess_sizes: list[int], budget: Budget,
+               tesseracts: dict, tmp: Path, progress: Progress) -> None:
+    """Every library mode (and Tesseract in-process) per kernel, endpoint and
+    size, and for copy apply the baselines (a bare ctypes call of
+    tsr_call_run, a NumPy copy, a file write + read of the same bytes): all
+    the rows of one column sampled in the same rounds (sample_rounds), each
+    checked to return the right values first."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_python import CtypesCall, ctypes_library  # noqa: E402
+
+    lib = ctypes_library()
+    comps = open_components(report)
+    try:
+        for n in sizes:
+            for kernel, ep in CALLS:
+                fns: dict = {}
+                # Rows with inputs in ordinary memory share one set (they
+                # only read it), so a column holds two sets, not one a row.
+                shared = kernel_arrays(kernel, n, np.empty)
+                keep: list = [shared]  # what the calls use, freed after the column
+                for (mode, k), comp in comps.items():
+                    if k != kernel:
+                        continue
+                    arr = (kernel_arrays(kernel, n, lambda m, c=comp: c.empty((m,), "float64"))
+                           if mode == "worker-arena" else shared)
                     inputs, ct = arr["inputs"], arr["ct"]
-                    calls = {
-                        "apply": lambda: comp.apply(inputs),
-                        "vjp": lambda: comp.vjp(inputs, ["x"], ["y"], {"y": ct}),
-                    }
-                    for ep in eps:
-                        key, want = arr[ep]
-                        if not np.array_equal(calls[ep]()[key], want):
-                            raise RuntimeError(f"{mode} {kernel} {ep}, n={n}: wrong result")
-                        gc.collect()
-                        st = sample(calls[ep], budget.for_size(n))
-                        report.cells.append(Cell("tessera", mode, kernel, ep, n, st))
-                        progress.step(f"{mode} {kernel} {ep} n={size_label(n)}")
-                    inputs = calls = arr = ct = None  # free the arena buffers before the next n
-                    gc.collect()
-            finally:
+                    fn = ((lambda c=comp, i=inputs: c.apply(i)) if ep == "apply" else
+                          (lambda c=comp, i=inputs, t=ct: c.vjp(i, ["x"], ["y"], {"y": t})))
+                    key, want = arr[ep]
+                    if not np.array_equal(fn()[key], want):
+                        raise RuntimeError(f"{mode} {kernel} {ep}, n={n}: wrong result")
+                    fns[("tessera", mode)] = fn
+                    keep.append(arr)
+                if kernel in tesseracts and n in tess_sizes:
+                    t = tesseracts[kernel]
+                    arr = shared
+                    inputs, ct = arr["inputs"], arr["ct"]
+                    fn = ((lambda i=inputs: t.apply(i)) if ep == "apply" else
+                          (lambda i=inputs, c=ct: t.vector_jacobian_product(i, ["x"], ["y"],
+                                                                            {"y": c})))
+                    key, want = arr[ep]
+                    try:
+                        if not np.array_equal(np.asarray(fn()[key]), want):
+                            raise RuntimeError(f"the {kernel} Tesseract's {ep} returned a "
+                                               "wrong value")
+                        fns[("tesseract", "inproc")] = fn
+                        keep.append(arr)
+                    except Exception as e:  # say so; the Tessera rows go on
+                        report.notes.append(f"Tesseract in-process {kernel} {ep} failed "
+                                            f"({type(e).__name__}: {e}): no such row from here")
+                        del tesseracts[kernel]
+                refs = []
+                if (kernel, ep) == ("copy", "apply"):
+                    if ("inproc", "copy") in comps:
+                        ref = CtypesCall(lib, comps[("inproc", "copy")], n)
+                        refs.append(ref)
+                        fns[("baseline", "direct-ctypes")] = ref.run
+                    src, dst = shared["inputs"]["x"], np.empty(n)
+                    fns[("baseline", "memcpy")] = lambda s=src, d=dst: np.copyto(d, s)
+                    fns[("baseline", "file-write+read")] = write_read_fn(src.tobytes(),
+                                                                         tmp / "seq.bin")
+                    keep.append((src, dst))
                 gc.collect()
-                comp.close()
+                try:
+                    stats = sample_rounds(fns, budget.for_size(n))
+                finally:
+                    for ref in refs:
+                        ref.close()
+                for (system, mode), st in stats.items():
+                    k, e = ("-", "-") if mode in ("memcpy", "file-write+read") else (kernel, ep)
+                    cell = Cell(system, mode, k, e, n, st)
+                    (report.baselines if system == "baseline" else report.cells).append(cell)
+                # free the arena buffers before the next column
+                fns = keep = stats = fn = arr = inputs = ct = src = dst = shared = None
+                gc.collect()
+                (tmp / "seq.bin").unlink(missing_ok=True)
+                progress.step(f"{call_label(kernel, ep)} n={size_label(n)}")
+    finally:
+        gc.collect()
+        for comp in comps.values():
+            comp.close()
 
 
 def cli_cells(report: Report, sizes: list[int], budget: Budget, tmp: Path,
               progress: Progress) -> None:
-    """`tessera apply|vjp -f json+base64` on a payload file: one process per
-    call, start-up included."""
+    """`tessera apply|vjp -f json+base64` on a payload file, one process per
+    call, start-up included, timed as a client pays it: encoding the
+    request and writing its file, the process, reading and decoding the
+    answer into an array. Sampled in rounds of their own (a process per
+    call is milliseconds; the library cells' budget would take minutes)."""
     exe = BUILD / "bin" / "tessera"
     for kernel, ep in CALLS:
         for n in sizes:
             arr = kernel_arrays(kernel, n, np.empty)
             path = tmp / f"cli-{kernel}-{ep}-{n}.json"
-            path.write_text(json.dumps(payload(kernel, ep, arr)))
             out = tmp / "cli-out.json"
             cmd = [str(exe), ep, "-f", "json+base64", "-o", str(out), str(PLUGINS[kernel]),
                    f"@{path}"]
-
-            def run() -> None:
-                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-
-            run()
             key, want = arr[ep]
-            if not np.array_equal(decoded(json.loads(out.read_text()), key), want):
+
+            def run() -> np.ndarray:
+                path.write_text(json.dumps(payload(kernel, ep, arr)))
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                return decoded(json.loads(out.read_text()), key)
+
+            if not np.array_equal(run(), want):
                 raise RuntimeError(f"cli {kernel} {ep}, n={n}: wrong result")
             st = sample(run, budget.for_size(n))
             report.cells.append(Cell("tessera", "cli-base64", kernel, ep, n, st))
@@ -450,63 +594,6 @@ def cli_cells(report: Report, sizes: list[int], budget: Budget, tmp: Path,
 
 
 # ---- baselines --------------------------------------------------------------
-
-
-def ctypes_cells(report: Report, sizes: list[int], budget: Budget) -> None:
-    """A bare ctypes call of tsr_call_run on a prepared in-process apply: the
-    C API's cost with nothing of the binding (the 'direct' baseline)."""
-    import ctypes
-
-    import tessera
-    sys.path.insert(0, str(ROOT / "bench"))
-    from bench_python import CtypesCall, ctypes_library  # noqa: E402
-
-    lib = ctypes_library()
-    with tessera.load(NOOP, "inproc") as comp:
-        for n in sizes:
-            ref = CtypesCall(lib, comp, n)
-            try:
-                st = sample(ref.run, budget.for_size(n))
-            finally:
-                ref.close()
-            report.baselines.append(Cell("baseline", "direct-ctypes", "copy", "apply", n, st))
-    del ctypes
-
-
-def copy_and_file_cells(report: Report, sizes: list[int], budget: Budget,
-                        tmp: Path) -> None:
-    """memcpy (a NumPy copy into a touched buffer) and a sequential write +
-    read of the same bytes through os.write / os.read (page cache)."""
-    for n in sizes:
-        src, dst = np.full(n, 1.5), np.empty(n)
-        st = sample(lambda: np.copyto(dst, src), budget.for_size(n))
-        report.baselines.append(Cell("baseline", "memcpy", "-", "-", n, st))
-        data = src.tobytes()
-        path = tmp / "seq.bin"
-
-        def write_read() -> None:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                left = len(data)
-                while left:
-                    chunk = os.read(fd, min(left, 1 << 24))
-                    if not chunk:
-                        break
-                    left -= len(chunk)
-            finally:
-                os.close(fd)
-
-        st = sample(write_read, budget.for_size(n))
-        report.baselines.append(Cell("baseline", "file-write+read", "-", "-", n, st))
-        path.unlink(missing_ok=True)
-        src = dst = data = None  # free before the next n
 
 
 def c_bench_baselines(report: Report, out: Path, quick: bool) -> None:
@@ -555,32 +642,6 @@ def write_tesseract_apis(tmp: Path) -> dict[str, Path]:
     return paths
 
 
-def tesseract_inproc(report: Report, apis: dict[str, Path], sizes: list[int], budget: Budget,
-                     progress: Progress) -> None:
-    """The same kernels as Tesseracts, through Tesseract.from_tesseract_api."""
-    from tesseract_core import Tesseract
-
-    for kernel in ("copy", "axpy"):
-        t = Tesseract.from_tesseract_api(str(apis[kernel]))
-        for n in sizes:
-            arr = kernel_arrays(kernel, n, np.empty)
-            inputs, ct = arr["inputs"], arr["ct"]
-            calls = {
-                "apply": lambda: t.apply(inputs),
-                "vjp": lambda: t.vector_jacobian_product(inputs, ["x"], ["y"], {"y": ct}),
-            }
-            for k, ep in CALLS:
-                if k != kernel:
-                    continue
-                key, want = arr[ep]
-                if not np.array_equal(np.asarray(calls[ep]()[key]), want):
-                    raise RuntimeError(f"the {kernel} Tesseract's {ep} returned a wrong value")
-                gc.collect()
-                st = sample(calls[ep], budget.for_size(n))
-                report.cells.append(Cell("tesseract", "inproc", kernel, ep, n, st))
-                progress.step(f"tesseract inproc {kernel} {ep} n={size_label(n)}")
-
-
 def tesseract_http(report: Report, apis: dict[str, Path], sizes: list[int], budget: Budget,
                    tmp: Path, progress: Progress) -> None:
     """The same kernels as Tesseracts over HTTP on loopback: tesseract-runtime
@@ -611,18 +672,20 @@ def tesseract_http(report: Report, apis: dict[str, Path], sizes: list[int], budg
                     if k != kernel:
                         continue
                     url = "/apply" if ep == "apply" else "/vector_jacobian_product"
-                    body = json.dumps(payload(kernel, ep, arr))
+                    key, want = arr[ep]
 
-                    def post() -> bytes:
+                    def post() -> np.ndarray:
+                        # What a client pays: the json+base64 body built,
+                        # the round trip, the answer decoded into an array.
+                        body = json.dumps(payload(kernel, ep, arr))
                         conn.request("POST", url, body=body, headers=headers)
                         r = conn.getresponse()
                         data = r.read()
                         if r.status != 200:
                             raise RuntimeError(f"HTTP {r.status}: {data[:200]!r}")
-                        return data
+                        return decoded(json.loads(data), key)
 
-                    key, want = arr[ep]
-                    if not np.array_equal(decoded(json.loads(post()), key), want):
+                    if not np.array_equal(post(), want):
                         raise RuntimeError(f"tesseract http {kernel} {ep}: wrong result")
                     st = sample(post, budget.for_size(n))
                     report.cells.append(Cell("tesseract", "http", kernel, ep, n, st))
@@ -763,10 +826,22 @@ def row_label(system: str, mode: str) -> str:
     return mode if system == "tessera" else f"tesseract-{mode}"
 
 
+# A p99 from fewer calls than this is close to the slowest call, not a
+# 99th percentile: the tables print "n<100" instead.
+P99_MIN_SAMPLES = 100
+
+
+def p99_text(st: Stat) -> str:
+    """The p99 of a cell, or "n<100" when too few calls were timed for one."""
+    if st.samples < P99_MIN_SAMPLES:
+        return f"n<{P99_MIN_SAMPLES}"
+    return fmt_time(st.p99)
+
+
 def p50_p99(st: Stat) -> str:
     if st.samples == 0:
         return "-"
-    return f"{fmt_time(st.p50)} / {fmt_time(st.p99)}"
+    return f"{fmt_time(st.p50)} / {p99_text(st)}"
 
 
 def print_report(report: Report, sizes: list[int], machine: dict[str, str], tee: Tee,
@@ -780,6 +855,15 @@ def print_report(report: Report, sizes: list[int], machine: dict[str, str], tee:
     tee("Both sides do the same work: copy = y = x into a new array (noop plugin; a")
     tee("Tesseract returning x.copy()), axpy = a*s + b (vectoradd plugin; the same in NumPy")
     tee("as a Tesseract). float64; the machine's noise moves figures by tens of percent.")
+    tee("Same rounds: in each column the library rows, tesseract-inproc and (copy apply)")
+    tee("the direct-ctypes, memcpy and file-write+read baselines are sampled in the same")
+    tee("rounds, their order rotated every round. cli-base64 and tesseract-http are sampled")
+    tee("in rounds of their own and time what a client pays: encoding the json+base64")
+    tee("request (for the CLI, writing its file), the call, decoding the answer into an")
+    tee("array. direct-C and the futex rows are separate C programs run before the cells.")
+    tee(f"p99 is printed only over at least {P99_MIN_SAMPLES} calls: \"n<{P99_MIN_SAMPLES}\" "
+        "marks a cell with")
+    tee("fewer (cells.csv gives each count and the p99 of the calls there were).")
     for kernel, ep in CALLS:
         tee(f"\n== {call_label(kernel, ep)}: p50 / p99 per call")
         tee(f"{'way of calling':18s}" + "".join(f"{'n=' + size_label(n):>22s}" for n in sizes))
@@ -787,7 +871,7 @@ def print_report(report: Report, sizes: list[int], machine: dict[str, str], tee:
             cells = [p50_p99(report.get(system, mode, kernel, ep, n)) for n in sizes]
             if any(c != "-" for c in cells):
                 tee(f"{row_label(system, mode):18s}" + "".join(f"{c:>22s}" for c in cells))
-    tee("\n== baselines in the same run: p50 / p99 per operation")
+    tee("\n== baselines, in the same rounds as copy apply: p50 / p99 per operation")
     tee(f"{'baseline':18s}" + "".join(f"{'n=' + size_label(n):>22s}" for n in sizes))
     for name, kernel, ep in (("direct-ctypes", "copy", "apply"), ("memcpy", "-", "-"),
                              ("file-write+read", "-", "-")):
@@ -825,7 +909,7 @@ def print_report(report: Report, sizes: list[int], machine: dict[str, str], tee:
             cond = c.note.split(",")[0]
             mx = float(np.max(c.stat.values)) if c.stat.values is not None else float("nan")
             tee(f"{c.mode:14s}{cond:>10s}{c.stat.samples:>9d}{fmt_time(c.stat.p50):>11s}"
-                f"{fmt_time(c.stat.p90):>11s}{fmt_time(c.stat.p99):>11s}{fmt_time(mx):>11s}")
+                f"{fmt_time(c.stat.p90):>11s}{p99_text(c.stat):>11s}{fmt_time(mx):>11s}")
     if report.mcmc:
         tee("\n== MALA on 2-D rosenbrock (one apply + one vjp per step)")
         tee(f"{'from':14s}{'mode':10s}{'steps':>10s}{'steps/s':>14s}  budget (>= 1e6/s in-process, C)")
@@ -880,7 +964,8 @@ def plot(report: Report, sizes: list[int], out: Path, machine: dict[str, str]) -
     fig, axes = plt.subplots(1, len(CALLS), figsize=(18, 6.2), sharey=True)
     for ax, (kernel, ep) in zip(axes, CALLS):
         for system, mode in ROWS:
-            pts = [(xs[n], st.p50, st.p99) for n in sizes
+            pts = [(xs[n], st.p50, st.p99 if st.samples >= P99_MIN_SAMPLES else st.p50)
+                   for n in sizes
                    for st in [report.get(system, mode, kernel, ep, n)] if st.samples]
             if not pts:
                 continue
@@ -930,7 +1015,7 @@ def plot(report: Report, sizes: list[int], out: Path, machine: dict[str, str]) -
             y = np.arange(1, len(v) + 1) / len(v)
             ax.step(v, y, where="post", color=MODE_STYLE[c.mode][0],
                     linestyle="-" if cond == "idle" else "--",
-                    label=f"{c.mode}, {cond} (p99 {fmt_time(c.stat.p99)})")
+                    label=f"{c.mode}, {cond} (p99 {p99_text(c.stat)})")
         ax.set_xscale("log")
         ax.set_xlabel("seconds per call (log)")
         ax.set_ylabel("fraction of calls at most this long")
@@ -971,6 +1056,9 @@ def main() -> int:
     p.add_argument("--no-tesseract", action="store_true", help="skip the Tesseract side")
     p.add_argument("--no-load", action="store_true",
                    help="skip the busy-machine section (it loads every CPU for a few seconds)")
+    p.add_argument("--max-elements", type=int, default=10**8,
+                   help="the largest size measured (default 10^8, in a full run when "
+                        "memory allows)")
     args = p.parse_args()
     if not NOOP.exists():
         print(f"report: {NOOP} is missing (build first, or set TESSERA_BUILD_DIR)",
@@ -978,9 +1066,9 @@ def main() -> int:
         return 1
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    sizes = [0, 10**3, 10**5, 10**7]
+    sizes = [n for n in (0, 10**3, 10**5, 10**7) if n <= args.max_elements]
     notes = []
-    if not args.quick:
+    if not args.quick and args.max_elements >= 10**8:
         need = 16 * 8 * 10**8
         tmp_free = shutil.disk_usage(tempfile.gettempdir()).free
         if available_memory() >= need and tmp_free >= 4 * 8 * 10**8:
@@ -1005,26 +1093,26 @@ def main() -> int:
     machine = machine_description()
     timer = timer_cost()
     report = Report(notes=notes)
-    total = (6 * len(CALLS) * len(sizes) + len(CALLS) * len(cli_sizes)
-             + (len(CALLS) * (len(tess_sizes) + len(http_sizes)) if have_tesseract else 0)
-             + (2 * len(LOADED_MODES) if loaded_seconds else 0) + 4)
+    total = (len(CALLS) * len(sizes) + len(CALLS) * len(cli_sizes)
+             + (len(CALLS) * len(http_sizes) if have_tesseract else 0)
+             + (2 * len(LOADED_MODES) if loaded_seconds else 0) + 3)
     progress = Progress(total)
     with tempfile.TemporaryDirectory(prefix="tessera-report-") as tmpdir:
         tmp = Path(tmpdir)
         try:
             progress.step("C baselines (bench_inproc, bench_pingpong)")
             c_bench_baselines(report, out, args.quick)
-            progress.step("ctypes, memcpy, file baselines")
-            ctypes_cells(report, sizes, budget)
-            copy_and_file_cells(report, sizes, budget, tmp)
-            tessera_cells(report, sizes, budget, progress)
-            cli_cells(report, cli_sizes, cli_budget, tmp, progress)
+            apis = write_tesseract_apis(tmp) if have_tesseract else {}
+            tesseracts = {}
             if have_tesseract:
-                apis = write_tesseract_apis(tmp)
                 try:
-                    tesseract_inproc(report, apis, tess_sizes, budget, progress)
+                    from tesseract_core import Tesseract
+                    tesseracts = {k: Tesseract.from_tesseract_api(str(v)) for k, v in apis.items()}
                 except Exception as e:
                     report.notes.append(f"Tesseract in-process failed ({type(e).__name__}: {e})")
+            grid_cells(report, sizes, tess_sizes, budget, tesseracts, tmp, progress)
+            cli_cells(report, cli_sizes, cli_budget, tmp, progress)
+            if have_tesseract:
                 try:
                     tesseract_http(report, apis, http_sizes, http_budget, tmp, progress)
                 except Exception as e:
