@@ -9,6 +9,7 @@ study's paired timing summary (paired.py) on given numbers."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -45,6 +46,12 @@ def test_the_small_study_lowers_compliance_within_the_volume(tmp_path):
     table = (tmp_path / "steps.md").read_text()
     assert "4 rounds" in table and "Load average" in table
     assert "minus tessera inproc" in table
+    # steps.csv: six figures a mode, five differences a mode after the first
+    with (tmp_path / "steps.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 * 6 + 2 * 5
+    glue_rows = [r for r in rows if r["what"] == "step minus the calls"]
+    assert len(glue_rows) == 3 and all(r["inside the noise"] in ("0", "1") for r in glue_rows)
     for mode in ("tessera inproc", "tessera worker", "tessera serve"):
         assert all(len(v) == 4 for v in summary["rounds_ms"][mode].values()), mode
         glue = summary["ms_per_step"][mode]["JAX glue and transport"]

@@ -13,7 +13,7 @@ constraint. The same pipeline runs in each way of reaching the components
 (backends.py), and a free-form SIMP topology optimisation with the same
 solver is the baseline (simp.py).
 
-    python3 study.py                 # full study: 60 x 30 grid, about 3 minutes
+    python3 study.py                 # full study: 60 x 30 grid, 3-5 minutes on 2 cores
     python3 study.py --small         # the CI form: 24 x 12, Tessera's modes
     python3 study.py --modes "tessera inproc,tesseract-core"
 
@@ -127,14 +127,14 @@ def write_table(results: list[dict], out: Path, rounds: int, load: tuple) -> str
         w.writerow(["mode", "figure", "what", "median ms", "q1 ms", "q3 ms", "min ms", "max ms",
                     "rounds", "inside the noise"])
         for r in results:
-            for kind, figures in (("time" , r["split"]), (f"minus {first}", r["against"])):
+            for kind, figures in (("time", r["split"]), (f"minus {first}", r["against"])):
                 if kind != "time" and r["mode"] == first:
                     continue
                 for name, s in figures.items():
                     what = "step minus the calls" if name == GLUE else kind
-                w.writerow([r["mode"], name, what, f"{s.median:.3f}", f"{s.q1:.3f}",
-                            f"{s.q3:.3f}", f"{s.lo:.3f}", f"{s.hi:.3f}", s.n,
-                            "" if what == "time" else int(s.in_noise)])
+                    w.writerow([r["mode"], name, what, f"{s.median:.3f}", f"{s.q1:.3f}",
+                                f"{s.q3:.3f}", f"{s.lo:.3f}", f"{s.hi:.3f}", s.n,
+                                "" if what == "time" else int(s.in_noise)])
     lines = ["| mode | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
     for r in results:
         lines.append(f"| {r['mode']} | " + " | ".join(
@@ -151,8 +151,8 @@ def write_table(results: list[dict], out: Path, rounds: int, load: tuple) -> str
             f"round every mode's step and its four calls, in rotating order. Each cell: the "
             f"median over rounds (IQR: its interquartile range). Glue and transport = the "
             f"step minus the four calls, taken in each round; '~0' marks a difference whose "
-            f"median is smaller than its IQR (inside the noise: its sign is not known). Load average (1 min) "
-            f"{load[0]:.2f} before, {load[1]:.2f} after the timing, "
+            f"median is smaller than its IQR (inside the noise: its sign is not known). "
+            f"Load average (1 min) {load[0]:.2f} before, {load[1]:.2f} after the timing, "
             f"{os.cpu_count()} CPUs.\n\n" + "\n".join(lines) + "\n")
     if len(results) > 1:
         text += (f"\nEach mode minus {first}, call by call, the difference taken in each "
