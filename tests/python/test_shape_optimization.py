@@ -3,7 +3,7 @@
 in its small form: jax.grad through the Python geometry component (finite-
 difference vjp) and the C compliance solver (adjoint vjp) lowers the
 compliance under the volume constraint, in-process, in worker mode and
-with the geometry behind `tessera serve`, all three on the same path; the
+with both components behind `tessera serve`, all three on the same path; the
 SIMP baseline runs with the same solver; the pictures are written. And the
 study's paired timing summary (paired.py) on given numbers."""
 
