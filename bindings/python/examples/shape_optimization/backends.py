@@ -6,13 +6,14 @@ the eager calls the timing table uses:
   tessera inproc     both in this process (the geometry in this interpreter)
   tessera worker     both in worker processes; the geometry in the
                      environment Tessera builds from its requirements
-  tessera serve      the geometry behind `tessera serve` (HTTP), reached as
-                     a URL; the solver in-process
+  tessera serve      both behind `tessera serve` (HTTP, one server each),
+                     reached as URLs
   tesseract-core     Tesseract.from_tesseract_api for both, with tesseract-jax
   tesseract-core HTTP  tesseract-runtime serve for both, Tesseract.from_url
 
 tesseract-core's solver is compliance_tesseract/, which calls the same C
-plugin, so every row does the same numerical work."""
+plugin, so every row does the same numerical work. RESOURCES says, for
+each mode, where the two components run and how they are reached."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ import contextlib
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +41,20 @@ from servers import runtime_serve_argv, serving  # noqa: E402
 
 MODES = ("tessera inproc", "tessera worker", "tessera serve", "tesseract-core",
          "tesseract-core HTTP")
+
+
+# What each mode gives the two components: the same for both sides of
+# every comparison the study prints (float64 arrays throughout, one call
+# at a time, the same geometry file and the same C solver).
+RESOURCES = {
+    "tessera inproc": "both in the study's process (the geometry in its interpreter)",
+    "tessera worker": "each in its own worker process (workers=1), shared-memory arena",
+    "tessera serve": "each behind its own `tessera serve` (inproc, 4 request threads), "
+                     "HTTP on localhost, json+base64 answers",
+    "tesseract-core": "both in the study's process (Tesseract.from_tesseract_api)",
+    "tesseract-core HTTP": "each behind its own `tesseract-runtime serve` (1 worker), "
+                           "HTTP on localhost, json+base64 answers",
+}
 
 
 @dataclass
@@ -102,11 +116,14 @@ def open_pair(mode: str) -> Iterator[Pair]:
                 geometry = tessera.load(GEOMETRY, "worker")
                 solver = tessera.load(SOLVER, "worker")
             elif mode == "tessera serve":
-                url = stack.enter_context(server(
-                    [str(BUILD / "bin" / "tessera"), "serve", "--quiet", "--port", "{port}",
-                     str(GEOMETRY)], what="tessera serve"))
-                geometry = tessera.load(url)
-                solver = tessera.load(SOLVER)
+                # Both served, as in the tesseract-core HTTP row.
+                serve = [str(BUILD / "bin" / "tessera"), "serve", "--quiet", "--port", "{port}"]
+                g_url = stack.enter_context(server(serve + [str(GEOMETRY)],
+                                                   what="tessera serve (geometry)"))
+                s_url = stack.enter_context(server(serve + [str(SOLVER)],
+                                                   what="tessera serve (solver)"))
+                geometry = tessera.load(g_url)
+                solver = tessera.load(s_url)
             else:
                 raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}")
             stack.callback(geometry.close)
@@ -144,17 +161,3 @@ def open_pair(mode: str) -> Iterator[Pair]:
                 yield Pair(mode, Tesseract.from_url(g_url), Tesseract.from_url(s_url), apply)
         else:
             raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}")
-
-
-def medians_ms(fns: dict, repeats: int) -> dict:
-    """Median milliseconds of each function, called in turn (one round of
-    each before the next), so that the machine's noise falls on all alike."""
-    for fn in fns.values():
-        fn()
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    return {k: float(np.median(v) * 1e3) for k, v in times.items()}

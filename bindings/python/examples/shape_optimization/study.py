@@ -13,7 +13,7 @@ constraint. The same pipeline runs in each way of reaching the components
 (backends.py), and a free-form SIMP topology optimisation with the same
 solver is the baseline (simp.py).
 
-    python3 study.py                 # full study: 60 x 30 grid, about 3 minutes
+    python3 study.py                 # full study: 60 x 30 grid, 3-5 minutes on 2 cores
     python3 study.py --small         # the CI form: 24 x 12, Tessera's modes
     python3 study.py --modes "tessera inproc,tesseract-core"
 
@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import csv
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -39,6 +40,7 @@ jax.config.update("jax_enable_x64", True)
 
 import backends  # noqa: E402
 import figures  # noqa: E402
+import paired  # noqa: E402
 import pipeline  # noqa: E402
 import simp  # noqa: E402
 import tessera  # noqa: E402
@@ -52,7 +54,8 @@ def log(text: str) -> None:
     print(text, flush=True)
 
 
-PARTS = ("geometry apply", "geometry vjp (FD)", "solver apply", "solver vjp (adjoint)", "step")
+CALLS = ("geometry apply", "geometry vjp (FD)", "solver apply", "solver vjp (adjoint)")
+GLUE = "JAX glue and transport"
 
 
 def step_parts(run: dict, p: Problem, bars: np.ndarray, multipliers: tuple) -> dict:
@@ -64,28 +67,41 @@ def step_parts(run: dict, p: Problem, bars: np.ndarray, multipliers: tuple) -> d
     s_in = p.solver_inputs(density_from_sdf(sdf, p))
     ones = np.ones_like(sdf)
     return {
+        "step": lambda: np.asarray(step_fn(bars, *multipliers)[1]),
         "geometry apply": lambda: pair.eager_apply("geometry", g_in),
         "geometry vjp (FD)": lambda: pair.eager_vjp("geometry", g_in, "bars", "sdf", ones),
         "solver apply": lambda: pair.eager_apply("solver", s_in),
         "solver vjp (adjoint)": lambda: pair.eager_vjp("solver", s_in, "rho", "compliance",
                                                        np.float64(1.0)),
-        "step": lambda: np.asarray(step_fn(bars, *multipliers)[1]),
     }
 
 
-def time_steps(runs: list[dict], p: Problem, repeats: int) -> None:
+def split_of(ms: dict) -> dict:
+    """One mode's figures from its per-round times: each call and the step
+    as they are, the glue as the step minus the four calls in each round."""
+    split = {name: paired.summarise(ms[name]) for name in (*CALLS, "step")}
+    split[GLUE] = paired.paired(ms["step"], *(ms[name] for name in CALLS))
+    return split
+
+
+def against(ms: dict, base: dict) -> dict:
+    """Each call and the step of one mode minus the same in the base mode,
+    round by round."""
+    return {name: paired.paired(ms[name], base[name]) for name in (*CALLS, "step")}
+
+
+def time_steps(runs: list[dict], p: Problem, rounds: int) -> None:
     """Every mode's step and endpoint calls at one design (the first run's
-    final one), all interleaved so that the machine's noise falls on every
-    mode alike; the rest of a step is JAX's glue and the transport."""
+    final one), round by round: in each round every mode's step and then
+    its four calls, in rotating order (paired.rounds_ms)."""
     h = runs[0]["history"]
-    fns = {(r["mode"], part): fn for r in runs
-           for part, fn in step_parts(r, p, h.bars, h.multipliers).items()}
-    ms = backends.medians_ms(fns, repeats)
+    groups = {r["mode"]: step_parts(r, p, h.bars, h.multipliers) for r in runs}
+    ms = paired.rounds_ms(groups, rounds)
+    base = ms[runs[0]["mode"]]
     for r in runs:
-        split = {part: ms[(r["mode"], part)] for part in PARTS}
-        split["JAX glue and transport"] = split["step"] - sum(
-            v for k, v in split.items() if k != "step")
-        r["split"] = split
+        r["rounds_ms"] = ms[r["mode"]]
+        r["split"] = split_of(ms[r["mode"]])
+        r["against"] = against(ms[r["mode"]], base)
 
 
 def run_mode(pair: backends.Pair, p: Problem, settings: pipeline.Settings) -> dict:
@@ -103,24 +119,46 @@ def run_mode(pair: backends.Pair, p: Problem, settings: pipeline.Settings) -> di
             "rho_initial": rho_of["start"]}
 
 
-def write_table(results: list[dict], out: Path) -> str:
-    cols = ["geometry apply", "geometry vjp (FD)", "solver apply", "solver vjp (adjoint)",
-            "JAX glue and transport", "step"]
-    base = results[0]["split"]["step"]
+def write_table(results: list[dict], out: Path, rounds: int, load: tuple) -> str:
+    cols = [*CALLS, GLUE, "step"]
+    first = results[0]["mode"]
     with (out / "steps.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["mode", *[c + " ms" for c in cols], "steps", f"step vs {results[0]['mode']}"])
+        w.writerow(["mode", "figure", "what", "median ms", "q1 ms", "q3 ms", "min ms", "max ms",
+                    "rounds", "inside the noise"])
         for r in results:
-            w.writerow([r["mode"], *[f"{r['split'][c]:.3f}" for c in cols],
-                        len(r["history"].compliance), f"{r['split']['step'] / base:.2f}"])
-    lines = ["| mode | " + " | ".join(cols) + f" | vs {results[0]['mode']} |",
-             "|---|" + "---:|" * (len(cols) + 1)]
+            for kind, figures in (("time", r["split"]), (f"minus {first}", r["against"])):
+                if kind != "time" and r["mode"] == first:
+                    continue
+                for name, s in figures.items():
+                    what = "step minus the calls" if name == GLUE else kind
+                    w.writerow([r["mode"], name, what, f"{s.median:.3f}", f"{s.q1:.3f}",
+                                f"{s.q3:.3f}", f"{s.lo:.3f}", f"{s.hi:.3f}", s.n,
+                                "" if what == "time" else int(s.in_noise)])
+    lines = ["| mode | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
     for r in results:
-        lines.append(f"| {r['mode']} | " + " | ".join(f"{r['split'][c]:.1f}" for c in cols)
-                     + f" | {r['split']['step'] / base:.2f}x |")
-    text = ("Median milliseconds per optimisation step (jax.value_and_grad, jitted) and per "
-            "endpoint call (eager), all at the final design and interleaved; glue and "
-            "transport = step - the four calls.\n\n" + "\n".join(lines) + "\n")
+        lines.append(f"| {r['mode']} | " + " | ".join(
+            paired.cell(r["split"][c], difference=c == GLUE) for c in cols) + " |")
+    diff_cols = [*CALLS, "step"]
+    vs = [f"| mode minus {first} | " + " | ".join(diff_cols) + " |",
+          "|---|" + "---:|" * len(diff_cols)]
+    for r in results[1:]:
+        vs.append(f"| {r['mode']} | " + " | ".join(paired.cell(r["against"][c])
+                                                     for c in diff_cols) + " |")
+    where = "\n".join(f"- {r['mode']}: {backends.RESOURCES[r['mode']]}" for r in results)
+    text = (f"Milliseconds per optimisation step (jax.value_and_grad, jitted) and per "
+            f"endpoint call (eager), every mode at the same design, {rounds} rounds; in each "
+            f"round every mode's step and its four calls, in rotating order. Each cell: the "
+            f"median over rounds (IQR: its interquartile range). Glue and transport = the "
+            f"step minus the four calls, taken in each round; '~0' marks a difference whose "
+            f"median is smaller than its IQR (inside the noise: its sign is not known). "
+            f"Load average (1 min) {load[0]:.2f} before, {load[1]:.2f} after the timing, "
+            f"{os.cpu_count()} CPUs.\n\n" + "\n".join(lines) + "\n")
+    if len(results) > 1:
+        text += (f"\nEach mode minus {first}, call by call, the difference taken in each "
+                 f"round:\n\n" + "\n".join(vs) + "\n")
+    text += ("\nWhat each mode gives the components (float64 arrays, one call at a time, "
+             "in every mode):\n\n" + where + "\n")
     (out / "steps.md").write_text(text)
     return text
 
@@ -133,7 +171,8 @@ def main() -> int:
     ap.add_argument("--modes", help="comma-separated, from: " + ", ".join(backends.MODES))
     ap.add_argument("--compare-steps", type=int,
                     help="steps run in the modes after the first (default: as many)")
-    ap.add_argument("--repeats", type=int, default=15, help="repeats per endpoint timing")
+    ap.add_argument("--repeats", type=int, default=25,
+                    help="timing rounds: in each, every mode's step and its four calls")
     ap.add_argument("--out", type=Path, default=backends.BUILD / "shape_optimization")
     args = ap.parse_args()
 
@@ -158,7 +197,9 @@ def main() -> int:
             settings = pipeline.Settings(steps=n, learning_rate=p.learning_rate)
             results.append(run_mode(pair, p, settings))
         log(f"\ntiming every mode at the final design, {args.repeats} rounds")
+        load_before = os.getloadavg()[0]
         time_steps(results, p, args.repeats)
+        load = (load_before, os.getloadavg()[0])
 
     main_run = results[0]
     h = main_run["history"]
@@ -185,7 +226,7 @@ def main() -> int:
     with tessera.load(backends.SOLVER) as solver:
         base = simp.run(solver, p, steps=args.simp_steps or (20 if args.small else 80), log=log)
 
-    table = write_table(results, args.out)
+    table = write_table(results, args.out, args.repeats, load)
     log("\n" + table)
     figures.designs(args.out / "designs.png", p, initial_bars(p), main_run, base)
     figures.history(args.out / "history.png", p, main_run, base)
@@ -195,8 +236,17 @@ def main() -> int:
         "final_volume": main_run["final_volume"],
         "simp_compliance": base.compliance[-1], "simp_volume": base.volume[-1],
         "agreement_with_" + main_run["mode"]: agreement,
-        "ms_per_step": {r["mode"]: r["split"] for r in results},
+        "ms_per_step": {r["mode"]: {k: v.as_dict() for k, v in r["split"].items()}
+                        for r in results},
+        "ms_minus_" + main_run["mode"]: {r["mode"]: {k: v.as_dict()
+                                                     for k, v in r["against"].items()}
+                                         for r in results[1:]},
         "ms_per_step_at": "the final design of " + main_run["mode"],
+        "timing_rounds": args.repeats,
+        "rounds_ms": {r["mode"]: r["rounds_ms"] for r in results},
+        "load_average_1min": {"before": load[0], "after": load[1]},
+        "cpus": os.cpu_count(),
+        "resources": {r["mode"]: backends.RESOURCES[r["mode"]] for r in results},
         "final_bars": main_run["history"].bars.tolist(),
         "failures": failures,
     }
