@@ -18,6 +18,11 @@ Sections (each against a baseline measured in the same run):
                                    pool of 4 W tesseract-core clients (Tesseract.from_url)
                tesseract http x W  W servers of one worker each, the same pool
                                    spread over them
+               tessera serve http  tessera serve --threads W of noop.so, the same
+                                   pool of tesseract-core clients
+               tessera serve dask  the same server reached from the Dask workers:
+                                   tessera.dask.load(client, URL), each worker
+                                   opening the URL as a remote component
              and the component opens per Dask worker over every tessera
              inproc task of the run (10,000 in a full run).
   sweep S    R runs of heat (64 cells, S = 100, 1000 and 10000 steps: one run
@@ -27,13 +32,20 @@ Sections (each against a baseline measured in the same run):
                tessera batch       the runs as one batch, two chunks per worker
                tesseract http ...  as above; the Tesseract computes with the same
                                    heat.so in-process, so both sides do the same work
+               tessera serve ...   as above, tessera serve of heat.so
   scaling    the 1000-step sweep (map and batch) and the Dask no-op on clusters of 1 .. cores
              worker processes; ratio to one worker.
 
-Budgets (issue "Beyond one machine"): tessera inproc per task <= 1.10 x the
-Dask no-op; 1 open per worker; sweep runs/s >= 10 x the better Tesseract
-HTTP setup. `tessera serve` does not exist yet: Tesseract's own server
-stands for HTTP serving.
+Resources: every Dask cluster has W = one worker process per core, one
+thread each; every HTTP server gets W computing processes or threads
+(tesseract-runtime serve --num-workers W, or W servers of one worker;
+tessera serve --threads W) and, driven from this process, a pool of 4 W
+client threads; all requests json+base64, float64. The CSV's resources
+column says which a row had.
+
+Budgets (issue "Beyond one machine"), judged on Tessera's rows only:
+tessera inproc per task <= 1.10 x the Dask no-op; 1 open per worker; a
+Tessera sweep's runs/s >= 10 x the better Tesseract HTTP setup.
 
     python3 bench/dask_distributed.py [--quick] [--load N] [--csv PATH]
 
@@ -138,6 +150,20 @@ def busy(count: int, limit_s: float = 3600):
 
 
 @contextmanager
+def tessera_serve(plugin: Path, threads: int, log_dir: Path):
+    """tessera serve of plugin on loopback, in-process; yields its URL."""
+    argv = [str(BUILD / "bin" / "tessera"), "serve", "--quiet", "--port", "{port}",
+            "--threads", str(threads), str(plugin)]
+    server = Server(argv, cwd=log_dir, what="tessera serve",
+                    log=log_dir / f"tessera-serve-{plugin.stem}-{{port}}.log")
+    try:
+        server.wait_healthy(60)
+        yield server.url
+    finally:
+        server.stop(grace_s=15)
+
+
+@contextmanager
 def serve(api: Path, workers: int, log_dir: Path):
     """tesseract-runtime serve of api on loopback; yields its URL."""
     env = dict(os.environ, TESSERACT_API_PATH=str(api), TESSERA_BENCH_HEAT=str(HEAT))
@@ -200,6 +226,53 @@ def rounds(variants: dict, count: int, n_rounds: int) -> dict[str, float]:
     return {n: statistics.median(v) for n, v in got.items()}
 
 
+# ---- verdicts and labels (pure: numbers in, words out) ---------------------------
+
+def is_tessera(variant: str) -> bool:
+    """A row of Tessera's (not Dask's own, not the serial loop, not a
+    Tesseract baseline: "tesseract ..." starts with "tessera" too)."""
+    return variant.split()[0] == "tessera"
+
+
+def is_tesseract(variant: str) -> bool:
+    return variant.split()[0] == "tesseract"
+
+
+def per_task_budget(variant: str, seconds: float, base: float) -> str:
+    """tessera inproc's task at most 1.10 x Dask's no-op task."""
+    if variant != "tessera inproc":
+        return ""
+    return "ok" if seconds <= 1.10 * base else "OVER"
+
+
+def sweep_budgets(med: dict[str, float]) -> dict[str, str]:
+    """Each Tessera row's runs/s against the better Tesseract HTTP setup
+    (at least 10x); no verdict for the others."""
+    theirs = [s for n, s in med.items() if is_tesseract(n)]
+    if not theirs:
+        return {n: "" for n in med}
+    best = min(theirs)
+    return {n: (("ok" if best / s >= 10 else "OVER") + f" ({best / s:.1f}x http)"
+                if is_tessera(n) else "") for n, s in med.items()}
+
+
+def resources(variant: str, workers: int) -> str:
+    """What a row ran on: the cluster or the server, and the client pool."""
+    dask = f"dask {workers} worker process{'es' if workers > 1 else ''} x 1 thread"
+    pool = f"{4 * workers} client threads here"
+    if variant.startswith("tesseract http x"):
+        return f"{workers} tesseract-runtime serve x 1 worker, {pool}"
+    if variant.startswith("tesseract http"):
+        return f"tesseract-runtime serve --num-workers {workers}, {pool}"
+    if variant.startswith("tessera serve") and variant.endswith("dask"):
+        return f"tessera serve --threads {workers}, {dask}"
+    if variant.startswith("tessera serve"):
+        return f"tessera serve --threads {workers}, {pool}"
+    if variant.startswith("serial"):
+        return "1 process here"
+    return dask
+
+
 # ---- sections -------------------------------------------------------------------
 
 def per_task(cores: int, count: int, n_rounds: int, tmp: Path) -> list[dict]:
@@ -217,12 +290,16 @@ def per_task(cores: int, count: int, n_rounds: int, tmp: Path) -> list[dict]:
         one = stack.enter_context(serve(NOOP_TESSERACT / "tesseract_api.py", cores, tmp))
         many = [stack.enter_context(serve(NOOP_TESSERACT / "tesseract_api.py", 1, tmp))
                 for _ in range(cores)]
+        ours = stack.enter_context(tessera_serve(NOOP, cores, tmp))
+        comps["tessera serve dask"] = tessera.dask.load(client, ours)
         pools = {f"tesseract http --num-workers {cores}": HttpPool([one], 4 * cores),
-                 f"tesseract http x {cores} servers": HttpPool(many, 4 * cores)}
+                 f"tesseract http x {cores} servers": HttpPool(many, 4 * cores),
+                 "tessera serve http": HttpPool([ours], 4 * cores)}
         for p in pools.values():
             stack.callback(p.close)
         variants = {"dask no-op": lambda: client.gather(client.map(dask_noop, items,
                                                                    pure=False))}
+        variants["dask no-op"]()                            # warm, as the others are
         for name, cc in comps.items():
             variants[name] = (lambda cc=cc: cc.apply(items))
             cc.apply(items[:4 * cores])                     # opened before timing
@@ -236,11 +313,12 @@ def per_task(cores: int, count: int, n_rounds: int, tmp: Path) -> list[dict]:
         tasks = sum(s["stats"]["calls"] for s in comps["tessera inproc"].worker_states().values()
                     if s and s["stats"])
     base = med["dask no-op"]
-    rows = [{"section": "per task", "variant": n, "workers": cores, "items": count,
-             "median_us": s * 1e6, "per_s": 1 / s, "ratio": s / base,
-             "budget": ("ok" if s <= 1.10 * base else "OVER") if n == "tessera inproc" else ""}
+    rows = [{"section": "per task", "variant": n, "resources": resources(n, cores),
+             "workers": cores, "items": count, "median_us": s * 1e6, "per_s": 1 / s,
+             "ratio": s / base, "budget": per_task_budget(n, s, base)}
             for n, s in med.items()]
     rows.append({"section": "per task", "variant": f"opens per worker ({tasks} tasks)",
+                 "resources": resources("tessera inproc", cores),
                  "workers": cores, "items": tasks, "median_us": "", "per_s": "",
                  "ratio": max(opens.values()),
                  "budget": "ok" if set(opens.values()) == {1} else "OVER"})
@@ -265,8 +343,11 @@ def sweep(cores: int, sizes: list[tuple[int, int]], n_rounds: int, tmp: Path) ->
         serial = stack.enter_context(tessera.load(HEAT))
         one = stack.enter_context(serve(api, cores, tmp))
         many = [stack.enter_context(serve(api, 1, tmp)) for _ in range(cores)]
+        ours = stack.enter_context(tessera_serve(HEAT, cores, tmp))
+        heat_served = tessera.dask.load(client, ours)
         pools = {f"tesseract http --num-workers {cores}": HttpPool([one], 4 * cores),
-                 f"tesseract http x {cores} servers": HttpPool(many, 4 * cores)}
+                 f"tesseract http x {cores} servers": HttpPool(many, 4 * cores),
+                 "tessera serve http": HttpPool([ours], 4 * cores)}
         for p in pools.values():
             stack.callback(p.close)
         for steps, count in sizes:
@@ -282,20 +363,21 @@ def sweep(cores: int, sizes: list[tuple[int, int]], n_rounds: int, tmp: Path) ->
             check(heat.apply(items), "tessera map")
             batch = heat.batch("apply", {**items[0], **stacked})
             check([{"temperature": t} for t in batch["temperature"]], "tessera batch")
+            check(heat_served.apply(items), "tessera serve dask")
             variants = {"serial here": lambda: [serial.apply(r) for r in items],
                         "tessera map": lambda: heat.apply(items),
-                        "tessera batch": lambda: heat.batch("apply", {**items[0], **stacked})}
+                        "tessera batch": lambda: heat.batch("apply", {**items[0], **stacked}),
+                        "tessera serve dask": lambda: heat_served.apply(items)}
             for name, pool in pools.items():
                 check(pool.apply(items), name)
                 variants[name] = (lambda pool=pool: pool.apply(items))
             med = rounds(variants, count, n_rounds)
-            best_http = min(s for n, s in med.items() if n.startswith("tesseract"))
+            budgets = sweep_budgets(med)
             base = med["serial here"]
-            rows += [{"section": f"sweep {steps}", "variant": n, "workers": cores,
+            rows += [{"section": f"sweep {steps}", "variant": n,
+                      "resources": resources(n, cores), "workers": cores,
                       "items": count, "median_us": s * 1e6, "per_s": 1 / s, "ratio": s / base,
-                      "budget": (("ok" if best_http / s >= 10 else "OVER")
-                                 + f" ({best_http / s:.1f}x http)"
-                                 if n.startswith("tessera") else "")}
+                      "budget": budgets[n]}
                      for n, s in med.items()]
     return rows
 
@@ -311,18 +393,21 @@ def scaling(cores: int, count: int, n_rounds: int) -> list[dict]:
         cluster, client = make_cluster(workers)
         try:
             heat = tessera.dask.load(client, HEAT)
-            heat.apply(items[:4 * workers])
-            med = rounds({"dask no-op": lambda: client.gather(client.map(dask_noop, noop_items,
-                                                                         pure=False)),
-                          "sweep, tessera map": lambda: heat.apply(items),
-                          "sweep, tessera batch": lambda: heat.batch(
-                              "apply", {**items[0], **stacked})}, count, n_rounds)
+            variants = {"dask no-op": lambda: client.gather(client.map(dask_noop, noop_items,
+                                                                       pure=False)),
+                        "sweep, tessera map": lambda: heat.apply(items),
+                        "sweep, tessera batch": lambda: heat.batch(
+                            "apply", {**items[0], **stacked})}
+            for warm in variants.values():                  # every variant warmed once
+                warm()
+            med = rounds(variants, count, n_rounds)
         finally:
             client.close()
             cluster.close()
         for n, s in med.items():
             first.setdefault(n, s)
-            rows.append({"section": "scaling", "variant": n, "workers": workers,
+            rows.append({"section": "scaling", "variant": n,
+                         "resources": resources("dask", workers), "workers": workers,
                          "items": count, "median_us": s * 1e6, "per_s": 1 / s,
                          "ratio": s / first[n], "budget": ""})
     return rows
@@ -377,6 +462,12 @@ def main() -> None:
         w.writeheader()
         for r in table:
             w.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()})
+    print("\nresources:")
+    for v, res in dict.fromkeys((r["variant"], r["resources"]) for r in table):
+        if not v.startswith("opens"):
+            print(f"  {v:<34} {res}")
+    print(f"(load average {os.getloadavg()[0]:.1f} at the end; all requests json+base64, "
+          "float64)")
     print("(ratio: per task, to the Dask no-op; sweep, to the serial loop; scaling, to one "
           f"worker; medians of interleaved rounds in the same run; CSV: {args.csv})")
 
