@@ -86,18 +86,8 @@ static int setup(hvp_run *r, tsr_endpoint inner_ep) {
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
         const tsr_array *t = &call->seeds[call->n_wrt_out + k];
-        size_t bytes = 0;
-        shape_bytes(x, &bytes);
-        char why[300];
-        r->work[k] = *x;
-        r->work[k].data = result_reserve(c, &call->fd_work[call->wrt_in[k]], bytes, why,
-                                         sizeof why);
-        if (!r->work[k].data)
-            return call_fail(call, buffer_fail_code(c),
-                             "cannot allocate a finite-difference copy of input '%s': %s",
-                             c->in[call->wrt_in[k]].field.name, why);
-        if (bytes) memcpy(r->work[k].data, x->data, bytes);
-        tsr_call_set_input_at(r->inner, call->wrt_in[k], &r->work[k]);
+        int rc = fd_stage_input(call, k, r->inner, &r->work[k]);
+        if (rc) return rc;
         int64_t n = fd_count_of(x);
         if (!(r->dir[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double))))
             return call_fail(call, TSR_E_NOMEM, "out of memory");
