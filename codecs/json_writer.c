@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "json_writer.h"
 
-#include <float.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array_buffer.h"
+#include "number_text.h"
 
 void jw_init(json_writer *w) {
     memset(w, 0, sizeof *w);
@@ -145,6 +143,11 @@ char *jw_raw_begin(json_writer *w, size_t len) {
     return w->buf + w->len;
 }
 
+char *jw_raw_more(json_writer *w, size_t len) {
+    if (!reserve(w, len)) return NULL;
+    return w->buf + w->len;
+}
+
 void jw_raw_end(json_writer *w, size_t len) {
     if (w->failed) return;
     w->len += len;
@@ -159,36 +162,16 @@ void jw_bool(json_writer *w, bool b) {
 }
 
 void jw_int(json_writer *w, int64_t v) {
-    char text[32];
-    int n = snprintf(text, sizeof text, "%" PRId64, v);
-    jw_raw_value(w, text, (size_t)n);
+    char text[NUMTEXT_MAX];
+    jw_raw_value(w, text, numtext_int(v, text));
 }
 
 void jw_uint(json_writer *w, uint64_t v) {
-    char text[32];
-    int n = snprintf(text, sizeof text, "%" PRIu64, v);
-    jw_raw_value(w, text, (size_t)n);
+    char text[NUMTEXT_MAX];
+    jw_raw_value(w, text, numtext_uint(v, text));
 }
 
 void jw_double(json_writer *w, double v) {
-    char text[40];
-    int n = 0;
-    /* Within 15 digits %g gives the shortest form when one exists (a
-     * normal double is exact to ~16 digits), so at most three tries;
-     * subnormals hold fewer digits and are searched from one. */
-    int first = v != 0.0 && fabs(v) < DBL_MIN ? 1 : 15;
-    for (int digits = first; digits <= 17; digits++) {
-        n = snprintf(text, sizeof text, "%.*g", digits, v);
-        if (strtod(text, NULL) == v) break;
-    }
-    /* The host process may use a locale whose radix character is not '.'. */
-    for (int k = 0; k < n; k++) {
-        char c = text[k];
-        if (!(c >= '0' && c <= '9') && c != '-' && c != '+' && c != 'e' && c != 'E') text[k] = '.';
-    }
-    if (strpbrk(text, ".eE") == NULL && (size_t)n + 2 < sizeof text) {
-        memcpy(text + n, ".0", 3);
-        n += 2;
-    }
-    jw_raw_value(w, text, (size_t)n);
+    char text[NUMTEXT_MAX];
+    jw_raw_value(w, text, numtext_double(v, text));
 }

@@ -53,5 +53,8 @@ void jw_raw_value(json_writer *w, const char *text, size_t len);
  * out of memory), then jw_raw_end with the same len. */
 char *jw_raw_begin(json_writer *w, size_t len);
 void jw_raw_end(json_writer *w, size_t len);
+/* Room for len more bytes of the value being written (no separator before
+ * them), then jw_raw_end with the bytes used: a long value in pieces. */
+char *jw_raw_more(json_writer *w, size_t len);
 
 #endif /* TESSERA_CODECS_JSON_WRITER_H */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "number_text.h"
 #include "numeric.h"
 
 static inline bool is_ws(char c) {
@@ -71,9 +72,12 @@ static bool int_value(const char *p, size_t n, int64_t *out) {
     return true;
 }
 
-/* The real p[0..n) by strtod, as jansson reads it, whatever the locale's
- * decimal point. 0, -1: it overflows a double, -2: out of memory. */
+/* The real p[0..n), correctly rounded, whatever the locale's decimal
+ * point. 0, -1: it overflows a double, -2: out of memory. */
 static int real_value(const char *p, size_t n, char point, double *out) {
+    int fast = numtext_real(p, n, out);
+    if (fast <= 0) return fast;
+    /* Hundreds of digits: strtod, as jansson reads it. */
     char small[128], *copy = NULL;
     const char *num = p;
     if (point != '.') {
@@ -393,6 +397,15 @@ int list_fill(const char *s, const list_info *info, tsr_dtype dtype, void *dst,
         if (read_leaf(p, end, point, &num, &p) != 0)
             return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
         if (next == info->leaves) break; /* cannot happen: counted */
+        /* The common cases stored directly, as num_store would store them. */
+        if (dtype == TSR_FLOAT64 && num.kind == NUM_REAL) {
+            memcpy(out + (size_t)next++ * item, &num.v.r, sizeof num.v.r);
+            continue;
+        }
+        if (dtype == TSR_INT64 && num.kind == NUM_INT) {
+            memcpy(out + (size_t)next++ * item, &num.v.i, sizeof num.v.i);
+            continue;
+        }
         char why[160];
         if (num_store(dtype, out + (size_t)next * item, &num, why, sizeof why) != 0) {
             char where[PAYLOAD_PATH_MAX];

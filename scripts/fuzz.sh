@@ -50,7 +50,7 @@ else
   done
 fi
 
-if ! CC=clang cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+if ! CC=clang CXX=clang++ cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
        -DTESSERA_WERROR="${TESSERA_WERROR:-OFF}" -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=ON \
        -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_LEGACY_EXAMPLES=OFF >/dev/null ||
    ! cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null; then
