@@ -1,23 +1,36 @@
 // SPDX-License-Identifier: MIT
-// double_conv.h's two conversions over libdouble-conversion: the library's
-// only C++ file, built without exceptions or RTTI so that nothing of the
-// C++ runtime crosses into the C code that calls it.
+// double_conv.h's two conversions over Dragonbox and fast_float, both
+// header-only: the library's only C++ file, built without exceptions or
+// RTTI, calling only noexcept templates, so that nothing of the C++
+// runtime is linked and nothing crosses into the C code that calls it.
 #include "double_conv.h"
 
-#include <double-conversion/double-to-string.h>
-#include <double-conversion/strtod.h>
+#include <cmath>
 
-using double_conversion::DoubleToStringConverter;
-using double_conversion::Vector;
+#include <dragonbox/dragonbox.h>
+#include <fast_float/fast_float.h>
 
-extern "C" int dconv_shortest(double v, char digits[DCONV_DIGITS_MAX], int *point) {
-    bool sign = false;
-    int length = 0;
-    DoubleToStringConverter::DoubleToAscii(v, DoubleToStringConverter::SHORTEST, 0, digits,
-                                           DCONV_DIGITS_MAX, &sign, &length, point);
-    return length;
+extern "C" void dconv_shortest(double v, uint64_t *significand, int *exponent) {
+    // The sign is the caller's; v is positive, finite and nonzero here.
+    auto d = jkj::dragonbox::to_decimal(v, jkj::dragonbox::policy::sign::ignore);
+    *significand = d.significand;
+    *exponent = d.exponent;
 }
 
-extern "C" double dconv_parse(const char *digits, int n, int exponent) {
-    return double_conversion::Strtod(Vector<const char>(digits, n), exponent);
+extern "C" int dconv_parse(const char *p, size_t n, double *out) {
+    double v = 0.0;
+    fast_float::from_chars_result r = fast_float::from_chars(p, p + n, v);
+    // A validated JSON number is read whole; anything else is a bug upstream,
+    // answered as the overflow it cannot be mistaken for a value of.
+    if (r.ec != std::errc() || r.ptr != p + n) return -1;
+    *out = v;
+    return std::isinf(v) ? -1 : 0;
+}
+
+extern "C" const char *dconv_read(const char *p, const char *end, double *out) {
+    double v = 0.0;
+    fast_float::from_chars_result r = fast_float::from_chars(p, end, v);
+    if (r.ec != std::errc()) return nullptr;
+    *out = v;
+    return r.ptr;
 }

@@ -1,32 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The two conversions between doubles and decimal digits that must be
- * exact, from libdouble-conversion (a C++ library, wrapped by
- * double_conv.cc behind this C interface; nothing it does can throw):
- * the shortest digits that read back as the same double, and the double
- * nearest to a string of digits times a power of ten. Neither depends on
- * the locale.
+ * The two conversions between doubles and decimal text that must be
+ * exact, behind a C interface over two header-only C++ libraries
+ * (double_conv.cc): Dragonbox for the shortest decimal that reads back as
+ * the same double, fast_float for the double nearest to a decimal text.
+ * Both are noexcept and neither depends on the locale or on the rounding
+ * mode of the calling thread.
  */
 #ifndef TESSERA_CODECS_DOUBLE_CONV_H
 #define TESSERA_CODECS_DOUBLE_CONV_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Room for the digits of dconv_shortest and a NUL. */
-#define DCONV_DIGITS_MAX 18
+/* The shortest decimal of the finite v > 0 that reads back as v, the
+ * nearest to v when several: v ~ significand x 10^exponent, the
+ * significand (at most 17 digits) without trailing zeros. */
+void dconv_shortest(double v, uint64_t *significand, int *exponent);
 
-/* The shortest decimal digits of the finite v > 0 that read back as v
- * (the nearest such when several): v ~ 0.d1d2...dn x 10^point. Returns n
- * (1..17); digits is NUL-terminated. */
-int dconv_shortest(double v, char digits[DCONV_DIGITS_MAX], int *point);
+/* The decimal number p[0..n) (a JSON number, already validated) as the
+ * nearest double, correctly rounded: 0, or -1 when it overflows a double
+ * (*out is then infinite). Too small a value reads as 0. */
+int dconv_parse(const char *p, size_t n, double *out);
 
-/* The double nearest to digits[0..n) x 10^exponent, correctly rounded;
- * digits: 1..DCONV_PARSE_DIGITS_MAX of [0-9], the first not '0'. Too large
- * a value gives infinity, too small 0. */
-double dconv_parse(const char *digits, int n, int exponent);
-#define DCONV_PARSE_DIGITS_MAX 768
+/* The same for the number that starts at p and ends at a delimiter (or at
+ * end): a pointer past it, or NULL when there is no number at p. */
+const char *dconv_read(const char *p, const char *end, double *out);
 
 #ifdef __cplusplus
 }

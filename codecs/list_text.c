@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "list_text.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "double_conv.h"
 #include "number_text.h"
 #include "numeric.h"
 
@@ -18,6 +17,22 @@ static inline bool is_ws(char c) {
 
 static inline bool is_digit(char c) {
     return c >= '0' && c <= '9';
+}
+
+/* Past the digits at q: eight at a time while eight remain (a byte is a
+ * digit when its high nibble is 3 and stays 3 with 6 added; no carry
+ * crosses from a byte that passes), then one at a time. */
+static inline const char *skip_digits(const char *q, const char *end) {
+    while (end - q >= 8) {
+        uint64_t x;
+        memcpy(&x, q, sizeof x);
+        uint64_t hi = x & UINT64_C(0xF0F0F0F0F0F0F0F0);
+        uint64_t hi6 = (x + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0);
+        if ((hi | hi6 >> 4) != UINT64_C(0x3333333333333333)) break;
+        q += 8;
+    }
+    while (q < end && is_digit(*q)) q++;
+    return q;
 }
 
 /* What may follow a leaf inside a list. */
@@ -36,13 +51,12 @@ static size_t number_len(const char *p, const char *end, bool *real, size_t *dig
     if (q >= end) return 0;
     const char *first = q;
     if (*q == '0') q++;
-    else if (*q >= '1' && *q <= '9')
-        while (q < end && is_digit(*q)) q++;
+    else if (*q >= '1' && *q <= '9') q = skip_digits(q, end);
     else return 0;
     *digits = *first == '0' ? 0 : (size_t)(q - first);
     if (q < end && *q == '.') {
         if (++q >= end || !is_digit(*q)) return 0;
-        while (q < end && is_digit(*q)) q++;
+        q = skip_digits(q, end);
         *real = true;
     }
     if (q < end && (*q == 'e' || *q == 'E')) {
@@ -72,51 +86,22 @@ static bool int_value(const char *p, size_t n, int64_t *out) {
     return true;
 }
 
-/* The real p[0..n), correctly rounded, whatever the locale's decimal
- * point. 0, -1: it overflows a double, -2: out of memory. */
-static int real_value(const char *p, size_t n, char point, double *out) {
-    int fast = numtext_real(p, n, out);
-    if (fast <= 0) return fast;
-    /* Hundreds of digits: strtod, as jansson reads it. */
-    char small[128], *copy = NULL;
-    const char *num = p;
-    if (point != '.') {
-        copy = n < sizeof small ? small : malloc(n + 1);
-        if (copy == NULL) return -2;
-        memcpy(copy, p, n);
-        copy[n] = '\0';
-        char *dot = memchr(copy, '.', n);
-        if (dot != NULL) *dot = point;
-        num = copy;
-    }
-    /* A validated number ends at a delimiter strtod stops at. */
-    errno = 0;
-    double v = strtod(num, NULL);
-    int overflow = (v == HUGE_VAL || v == -HUGE_VAL) && errno == ERANGE;
-    if (copy != small) free(copy);
-    *out = v;
-    return overflow ? -1 : 0;
-}
-
-static char decimal_point(void) {
-    const struct lconv *l = localeconv();
-    return l != NULL && l->decimal_point != NULL && l->decimal_point[0] != '\0'
-               ? l->decimal_point[0]
-               : '.';
+/* The real p[0..n), correctly rounded (number_text.h), whatever the
+ * locale. 0, -1: it overflows a double. */
+static int real_value(const char *p, size_t n, double *out) {
+    return numtext_real(p, n, out);
 }
 
 /* Is the leaf at p..q (a number) one jansson accepts: an integer within
  * int64, a real within a double? */
-static list_verdict leaf_fits(const char *p, size_t n, bool real, size_t digits, long exp,
-                                  char point) {
+static list_verdict leaf_fits(const char *p, size_t n, bool real, size_t digits, long exp) {
     if (!real) {
         int64_t v;
         return digits < 19 || int_value(p, n, &v) ? LIST_NUMERIC : LIST_BAD;
     }
     if ((long)digits + exp <= 300) return LIST_NUMERIC; /* far from DBL_MAX */
     double v;
-    int rc = real_value(p, n, point, &v);
-    return rc == 0 ? LIST_NUMERIC : rc == -1 ? LIST_BAD : LIST_OTHER;
+    return real_value(p, n, &v) == 0 ? LIST_NUMERIC : LIST_BAD;
 }
 
 list_verdict list_scan(const char *s, const char *end, list_info *info,
@@ -128,7 +113,6 @@ list_verdict list_scan(const char *s, const char *end, list_info *info,
     size_t last_start = 0, last_end = 0;
     int32_t depth = 0;
     bool rank_set = false, after_value = false, after_comma = false;
-    char point = '\0';
     const char *p = s;
     for (;;) {
         while (p < end && is_ws(*p)) p++;
@@ -196,8 +180,7 @@ list_verdict list_scan(const char *s, const char *end, list_info *info,
             size_t n = number_len(p, end, &real, &digits, &exp);
             if (n == 0) break;
             q = p + n;
-            if (point == '\0') point = decimal_point();
-            list_verdict v = leaf_fits(p, n, real, digits, exp, point);
+            list_verdict v = leaf_fits(p, n, real, digits, exp);
             if (v != LIST_NUMERIC) {
                 if (v == LIST_OTHER) return v;
                 break;
@@ -232,14 +215,13 @@ tsr_dtype list_natural_dtype(const list_info *info) {
     return info->has_int ? TSR_INT64 : TSR_BOOL;
 }
 
-/* The (scanned) leaf at p as a number; *next after it. -2: out of memory. */
-static int read_leaf(const char *p, const char *end, char point, num_value *num,
-                     const char **next) {
+/* The (scanned) leaf at p as a number; *next after it. */
+static void read_leaf(const char *p, const char *end, num_value *num, const char **next) {
     if (*p == 't' || *p == 'f') {
         num->kind = NUM_BOOL;
         num->v.b = *p == 't';
         *next = p + (*p == 't' ? 4 : 5);
-        return 0;
+        return;
     }
     bool real;
     size_t digits;
@@ -249,10 +231,10 @@ static int read_leaf(const char *p, const char *end, char point, num_value *num,
     if (!real) {
         num->kind = NUM_INT;
         int_value(p, n, &num->v.i); /* fits: scanned */
-        return 0;
+        return;
     }
     num->kind = NUM_REAL;
-    return real_value(p, n, point, &num->v.r) == -2 ? -2 : 0;
+    real_value(p, n, &num->v.r); /* fits: scanned */
 }
 
 /* ---- the refusal of a ragged list ------------------------------------------------- */
@@ -262,7 +244,6 @@ static int read_leaf(const char *p, const char *end, char point, num_value *num,
 typedef struct leaf_check {
     tsr_dtype dtype;
     int misfit_code;
-    char point;
     const char *end;
 } leaf_check;
 
@@ -320,10 +301,7 @@ static int check_element(const char *p, int32_t depth, const list_info *info,
         }
         num_value num;
         const char *next;
-        if (read_leaf(p, lc->end, lc->point, &num, &next) != 0) {
-            *rc = payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
-            return 1;
-        }
+        read_leaf(p, lc->end, &num, &next);
         union { double d[2]; int64_t i[2]; } scratch; /* room for any dtype's element */
         char why[160];
         if (num_store(lc->dtype, &scratch, &num, why, sizeof why) == 0) return 0;
@@ -354,7 +332,7 @@ static int check_element(const char *p, int32_t depth, const list_info *info,
 
 int list_refuse(const char *s, const list_info *info, tsr_dtype dtype, int misfit_code,
                     const payload_ctx *ctx, const char *path) {
-    leaf_check lc = {.dtype = dtype, .misfit_code = misfit_code, .point = decimal_point(),
+    leaf_check lc = {.dtype = dtype, .misfit_code = misfit_code,
                      .end = s + info->len};
     int rc = 0;
     if (check_element(s, 0, info, &lc, ctx, path, &rc)) return rc;
@@ -380,12 +358,48 @@ static void element_path(char dst[PAYLOAD_PATH_MAX], const char *path, const lis
     memcpy(dst, a, PAYLOAD_PATH_MAX);
 }
 
+/* A JSON integer's text (no fraction, no exponent) between p and q. */
+static bool integer_text(const char *p, const char *q) {
+    for (; p < q; p++)
+        if (*p == '.' || *p == 'e' || *p == 'E') return false;
+    return true;
+}
+
+/* list_fill for float64, the dtype of most json-encoded arrays: each leaf
+ * read in one pass, stored as num_store stores it (an integer as the
+ * nearest double, which is the nearest double to its text: -0 is +0.0; a
+ * boolean as 0.0 or 1.0). 1 when a leaf does not read (cannot happen:
+ * scanned), for the general loop to say why. */
+static int fill_float64(const char *s, const list_info *info, char *out) {
+    const char *p = s, *end = s + info->len;
+    int64_t next = 0;
+    while (p < end && next < info->leaves) {
+        char c = *p;
+        if (c == '[' || c == ']' || c == ',' || is_ws(c)) {
+            p++;
+            continue;
+        }
+        double v;
+        if (c == 't' || c == 'f') {
+            v = c == 't' ? 1.0 : 0.0;
+            p += c == 't' ? 4 : 5;
+        } else {
+            const char *q = dconv_read(p, end, &v);
+            if (q == NULL || !isfinite(v)) return 1;
+            if (v == 0.0 && integer_text(p, q)) v = 0.0;
+            p = q;
+        }
+        memcpy(out + (size_t)next++ * sizeof v, &v, sizeof v);
+    }
+    return 0;
+}
+
 int list_fill(const char *s, const list_info *info, tsr_dtype dtype, void *dst,
                   int misfit_code, const payload_ctx *ctx, const char *path) {
+    if (dtype == TSR_FLOAT64 && fill_float64(s, info, dst) == 0) return 0;
     const char *p = s, *end = s + info->len;
     char *out = dst;
     size_t item = tsr_dtype_size(dtype);
-    char point = decimal_point();
     int64_t next = 0;
     while (p < end) {
         char c = *p;
@@ -394,8 +408,7 @@ int list_fill(const char *s, const list_info *info, tsr_dtype dtype, void *dst,
             continue;
         }
         num_value num;
-        if (read_leaf(p, end, point, &num, &p) != 0)
-            return payload_fail(ctx, TSR_E_NOMEM, path, "out of memory");
+        read_leaf(p, end, &num, &p);
         if (next == info->leaves) break; /* cannot happen: counted */
         /* The common cases stored directly, as num_store would store them. */
         if (dtype == TSR_FLOAT64 && num.kind == NUM_REAL) {

@@ -2,20 +2,33 @@
 #include "number_text.h"
 
 #include <math.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "double_conv.h"
 
-/* Digits of v, most significant first, into out; returns the count. */
+static const char digit_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static size_t count_digits(uint64_t v) {
+    size_t n = 1;
+    for (; v >= 10000; v /= 10000) n += 4;
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Digits of v, most significant first, into out; returns the count.
+ * Two at a time from the end, as a table gives them. */
 static size_t digits_u64(uint64_t v, char *out) {
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (size_t k = 0; k < n; k++) out[k] = tmp[n - 1 - k];
+    size_t n = count_digits(v);
+    char *q = out + n;
+    while (v >= 100) {
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) memcpy(q - 2, digit_pairs + 2 * v, 2);
+    else q[-1] = (char)('0' + v);
     return n;
 }
 
@@ -39,9 +52,12 @@ size_t numtext_double(double v, char *out) {
         memcpy(out + o, "0.0", 3);
         return o + 3;
     }
-    char d[DCONV_DIGITS_MAX];
-    int point;
-    int len = dconv_shortest(v, d, &point);
+    uint64_t m;
+    int e;
+    dconv_shortest(v, &m, &e);
+    char d[20];
+    int len = (int)digits_u64(m, d);
+    int point = len + e; /* v ~ 0.d1d2...dlen x 10^point */
     /* "%.*g" at P digits: fixed notation when -4 <= X < P, X the decimal
      * exponent; P was the first of 15, 16, 17 that read back, which is
      * max(15, len) (a double's nearest 15-digit decimal is its shortest
@@ -56,10 +72,10 @@ size_t numtext_double(double v, char *out) {
         }
         out[o++] = 'e';
         out[o++] = x < 0 ? '-' : '+';
-        int e = x < 0 ? -x : x;
-        if (e >= 100) out[o++] = (char)('0' + e / 100);
-        out[o++] = (char)('0' + e / 10 % 10);
-        out[o++] = (char)('0' + e % 10);
+        int ex = x < 0 ? -x : x;
+        if (ex >= 100) out[o++] = (char)('0' + ex / 100);
+        out[o++] = (char)('0' + ex / 10 % 10);
+        out[o++] = (char)('0' + ex % 10);
         return o;
     }
     if (point <= 0) {
@@ -86,42 +102,5 @@ size_t numtext_double(double v, char *out) {
 }
 
 int numtext_real(const char *p, size_t n, double *out) {
-    const char *q = p, *end = p + n;
-    bool neg = *q == '-';
-    if (neg) q++;
-    /* The significant digits (integer and fraction, leading zeros
-     * dropped) and the power of ten that scales them. */
-    char digits[DCONV_PARSE_DIGITS_MAX];
-    int count = 0;
-    long scale = 0;
-    for (; q < end && *q >= '0' && *q <= '9'; q++) {
-        if (count == 0 && *q == '0') continue;
-        if (count == DCONV_PARSE_DIGITS_MAX) return 1;
-        digits[count++] = *q;
-    }
-    if (q < end && *q == '.') {
-        for (q++; q < end && *q >= '0' && *q <= '9'; q++) {
-            scale--;
-            if (count == 0 && *q == '0') continue;
-            if (count == DCONV_PARSE_DIGITS_MAX) return 1;
-            digits[count++] = *q;
-        }
-    }
-    if (q < end && (*q == 'e' || *q == 'E')) {
-        q++;
-        bool eneg = *q == '-';
-        if (*q == '+' || *q == '-') q++;
-        long e = 0;
-        for (; q < end; q++)
-            if (e < 100000) e = e * 10 + (*q - '0'); /* far past any double either way */
-        scale += eneg ? -e : e;
-    }
-    /* At most 768 digits: past these bounds the value is 0 or infinite
-     * either way, and the clamped power still says which. */
-    if (scale < -200000) scale = -200000;
-    if (scale > 200000) scale = 200000;
-    double v = count == 0 ? 0.0 : dconv_parse(digits, count, (int)scale);
-    if (isinf(v)) return -1;
-    *out = neg ? -v : v;
-    return 0;
+    return dconv_parse(p, n, out);
 }

@@ -24,9 +24,8 @@ size_t numtext_int(int64_t v, char *out);
 size_t numtext_uint(uint64_t v, char *out);
 
 /* The JSON number p[0..n) (already validated: -?(0|[1-9][0-9]*)(.[0-9]+)?
- * ([eE][+-]?[0-9]+)?) as the nearest double. 0: *out set; -1: it
- * overflows a double (as strtod's ERANGE); 1: more digits than the fast
- * reader takes (the caller reads it with strtod). */
+ * ([eE][+-]?[0-9]+)?), of any length, as the nearest double. 0: *out
+ * set; -1: it overflows a double (as strtod's ERANGE). */
 int numtext_real(const char *p, size_t n, double *out);
 
 #endif /* TESSERA_CODECS_NUMBER_TEXT_H */

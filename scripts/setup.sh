@@ -18,8 +18,8 @@ werror="${TESSERA_WERROR:-OFF}"
 declare -A tool_of=([cmake]=cmake [gcc]=gcc [g++]=g++ [pkg-config]=pkg-config [make]=make
                     [clang]=clang [valgrind]=valgrind [apache2-utils]=ab [gcovr]=gcovr
                     [chromium]=chromium [man-db]=man [groff-base]=groff)
-# libdouble-conversion-dev and g++: the exact shortest printing and reading
-# of doubles (codecs/double_conv.cc); clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
+# libdragonbox-dev, libfast-float-dev (header-only) and g++: the exact
+# shortest printing and reading of doubles (codecs/double_conv.cc); clang and libclang-rt-dev (libFuzzer): scripts/fuzz.sh; valgrind: the
 # CLI's memcheck test; libmicrohttpd: `tessera serve`; libcurl: the remote
 # backend (a served Tesseract as a component); apache2-utils (ab): the
 # load in bench/serve_load.py; libsuitesparse-dev (CHOLMOD): the compliance
@@ -28,7 +28,7 @@ declare -A tool_of=([cmake]=cmake [gcc]=gcc [g++]=g++ [pkg-config]=pkg-config [m
 # serve`'s /docs page (tests/test_serve_docs.c); man-db and groff-base: the
 # test that reads the installed man page (cli_man_install).
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
-          liburing-dev libxxhash-dev liblz4-dev libdouble-conversion-dev g++ gfortran libblas-dev liblapack-dev libgsl-dev
+          liburing-dev libxxhash-dev liblz4-dev libdragonbox-dev libfast-float-dev g++ gfortran libblas-dev liblapack-dev libgsl-dev
           libmicrohttpd-dev libcurl4-openssl-dev libsuitesparse-dev
           clang libclang-rt-dev valgrind apache2-utils gcovr chromium man-db groff-base)
 

@@ -188,16 +188,39 @@ Test(number_text, overflow_is_told_and_underflow_reads_as_zero) {
     cr_assert_eq(v, 0.0);
 }
 
-Test(number_text, hundreds_of_digits_are_left_to_strtod) {
-    char t[1200];
-    t[0] = '1';
-    memset(t + 1, '3', 999);
-    cr_assert_eq(numtext_real(t, 1000, &(double){0}), 1, "too many digits for the fast reader");
-    t[1] = '.';
-    t[700] = '\0';
+Test(number_text, thousands_of_digits_read_as_strtod_reads_them) {
+    size_t cap = 200010;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    /* 2^53 + 1 is halfway between two doubles: it reads as 2^53 (even),
+     * and as 2^53 + 2 with any nonzero digit however far behind it. */
+    const size_t lengths[] = {17, 800, 5000, 200000};
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+        size_t n = lengths[k];
+        memcpy(t, "9007199254740993", 16);
+        if (n > 16) {
+            t[16] = '.';
+            memset(t + 17, '0', n - 17);
+        }
+        t[n] = '\0';
+        double v;
+        cr_assert_eq(numtext_real(t, n, &v), 0);
+        cr_assert_eq(v, 9007199254740992.0, "%zu digits: halfway reads as even", n);
+        if (n > 17) {
+            t[n - 1] = '1';
+            cr_assert_eq(numtext_real(t, n, &v), 0);
+            cr_assert_eq(v, 9007199254740994.0, "%zu digits: the last one rounds up", n);
+            cr_assert_eq(bits_of(v), bits_of(strtod(t, NULL)));
+        }
+    }
+    /* 0.000...0001e200000: the exponent makes up for the zeros. */
+    memcpy(t, "0.", 2);
+    memset(t + 2, '0', 199990);
+    memcpy(t + 199992, "1e199995", 9);
     double v;
-    cr_assert_eq(numtext_real(t, 700, &v), 0, "699 digits are read here");
-    cr_assert_eq(bits_of(v), bits_of(strtod(t, NULL)));
+    cr_assert_eq(numtext_real(t, strlen(t), &v), 0);
+    cr_assert_eq(bits_of(v), bits_of(strtod(t, NULL)), "%a", v);
+    free(t);
 }
 
 Test(number_text, integers_print_as_printf_prints_them) {
