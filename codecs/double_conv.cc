@@ -7,8 +7,15 @@
 
 #include <cmath>
 
+// Everything the two libraries define here (template instances, their
+// tables) stays inside libtessera: hidden, so neither libtessera.so nor
+// libtessera.a exports it (gcc is also told -fno-gnu-unique: objcopy
+// --localize-hidden leaves "unique" symbols global, and they would pin the
+// library in memory once loaded).
+#pragma GCC visibility push(hidden)
 #include <dragonbox/dragonbox.h>
 #include <fast_float/fast_float.h>
+#pragma GCC visibility pop
 
 extern "C" void dconv_shortest(double v, uint64_t *significand, int *exponent) {
     // The sign is the caller's; v is positive, finite and nonzero here.

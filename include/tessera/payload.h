@@ -53,6 +53,14 @@
  * float64; else int64), so that 2.0 is no int32 and 1 no bool, as in
  * Tesseract.
  *
+ * Numbers in JSON text: a float is written with the fewest digits that
+ * read back to the same double (a float32 as the double it widens to, as
+ * numpy's tolist() gives it), always with a '.' or an exponent, and read
+ * correctly rounded, whatever the locale: a json round trip of an array
+ * is exact to the bit. Long numeric lists are read straight from the text
+ * into the array (never one JSON value per element) and written straight
+ * into the output (figures: bench/README.md, bench_json_arrays).
+ *
  * Limits, each refused with a message that says so: complex values have no
  * json form (Tesseract's json encoding has none either; use base64); NaN and
  * infinities are not JSON and cannot be written in json encoding; json
