@@ -30,8 +30,8 @@ static uint64_t next_bits(void) {
 }
 
 /* v[0..n) as a json-encoded array of the given shape, read back. */
-static void round_trip(const double *v, int32_t rank, const int64_t *shape) {
-    tsr_array a = {.data = (void *)v, .dtype = TSR_FLOAT64, .rank = rank};
+static void round_trip(double *v, int32_t rank, const int64_t *shape) {
+    tsr_array a = {.data = v, .dtype = TSR_FLOAT64, .rank = rank};
     int64_t n = 1;
     for (int32_t d = 0; d < rank; d++) n *= (a.shape[d] = shape[d]);
     char *text = NULL;
@@ -72,8 +72,8 @@ Test(json_numbers, float64_arrays_read_back_to_the_bit_over_the_whole_range) {
     free(v);
 }
 
-static char *json_of(const void *data, tsr_dtype dtype, int64_t n) {
-    tsr_array a = {.data = (void *)data, .dtype = dtype, .rank = 1, .shape = {n}};
+static char *json_of(void *data, tsr_dtype dtype, int64_t n) {
+    tsr_array a = {.data = data, .dtype = dtype, .rank = 1, .shape = {n}};
     char *text = NULL;
     tsr_error err = TSR_ERROR_INIT;
     cr_assert_eq(tsr_array_to_json(&a, TSR_ENCODING_JSON, &text, &err), 0, "%s", err.message);
@@ -87,7 +87,7 @@ static void assert_buffer(const char *text, const char *buffer) {
 }
 
 Test(json_numbers, doubles_print_in_the_shortest_form_with_a_point_or_an_exponent) {
-    const double v[] = {0.0, -0.0, 1.0, 0.1, -2.5, 100.0, 1e15, 1e16, 1e-5, 0.0001, 5e-324,
+    double v[] = {0.0, -0.0, 1.0, 0.1, -2.5, 100.0, 1e15, 1e16, 1e-5, 0.0001, 5e-324,
                         DBL_MAX, 123456789012345680.0, 7.120236347223045e-307};
     char *text = json_of(v, TSR_FLOAT64, sizeof v / sizeof v[0]);
     assert_buffer(text, "[0.0,-0.0,1.0,0.1,-2.5,100.0,1e+15,1e+16,1e-05,0.0001,5e-324,"
@@ -97,7 +97,7 @@ Test(json_numbers, doubles_print_in_the_shortest_form_with_a_point_or_an_exponen
 }
 
 Test(json_numbers, float32_prints_as_the_double_it_widens_to) {
-    const float v[] = {0.1f, 1.5f, -3.0f, FLT_MAX, FLT_MIN, 1e-45f};
+    float v[] = {0.1f, 1.5f, -3.0f, FLT_MAX, FLT_MIN, 1e-45f};
     char *text = json_of(v, TSR_FLOAT32, 6);
     assert_buffer(text, "[0.10000000149011612,1.5,-3.0,3.4028234663852886e+38,"
                         "1.1754943508222875e-38,1.401298464324817e-45]");
@@ -111,13 +111,13 @@ Test(json_numbers, float32_prints_as_the_double_it_widens_to) {
 }
 
 Test(json_numbers, integers_of_every_width_print_their_extremes) {
-    const int64_t i64[] = {INT64_MIN, -1, 0, INT64_MAX};
-    const uint64_t u64[] = {0, 1, UINT64_MAX};
-    const int8_t i8[] = {INT8_MIN, 0, INT8_MAX};
-    const uint16_t u16[] = {0, UINT16_MAX};
-    const int32_t i32[] = {INT32_MIN, INT32_MAX};
-    const uint8_t b[] = {1, 0, 1};
-    struct { const void *data; tsr_dtype dtype; int64_t n; const char *want; } cases[] = {
+    int64_t i64[] = {INT64_MIN, -1, 0, INT64_MAX};
+    uint64_t u64[] = {0, 1, UINT64_MAX};
+    int8_t i8[] = {INT8_MIN, 0, INT8_MAX};
+    uint16_t u16[] = {0, UINT16_MAX};
+    int32_t i32[] = {INT32_MIN, INT32_MAX};
+    uint8_t b[] = {1, 0, 1};
+    struct { void *data; tsr_dtype dtype; int64_t n; const char *want; } cases[] = {
         {i64, TSR_INT64, 4, "[-9223372036854775808,-1,0,9223372036854775807]"},
         {u64, TSR_UINT64, 3, "[0,1,18446744073709551615]"},
         {i8, TSR_INT8, 3, "[-128,0,127]"},
