@@ -6,8 +6,9 @@
  * another one (an older build: "today"), beside jansson's generic path on
  * the same list text (json_loads and a walk into doubles; json_dumps with
  * JSON_REAL_PRECISION(17)) and memcpy of the text's bytes. Every
- * implementation is timed in the same interleaved batches; medians, MB/s
- * of JSON text and ns per value. Prints a table, writes CSV
+ * implementation is timed in the same interleaved batches; medians of the
+ * wall time (MB/s of JSON text, ns per value) and of the thread's CPU time
+ * (the figure a busy machine disturbs least). Prints a table, writes CSV
  * (--csv PATH, default build/bench/results/json_arrays.csv).
  *
  * Both libraries are opened with dlopen, neither linked: each then binds
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <tessera/payload.h>
@@ -80,8 +82,18 @@ typedef struct bcase {
 enum { IMPL_NEW, IMPL_OTHER, IMPL_JANSSON, IMPL_MEMCPY, IMPLS };
 static const char *impl_name[IMPLS] = {"tessera", "tessera --lib", "jansson", "memcpy"};
 
+/* CPU time of this thread: what a run costs whatever else the machine
+ * runs (the wall time of a busy machine includes waiting for a CPU). */
+static int64_t cpu_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t cpu_spent; /* of the last timed operation */
+
 static int64_t time_parse(int impl, const lib *libs, const bcase *c, char *scratch) {
-    int64_t t0 = bench_now_ns();
+    int64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
     if (impl == IMPL_MEMCPY) {
         memcpy(scratch, c->encoded, c->encoded_len);
         bench_clobber(scratch);
@@ -105,11 +117,13 @@ static int64_t time_parse(int impl, const lib *libs, const bcase *c, char *scrat
         }
         l->buffer_free(buffer);
     }
-    return bench_now_ns() - t0;
+    int64_t wall = bench_now_ns() - t0;
+    cpu_spent = cpu_now_ns() - c0;
+    return wall;
 }
 
 static int64_t time_print(int impl, const lib *libs, const bcase *c, char *scratch) {
-    int64_t t0 = bench_now_ns();
+    int64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
     if (impl == IMPL_MEMCPY) {
         memcpy(scratch, c->encoded, c->encoded_len);
         bench_clobber(scratch);
@@ -133,7 +147,9 @@ static int64_t time_print(int impl, const lib *libs, const bcase *c, char *scrat
         }
         l->json_free(text);
     }
-    return bench_now_ns() - t0;
+    int64_t wall = bench_now_ns() - t0;
+    cpu_spent = cpu_now_ns() - c0;
+    return wall;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -169,10 +185,13 @@ int main(int argc, char **argv) {
 
     if (bench_make_parent_dirs(csv_path) != 0) perror(csv_path);
     FILE *csv = fopen(csv_path, "w");
-    if (csv != NULL) fprintf(csv, "n,dtype,op,impl,median_ns,mb_per_s,ns_per_value,x_vs_lib\n");
-    printf("%9s %-7s %-5s %-14s %12s %9s %9s %9s\n", "n", "dtype", "op", "impl", "median_ms",
-           "MB/s", "ns/value", "x --lib");
-    double new_1e6 = 0, other_1e6 = 0; /* parse + print of the largest float64 case */
+    if (csv != NULL)
+        fprintf(csv, "n,dtype,op,impl,median_ns,mb_per_s,ns_per_value,x_vs_lib,median_cpu_ns,"
+                     "cpu_x_vs_lib\n");
+    printf("%9s %-7s %-5s %-14s %10s %9s %9s %9s %10s %9s\n", "n", "dtype", "op", "impl",
+           "median_ms", "MB/s", "ns/value", "x --lib", "cpu_ms", "cpu x");
+    /* parse + print of the largest float64 case, wall and CPU */
+    double new_1e6 = 0, other_1e6 = 0, new_cpu = 0, other_cpu = 0;
     for (size_t s = 0; s < n_sizes; s++) {
         bcase c = {.n = sizes[s].n, .dtype = sizes[s].dtype};
         c.data = malloc((size_t)c.n * 8);
@@ -197,42 +216,54 @@ int main(int argc, char **argv) {
         c.list_len = (size_t)(strchr(c.list, ']') + 1 - c.list);
         char *scratch = malloc(c.encoded_len);
         int reps = sizes[s].reps;
-        int64_t *t[2][IMPLS];
+        int64_t *t[2][IMPLS], *cpu[2][IMPLS];
         for (int op = 0; op < 2; op++)
-            for (int i = 0; i < IMPLS; i++) t[op][i] = calloc((size_t)reps, sizeof(int64_t));
+            for (int i = 0; i < IMPLS; i++) {
+                t[op][i] = calloc((size_t)reps, sizeof(int64_t));
+                cpu[op][i] = calloc((size_t)reps, sizeof(int64_t));
+            }
         for (int r = 0; r < reps; r++)
             for (int op = 0; op < 2; op++)
                 for (int i = 0; i < IMPLS; i++) {
                     if (i == IMPL_OTHER && other == NULL) continue;
                     t[op][i][r] = op == 0 ? time_parse(i, libs, &c, scratch)
                                           : time_print(i, libs, &c, scratch);
+                    cpu[op][i][r] = cpu_spent;
                 }
         for (int op = 0; op < 2; op++) {
-            double med[IMPLS];
+            double med[IMPLS], med_cpu[IMPLS];
             for (int i = 0; i < IMPLS; i++) {
                 qsort(t[op][i], (size_t)reps, sizeof(int64_t), cmp_i64);
+                qsort(cpu[op][i], (size_t)reps, sizeof(int64_t), cmp_i64);
                 med[i] = (double)t[op][i][reps / 2];
+                med_cpu[i] = (double)cpu[op][i][reps / 2];
             }
             for (int i = 0; i < IMPLS; i++) {
                 if (i == IMPL_OTHER && other == NULL) continue;
                 double mbs = (double)c.encoded_len / (med[i] / 1e9) / 1e6;
                 double per = med[i] / (double)c.n;
                 double x = other != NULL && i != IMPL_OTHER ? med[IMPL_OTHER] / med[i] : NAN;
+                double xc = other != NULL && i != IMPL_OTHER ? med_cpu[IMPL_OTHER] / med_cpu[i] : NAN;
                 const char *dt = c.dtype == TSR_FLOAT64 ? "float64" : "int64";
                 const char *opn = op == 0 ? "parse" : "print";
-                printf("%9" PRId64 " %-7s %-5s %-14s %12.3f %9.1f %9.1f %9.2f\n", c.n, dt, opn,
-                       impl_name[i], med[i] / 1e6, mbs, per, x);
+                printf("%9" PRId64 " %-7s %-5s %-14s %10.3f %9.1f %9.1f %9.2f %10.3f %9.2f\n", c.n,
+                       dt, opn, impl_name[i], med[i] / 1e6, mbs, per, x, med_cpu[i] / 1e6, xc);
                 if (csv != NULL)
-                    fprintf(csv, "%" PRId64 ",%s,%s,%s,%.0f,%.1f,%.2f,%.3f\n", c.n, dt, opn,
-                            impl_name[i], med[i], mbs, per, x);
+                    fprintf(csv, "%" PRId64 ",%s,%s,%s,%.0f,%.1f,%.2f,%.3f,%.0f,%.3f\n", c.n, dt,
+                            opn, impl_name[i], med[i], mbs, per, x, med_cpu[i], xc);
             }
             if (s == 2) {
                 new_1e6 += med[IMPL_NEW];
                 other_1e6 += med[IMPL_OTHER];
+                new_cpu += med_cpu[IMPL_NEW];
+                other_cpu += med_cpu[IMPL_OTHER];
             }
         }
         for (int op = 0; op < 2; op++)
-            for (int i = 0; i < IMPLS; i++) free(t[op][i]);
+            for (int i = 0; i < IMPLS; i++) {
+                free(t[op][i]);
+                free(cpu[op][i]);
+            }
         free(scratch);
         free(c.data);
         libs[IMPL_NEW].json_free(c.encoded);
@@ -243,6 +274,9 @@ int main(int argc, char **argv) {
                "(budget >= 10x: %s)\n",
                new_1e6 / 1e6, other_1e6 / 1e6, other_1e6 / new_1e6,
                other_1e6 / new_1e6 >= 10 ? "met" : "NOT met");
+    if (other != NULL)
+        printf("the same in CPU time: %.1f ms against %.1f ms: %.1fx\n", new_cpu / 1e6,
+               other_cpu / 1e6, other_cpu / new_cpu);
     printf("csv: %s\n", csv_path);
     return 0;
 }

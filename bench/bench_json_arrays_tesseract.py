@@ -18,7 +18,8 @@ Python ``str`` (encode), so both sides end in the same Python objects.
         [--lib PATH] [--lib-today PATH]
 
 Prints a table and writes CSV (default build/bench/results/
-json_arrays_tesseract.csv); medians of interleaved batches. The verdict
+json_arrays_tesseract.csv); medians of interleaved batches, of the wall
+time and of the thread's CPU time (which a busy machine disturbs least). The verdict
 line compares Tessera's decode + encode with tesseract-core's (budget:
 faster). Exit status 0 whatever the verdict (a report, not a test).
 """
@@ -132,22 +133,28 @@ def main() -> int:
         ops[(name, "decode")] = lambda impl=impl: impl.decode(body_bytes)
         ops[(name, "encode")] = lambda impl=impl: impl.encode(x)
     times: dict[tuple[str, str], list[float]] = {k: [] for k in ops}
+    cpu: dict[tuple[str, str], list[float]] = {k: [] for k in ops}
     for _ in range(reps):
         for key, fn in ops.items():
-            t0 = time.perf_counter()
+            c0, t0 = time.thread_time(), time.perf_counter()
             fn()
             times[key].append(time.perf_counter() - t0)
+            cpu[key].append(time.thread_time() - c0)
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
 
     rows = []
     print(f"{n} float64 values, {len(body_bytes) / 1e6:.1f} MB of JSON, median of {reps}")
-    print(f"{'impl':<22} {'op':<7} {'ms':>9} {'MB/s':>8} {'ns/value':>9} {'x tesseract-core':>17}")
+    print(f"{'impl':<22} {'op':<7} {'ms':>9} {'MB/s':>8} {'ns/value':>9} {'x tesseract-core':>17}"
+          f" {'cpu ms':>9} {'cpu x':>6}")
     for (name, op), s in med.items():
         x_tc = med[("tesseract-core", op)] / s
+        c = med_cpu[(name, op)]
+        xc = med_cpu[("tesseract-core", op)] / c if c > 0 else float("nan")
         rows.append([n, name, op, f"{s * 1e9:.0f}", f"{len(body_bytes) / s / 1e6:.1f}",
-                     f"{s * 1e9 / n:.1f}", f"{x_tc:.2f}"])
+                     f"{s * 1e9 / n:.1f}", f"{x_tc:.2f}", f"{c * 1e9:.0f}", f"{xc:.2f}"])
         print(f"{name:<22} {op:<7} {s * 1e3:9.2f} {len(body_bytes) / s / 1e6:8.1f} "
-              f"{s * 1e9 / n:9.1f} {x_tc:17.2f}")
+              f"{s * 1e9 / n:9.1f} {x_tc:17.2f} {c * 1e3:9.2f} {xc:6.2f}")
     for name in impls:
         both = med[(name, "decode")] + med[(name, "encode")]
         tc = med[("tesseract-core", "decode")] + med[("tesseract-core", "encode")]
@@ -157,7 +164,7 @@ def main() -> int:
     with open(args.csv, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["n", "impl", "op", "median_ns", "mb_per_s", "ns_per_value",
-                    "x_vs_tesseract_core"])
+                    "x_vs_tesseract_core", "median_cpu_ns", "cpu_x_vs_tesseract_core"])
         w.writerows(rows)
     print(f"csv: {args.csv}")
     return 0
