@@ -19,17 +19,26 @@ static inline bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
-/* Past the digits at q: eight at a time while eight remain (a byte is a
- * digit when its high nibble is 3 and stays 3 with 6 added; no carry
- * crosses from a byte that passes), then one at a time. */
+/* Past the digits at q, eight at a time while eight remain. A byte is a
+ * digit when its high nibble is 3 and stays 3 with 6 added; a carry can
+ * only come from a byte that is not a digit, and runs towards the later
+ * bytes, so on a little-endian machine the lowest flagged byte is the
+ * first that is not a digit. */
 static inline const char *skip_digits(const char *q, const char *end) {
+    const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), threes = UINT64_C(0x3030303030303030);
     while (end - q >= 8) {
         uint64_t x;
         memcpy(&x, q, sizeof x);
-        uint64_t hi = x & UINT64_C(0xF0F0F0F0F0F0F0F0);
-        uint64_t hi6 = (x + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0);
-        if ((hi | hi6 >> 4) != UINT64_C(0x3333333333333333)) break;
-        q += 8;
+        uint64_t bad = ((x & hi) ^ threes) | (((x + UINT64_C(0x0606060606060606)) & hi) ^ threes);
+        if (bad == 0) {
+            q += 8;
+            continue;
+        }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        return q + (__builtin_ctzll(bad) >> 3);
+#else
+        break;
+#endif
     }
     while (q < end && is_digit(*q)) q++;
     return q;

@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The most bytes any of the writers below writes (no NUL). */
-#define NUMTEXT_MAX 32
+/* The room the writers below need at out: a text is at most 24 bytes (no
+ * NUL), and they use the rest as scratch. */
+#define NUMTEXT_MAX 40
 
 /* A finite double, shortest round-trip form, always with a '.' or an
  * exponent ("1.0", "-0.0", "0.1", "1e+20", "5e-324"). Returns the length. */
