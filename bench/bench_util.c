@@ -50,10 +50,19 @@ int bench_make_parent_dirs(const char *path) {
     return 0;
 }
 
-void bench_load_start(bench_load *l, unsigned max_s) {
+int bench_cpus(void) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? (int)(cpus < 64 ? cpus : 64) : 1;
+}
+
+void bench_load_start(bench_load *l, unsigned max_s) {
+    bench_load_start_n(l, bench_cpus(), max_s);
+}
+
+void bench_load_start_n(bench_load *l, int n, unsigned max_s) {
     l->n = 0;
-    for (long i = 0; i < cpus && i < 64; i++) {
+    if (n <= 0) return;
+    for (int i = 0; i < n && i < 64; i++) {
         pid_t pid = fork();
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);

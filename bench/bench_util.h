@@ -20,13 +20,17 @@ double bench_quantile(double *v, size_t n, double q);
  * Returns 0 or -1 with errno set. */
 int bench_make_parent_dirs(const char *path);
 
-/* One busy process per CPU (at most 64), each killed with this process
- * or after max_s seconds at the latest; bench_load_stop ends them. */
+/* Busy processes (at most 64), each killed with this process or after
+ * max_s seconds at the latest; bench_load_stop ends them.
+ * bench_load_start starts one per CPU, bench_load_start_n starts n. */
 typedef struct bench_load {
     pid_t pid[64];
     int n;
 } bench_load;
 void bench_load_start(bench_load *l, unsigned max_s);
+void bench_load_start_n(bench_load *l, int n, unsigned max_s);
+/* CPUs online (at least 1). */
+int bench_cpus(void);
 void bench_load_stop(bench_load *l);
 
 /* Keep the compiler from assuming anything about the memory behind p, so

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "base64.h"
+#include "base64_simd.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -50,7 +51,8 @@ size_t b64_encoded_length(size_t n, int *overflow) {
 
 void b64_encode(const unsigned char *src, size_t n, char *dst) {
     tables();
-    size_t i = 0;
+    size_t i = b64_simd_encode(src, n, dst);
+    dst += i / 3 * 4;
     for (; i + 3 <= n; i += 3, dst += 4) {
         uint32_t w = (uint32_t)src[i] << 16 | (uint32_t)src[i + 1] << 8 | src[i + 2];
         memcpy(dst, pairs[w >> 12], 2);
@@ -103,8 +105,12 @@ int b64_decode(const char *text, size_t len, unsigned char *dst, char *why, size
     if (len == 0) return 0;
     const unsigned char *t = (const unsigned char *)text;
     size_t full = len / 4 - 1; /* every group but the last, which may be padded */
-    uint32_t bad = 0;
-    size_t g = 0;
+    int simd_bad;
+    size_t done = b64_simd_decode(text, full * 4, dst, &simd_bad);
+    uint32_t bad = simd_bad ? BAD : 0;
+    size_t g = done / 4;
+    t += done;
+    dst += done / 4 * 3;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* Two groups per step, stored as 8 bytes of which the next step
      * overwrites the last two: stop while that slack remains. */

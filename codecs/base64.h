@@ -3,8 +3,9 @@
  * Standard base64 (RFC 4648, '+' '/' alphabet, '=' padding), as Tesseract
  * writes array buffers. Decoding is strict, like Tesseract's validating
  * decoder: no whitespace, no other characters, padding where it belongs.
- * Both directions go through lookup tables (built once, thread-safe) so
- * that large buffers move at well over 1 GB/s.
+ * Both directions take 24 bytes a step with AVX2 where the CPU has it
+ * (base64_simd.h), and lookup tables (built once, thread-safe) for the
+ * rest of a buffer and on other CPUs.
  */
 #ifndef TESSERA_CODECS_BASE64_H
 #define TESSERA_CODECS_BASE64_H

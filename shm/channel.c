@@ -91,6 +91,8 @@ static void set_end(chan_end *e, chan_block *b, int fd, int my_bell, int peer_be
     e->peer_bell = peer_bell;
     e->my_sleeping = host ? &b->host_sleeping : &b->worker_sleeping;
     e->peer_sleeping = host ? &b->worker_sleeping : &b->host_sleeping;
+    e->my_cpu = host ? &b->host_cpu : &b->worker_cpu;
+    e->peer_cpu = host ? &b->worker_cpu : &b->host_cpu;
     e->spin_ns = 0;
 }
 
@@ -150,6 +152,8 @@ static int chan_setup(chan_end *host, int *chan_fd, int fd, const char *label, i
     b->version = CHAN_VERSION;
     b->size = CHAN_SEGMENT_BYTES;
     atomic_store(&b->state, CHAN_IDLE);
+    atomic_store(&b->host_cpu, -1);
+    atomic_store(&b->worker_cpu, -1);
     set_end(host, b, fd, bells[0], bells[1], 1);
     host->in_file = file;
     *chan_fd = fd;

@@ -44,7 +44,7 @@
 #include "arena.h"
 
 #define CHAN_MAGIC 0x54535243u   /* "TSRC" */
-#define CHAN_VERSION 3u
+#define CHAN_VERSION 4u
 /* The control segment is created sparse at this size; only the pages a
  * request touches are ever allocated. */
 #define CHAN_SEGMENT_BYTES (16u << 20)
@@ -97,6 +97,10 @@ typedef struct chan_block {
      * takes the request: a worker found dead with taken == 0 died idle,
      * and the request can safely go to a restarted worker. */
     _Atomic int32_t taken;
+    /* The CPU each side ran on when it last posted a state (-1: not yet,
+     * or unknown): a waiter whose peer last ran on its own CPU does not
+     * spin before it yields (chan_wait.c). */
+    _Atomic int32_t host_cpu, worker_cpu;
     /* the answer (worker -> host) */
     int32_t status;                 /* 0 or a TSR_E_* code */
     int32_t plugin_status;          /* what the endpoint returned */
@@ -174,6 +178,8 @@ typedef struct chan_end {
     int peer_bell;                  /* eventfd this side rings */
     _Atomic uint32_t *my_sleeping;
     _Atomic uint32_t *peer_sleeping;
+    _Atomic int32_t *my_cpu;        /* where this side posts its CPU */
+    _Atomic int32_t *peer_cpu;
     uint64_t spin_ns;               /* the longest spin before sleeping */
     int spin_adaptive;              /* spin about twice the recent waits, at most spin_ns */
     uint64_t wait_est_ns;           /* the recent waits' moving average (adaptive) */

@@ -9,8 +9,10 @@
  * address holding exactly --max-connections-per-address of them and the
  * rest refused; a kept-alive client, pausing between its requests longer
  * than the header deadline, is served throughout; a stop with every slot
- * taken does not wait for those connections. Then the options' bad
- * values, refused by the command line and by http_serve_start.
+ * taken does not wait for those connections; a second client is served
+ * while the one thread lingers awake for the first one's next request,
+ * and both are served on after it. Then the options' bad values, refused
+ * by the command line and by http_serve_start.
  *
  * No bound here is on speed: a deadline of 1 s must have closed a
  * connection within 20 s, a client waits up to 30 s for an answer.
@@ -295,6 +297,36 @@ Test(serve_slow_clients, a_stop_with_every_slot_taken_does_not_wait_for_the_conn
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* ---- lingering for a lone client ------------------------------------------------ */
+
+Test(serve_slow_clients, a_second_client_is_served_while_the_only_thread_lingers_for_the_first) {
+    /* One request thread, lingering up to 100 ms after each answer while
+     * one connection is open: the second connection's request is answered
+     * (the linger ends when a second connection opens), and both stay
+     * served on their kept-alive connections. */
+    test_server *s = SERVE("--threads", "1", "--linger-us", "100000");
+    int a = connect_from("127.0.0.1", s->port);
+    for (int k = 0; k < 20; k++) cr_assert_eq(health(a), 200, "request %d of the lone client", k);
+    int b = connect_from("127.0.0.1", s->port);
+    cr_assert_eq(health(b), 200, "the second client, during the first's linger");
+    for (int k = 0; k < 5; k++) {
+        cr_assert_eq(health(a), 200);
+        cr_assert_eq(health(b), 200);
+    }
+    close(b);
+    for (int k = 0; k < 5; k++) cr_assert_eq(health(a), 200, "the first client alone again");
+    close(a);
+    free(stop(s));
+}
+
+Test(serve_slow_clients, a_server_that_never_lingers_serves_a_kept_alive_client) {
+    test_server *s = SERVE("--linger-us", "0");
+    int a = connect_from("127.0.0.1", s->port);
+    for (int k = 0; k < 10; k++) cr_assert_eq(health(a), 200);
+    close(a);
+    free(stop(s));
+}
+
 /* ---- bad values --------------------------------------------------------------- */
 
 Test(serve_slow_clients, bad_limits_are_usage_errors_naming_the_option) {
@@ -310,6 +342,8 @@ Test(serve_slow_clients, bad_limits_are_usage_errors_naming_the_option) {
          "--max-connections-per-address takes a number from 1 to 65536, got '0'"},
         {"--max-connections-per-address", "257",
          "--max-connections-per-address 257 is more than --max-connections (256)"},
+        {"--linger-us", "ten", "--linger-us takes a number up to 100000, got 'ten'"},
+        {"--linger-us", "100001", "--linger-us takes a number up to 100000"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         cli_run r = run_cli(NULL, "serve", bad[k].opt, bad[k].value, BUNDLED_PLUGIN("vectoradd"));
@@ -329,6 +363,7 @@ Test(serve_slow_clients, the_help_documents_the_deadlines_and_the_per_address_li
     assert_contains(r.out, "--header-timeout S");
     assert_contains(r.out, "--body-timeout S");
     assert_contains(r.out, "--max-connections-per-address N");
+    assert_contains(r.out, "--linger-us N");
     run_free(&r);
 }
 

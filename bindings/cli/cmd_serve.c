@@ -29,6 +29,7 @@ enum {
     OPT_COMPRESSION,
     OPT_MAX_BODY,
     OPT_THREADS,
+    OPT_LINGER,
     OPT_MAX_CONNECTIONS,
     OPT_IDLE_TIMEOUT,
     OPT_HEADER_TIMEOUT,
@@ -111,6 +112,10 @@ static int parse_one(int opt, const char *arg, serve_args *a) {
     case OPT_THREADS:
         if ((rc = number("--threads", arg, 1024, &v)) == CLI_OK) a->serve.threads = (uint32_t)v;
         break;
+    case OPT_LINGER:
+        if ((rc = number("--linger-us", arg, 100000, &v)) == CLI_OK)
+            a->serve.linger_us = v ? (uint32_t)v : HTTP_SERVE_NO_LINGER;
+        break;
     case OPT_MAX_CONNECTIONS:
         if ((rc = number("--max-connections", arg, 65536, &v)) == CLI_OK)
             a->serve.max_connections = (uint32_t)v;
@@ -163,6 +168,7 @@ static int parse(int argc, char **argv, serve_args *a) {
         {"compression", required_argument, NULL, OPT_COMPRESSION},
         {"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"linger-us", required_argument, NULL, OPT_LINGER},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
         {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "deadlines.h"
+#include "linger.h"
 #include "umbridge.h"
 #include "serve_internal.h"
 
@@ -28,6 +29,7 @@ struct http_server {
     serve_config cfg;
     struct MHD_Daemon *daemon;
     serve_deadlines *deadlines;
+    serve_linger linger;
     uint16_t port;
 };
 
@@ -169,13 +171,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode why) {
-    (void)why;
     struct http_server *s = cls;
     pending *p = *state;
     if (p) free(p->body);
     free(p);
     *state = NULL;
     deadlines_answered(s->deadlines, tracked(conn));
+    if (why == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        linger_after_answer(&s->linger, ci ? ci->connect_fd : -1);
+    }
 }
 
 /* A connection opens (tracked from now, its fd open until it is reported
@@ -184,10 +190,12 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                           enum MHD_ConnectionNotificationCode what) {
     struct http_server *s = cls;
     if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+        linger_closed(&s->linger);
         deadlines_closed(s->deadlines, *socket_context);
         *socket_context = NULL;
         return;
     }
+    linger_opened(&s->linger);
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci) return;
@@ -233,6 +241,8 @@ int serve_config_make(serve_config *cfg, tsr_component *c, const http_serve_opti
     if (!d->idle_timeout_s) d->idle_timeout_s = 60;
     if (!d->header_timeout_s) d->header_timeout_s = 10;
     if (!d->body_timeout_s) d->body_timeout_s = 300;
+    if (!d->linger_us) d->linger_us = 200;
+    else if (d->linger_us == HTTP_SERVE_NO_LINGER) d->linger_us = 0;
     if (!d->max_connections_per_address)
         d->max_connections_per_address = d->max_connections / 4 ? d->max_connections / 4 : 1;
     if (d->max_connections_per_address > d->max_connections) {
@@ -329,6 +339,7 @@ int http_serve_start(tsr_component *c, const http_serve_options *opts, http_serv
         return rc;
     }
     const http_serve_options *o = &s->cfg.opts;
+    linger_init(&s->linger, o->linger_us);
     /* MHD_USE_ITC: without it a stop wakes the threads by shutting the
      * listening socket, which a thread at its share of max_connections no
      * longer polls: the stop would wait until one of its connections ends. */

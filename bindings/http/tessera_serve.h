@@ -80,7 +80,12 @@ typedef struct http_serve_options {
                                              otherwise); default max_connections / 4 */
     const char *umbridge_sizes;  /* UM-Bridge sizes of symbolic dims, "n=2,m=3", for
                                     /InputSizes and /OutputSizes when config gives none */
+    uint32_t linger_us;          /* after answering the only connection open, wait this
+                                    long awake for its next request (linger.c); default
+                                    200, HTTP_SERVE_NO_LINGER: not at all */
 } http_serve_options;
+
+#define HTTP_SERVE_NO_LINGER UINT32_MAX
 
 typedef struct http_server http_server;
 

@@ -96,13 +96,31 @@ def test_serve_load_budgets_judge_only_tessera_rows_against_their_pair():
         assert len(found) == 1, (parts, lines)
         return found[0]
 
-    assert line("tessera-c t1 (", "8 clients").endswith(
+    assert line("tessera-c t1 (", "8 clients", "x tesseract").endswith(
         "19.9x tesseract w1's (budget 20x): OVER")
-    assert line("tessera-py w2 (", "8 clients").endswith(
+    assert line("tessera-py w2 (", "8 clients", "x tesseract").endswith(
         "20.0x tesseract w2's (budget 20x): ok")
+    assert line("tessera-c t1 (", "8 clients", "20,000").endswith(
+        "2,990 (budget 20,000): OVER")
+    assert line("tessera-py w2 (", "8 clients", "20,000").endswith(
+        "6,000 (budget 20,000): OVER")
     assert line("tessera-c t1 1e6").endswith("15.0 ms (budget 15 ms): ok")
-    assert line("tessera-c t1 no-op").endswith("101 us (budget 100 us): OVER")
-    assert len(lines) == 4
+    assert line("tessera-c t1 no-op", " us (").endswith("101 us (budget 40 us): OVER")
+    # 3.0 ms against 0.101 ms: 29.7x
+    assert line("tessera-c t1 no-op", "faster").endswith(
+        "29.7x faster than tesseract w1's (budget 50x): OVER")
+    assert len(lines) == 7
+
+
+def test_serve_load_no_op_budgets_pass_at_40_us_and_50x():
+    rows = serve_load.with_ratios([
+        _row("tessera-c t1", 30000.0, kind="noop", n=1, dtype="float64", clients=1,
+             p50_ms=0.040),
+        _row("tesseract w1", 400.0, kind="noop", n=1, dtype="float64", clients=1, p50_ms=2.0),
+    ])
+    lines = serve_load.verdicts(rows)
+    assert "40 us (budget 40 us): ok" in lines[0]
+    assert lines[1].endswith("50.0x faster than tesseract w1's (budget 50x): ok")
 
 
 # ---- dask_distributed -------------------------------------------------------------
