@@ -323,6 +323,12 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         opts->fd_step = h;
         return 0;
     }
+    if (strcmp(key, "fd_step_rule") == 0) {
+        if (strcmp(value, "relative") && strcmp(value, "absolute"))
+            return bad_value(err, key, value, "relative or absolute");
+        opts->fd_absolute = strcmp(value, "absolute") == 0;
+        return 0;
+    }
     if (strcmp(key, "fd_endpoints") == 0) {
         if (strcmp(value, "missing") && strcmp(value, "all"))
             return bad_value(err, key, value, "missing or all");

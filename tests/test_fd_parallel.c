@@ -211,5 +211,37 @@ Test(fd_parallel, fd_options_refused) {
     assert_code(tsr_options_set(o, "fd_step", "-1e-3", &err), TSR_E_ARGUMENT, err.message);
     assert_code(tsr_options_set(o, "fd_step", "1e-3x", &err), TSR_E_ARGUMENT, err.message);
     assert_code(tsr_options_set(o, "fd_endpoints", "some", &err), TSR_E_ARGUMENT, err.message);
+    assert_code(tsr_options_set(o, "fd_step_rule", "scaled", &err), TSR_E_ARGUMENT, err.message);
+    assert_contains(err.message, "relative or absolute");
     tsr_options_free(o);
+}
+
+/* fd_step_rule=absolute: h = fd_step at every element, whatever its size
+ * (x = 5.5 here), the very difference (f(x + h) - f(x - h)) / 2h; the
+ * default relative rule steps 5.5 times further there. */
+Test(fd_parallel, fd_step_rule_absolute_takes_the_step_as_given) {
+    tsr_component *abs_c = NULL, *rel_c = NULL;
+    for (int t = 0; t < 2; t++) {
+        tsr_options *o = tsr_options_new();
+        tsr_error err = TSR_ERROR_INIT;
+        cr_assert_eq(tsr_options_set(o, "mode", "worker", &err), 0, "%s", err.message);
+        cr_assert_eq(tsr_options_set(o, "workers", "2", &err), 0, "%s", err.message);
+        cr_assert_eq(tsr_options_set(o, "fd_step", "1e-3", &err), 0, "%s", err.message);
+        if (t == 0)
+            cr_assert_eq(tsr_options_set(o, "fd_step_rule", "absolute", &err), 0, "%s", err.message);
+        *(t == 0 ? &abs_c : &rel_c) = open_ok(TEST_PLUGIN("fd_central"), o);
+        tsr_options_free(o);
+    }
+    tsr_call *ja = jacobian_at(abs_c, N), *jr = jacobian_at(rel_c, N);
+    const double *ya = tsr_call_jacobian(ja, "y", "x")->data, *yr = tsr_call_jacobian(jr, "y", "x")->data;
+    double h = 1e-3, x = xs[4];
+    double want = (a_val * sin(x + h) - a_val * sin(x - h)) / (2 * h);
+    cr_assert_eq(ya[4 * N + 4], want, "absolute: %.17g vs %.17g", ya[4 * N + 4], want);
+    double hr = 1e-3 * x, want_r = (a_val * sin(x + hr) - a_val * sin(x - hr)) / (2 * hr);
+    cr_assert_eq(yr[4 * N + 4], want_r, "relative: %.17g vs %.17g", yr[4 * N + 4], want_r);
+    cr_assert_neq(ya[4 * N + 4], yr[4 * N + 4]);
+    tsr_call_free(ja);
+    tsr_call_free(jr);
+    tsr_close(abs_c);
+    tsr_close(rel_c);
 }

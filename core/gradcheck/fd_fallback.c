@@ -56,10 +56,16 @@ static double default_step(const tsr_component *c, tsr_dtype dt) {
     return c->fd_method == TSR_FD_FORWARD ? sqrt(eps) : cbrt(eps);
 }
 
+/* The scale a step is relative to: the magnitude (at least 1), or 1
+ * under fd_step_rule=absolute. */
+static double step_scale(const tsr_component *c, double magnitude) {
+    return c->opts.fd_absolute ? 1.0 : fmax(magnitude, 1.0);
+}
+
 /* Step for element i of wrt input k: relative to its magnitude. */
 static double step_at(const fd_run *r, int32_t k, int64_t i) {
     const tsr_array *x = &r->call->inputs[r->call->wrt_in[k]];
-    return default_step(r->call->comp, x->dtype) * fmax(fabs(fd_get_el(x, i)), 1.0);
+    return default_step(r->call->comp, x->dtype) * step_scale(r->call->comp, fabs(fd_get_el(x, i)));
 }
 
 static int check_dtypes(tsr_call *call) {
@@ -229,7 +235,7 @@ static int fd_jvp(fd_run *r, double **f0, double **plus, double **minus) {
     }
     /* One step for the whole direction, relative to the largest input. */
     tsr_dtype dt = call->n_wrt_in > 0 ? call->inputs[call->wrt_in[0]].dtype : TSR_FLOAT64;
-    double h = default_step(call->comp, dt) * fmax(xmax, 1.0) / (tmax > 0 ? tmax : 1.0);
+    double h = default_step(call->comp, dt) * step_scale(call->comp, xmax) / (tmax > 0 ? tmax : 1.0);
     if (!rc && tmax > 0) rc = difference(r, dir, -1, 0, h, f0, plus, minus);
     for (int32_t o = 0; !rc && o < call->n_wrt_out; o++) {
         tsr_array *res = &call->results[o];
