@@ -3,12 +3,10 @@
  * sub-calls ("lanes") whose inputs are slices of the batch's inputs and
  * whose results are slices of the batch's results, so nothing is copied.
  * In worker mode each lane drives its own worker, concurrently. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -100,24 +98,6 @@ static void copy_wrt(tsr_call *call, tsr_call *sub) {
     sub->n_wrt_in = call->n_wrt_in;
     sub->n_wrt_out = call->n_wrt_out;
     sub->wrt_set = call->wrt_set;
-}
-
-void lane_join(tsr_call *call, pthread_t thread) {
-    int ms = call_cancel_check_ms(call);
-    while (ms > 0) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        int r = pthread_timedjoin_np(thread, NULL, &until);
-        if (r == 0) return;
-        if (r != ETIMEDOUT || call_cancel_check(call)) break;
-    }
-    pthread_join(thread, NULL);
 }
 
 static void *run_lane(void *arg) {

@@ -261,7 +261,7 @@ int call_run_native(struct tsr_call *call);
 int fd_invoke(struct tsr_call *call);
 int hvp_fd_invoke(struct tsr_call *call);
 
-/* batch.c: join a thread that runs a lane of call (a batch's items, or
+/* lane_join.c: join a thread that runs a lane of call (a batch's items, or
  * finite differences' evaluations); meanwhile the host's cancel check keeps
  * its rhythm in the joining thread (the lanes wake at a cancel). */
 void lane_join(struct tsr_call *call, pthread_t thread);
