@@ -39,18 +39,19 @@ def speed_up(base_ms: list, ms: list) -> paired.Spread:
 
 
 def pool_projection(steps: dict, columns: int, cores: int) -> dict:
-    """What a pool of `cores` workers would give, from this run's figures:
-    the geometry's vjp is 1 + 2 c apply evaluations for c columns (the base
-    point, then two per column), which split across lanes as 1 + 2
-    ceil(c / N); the rest of the step (solver, glue, the geometry's apply)
-    stays serial (Amdahl). steps: {mode: split} with "tessera worker",
-    POOL and BASELINE."""
-    one, pool, base = steps["tessera worker"], steps[POOL], steps[BASELINE]
-    per_eval = one["geometry vjp (FD)"].median / (1 + 2 * columns)
+    """What a pool of `cores` workers would give, from this run's figures,
+    if each worker had a core of its own: the geometry's vjp is 1 + 2 c
+    apply calls for c columns (the base point, then two per column), each
+    costing what the pool's own geometry apply costs inside the step, and
+    they split across lanes as 1 + 2 ceil(c / N); the rest of the pool's
+    step (solver, glue, the geometry's apply) stays serial (Amdahl).
+    steps: {mode: split} with POOL and BASELINE."""
+    pool, base = steps[POOL], steps[BASELINE]
+    per_eval = pool["geometry apply"].median
     serial = pool["step"].median - pool["geometry vjp (FD)"].median
     n = min(cores, columns)
     step_n = serial + per_eval * (1 + 2 * -(-columns // n))
+    one = serial + per_eval * (1 + 2 * columns)
     return {"cores": cores, "per_evaluation_ms": per_eval, "serial_ms": serial,
-            "serial_fraction": (one["step"].median - per_eval * 2 * columns)
-                               / one["step"].median,
-            "step_ms": step_n, "speed_up_over_" + BASELINE: base["step"].median / step_n}
+            "serial_fraction": serial / one, "step_ms": step_n,
+            "speed_up_over_" + BASELINE: base["step"].median / step_n}

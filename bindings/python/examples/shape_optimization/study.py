@@ -143,12 +143,13 @@ def write_table(results: list[dict], out: Path, rounds: int, load: tuple,
             f"{load[0]:.2f} before, {load[1]:.2f} after the timing, {cpus} CPUs.\n\n"
             + "\n".join(lines) + "\n")
     for pr in projection:
-        text += (f"\nOn {pr['cores']} cores ({POOL}, workers={pr['cores']}, projected from "
-                 f"this run): {pr['per_evaluation_ms']:.2f} ms per geometry evaluation, "
-                 f"{pr['serial_ms']:.1f} ms of the step serial (solver, glue, the geometry's "
-                 f"apply; {pr['serial_fraction']:.0%} of a one-worker step), step "
-                 f"{pr['step_ms']:.1f} ms, {pr['speed_up_over_' + BASELINE]:.1f}× "
-                 f"{BASELINE}.\n")
+        text += (f"\nProjected for {pr['cores']} cores, {POOL} with workers={pr['cores']}, "
+                 f"each worker on a core of its own (from this run's {POOL} row: "
+                 f"{pr['per_evaluation_ms']:.2f} ms per geometry apply, "
+                 f"{pr['serial_ms']:.1f} ms of the step outside the vjp, "
+                 f"{pr['serial_fraction']:.0%} of a one-worker step): step "
+                 f"{pr['step_ms']:.1f} ms, {pr['speed_up_over_' + BASELINE]:.2f}× "
+                 f"{BASELINE}'s.\n")
     text += ("\nWhat each mode gives the components (float64 arrays, one call at a time "
              "from the host, in every mode):\n\n" + where + "\n")
     (out / "steps.md").write_text(text)
@@ -221,7 +222,7 @@ def main() -> int:
     steps_of = {r["mode"]: r["split"] for r in results}
     projection = ([split.pool_projection(steps_of, int(initial_bars(p).size), n)
                    for n in (backends.POOL_WORKERS, 32)]
-                  if {"tessera worker", POOL, BASELINE} <= set(steps_of) else [])
+                  if {POOL, BASELINE} <= set(steps_of) else [])
     table = write_table(results, args.out, args.repeats, load, projection)
     log("\n" + table)
     figures.designs(args.out / "designs.png", p, initial_bars(p), main_run, base)
