@@ -13,7 +13,7 @@ constraint. The same pipeline runs in each way of reaching the components
 (backends.py), and a free-form SIMP topology optimisation with the same
 solver is the baseline (simp.py).
 
-    python3 study.py                 # full study: 60 x 30 grid, 3-5 minutes on 2 cores
+    python3 study.py                 # full study: 60 x 30 grid, 4-9 minutes on 2 cores
     python3 study.py --small         # the CI form: 24 x 12, Tessera's modes
     python3 study.py --modes "tessera inproc,tesseract-core"
 
