@@ -3,12 +3,10 @@
  * sub-calls ("lanes") whose inputs are slices of the batch's inputs and
  * whose results are slices of the batch's results, so nothing is copied.
  * In worker mode each lane drives its own worker, concurrently. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -100,26 +98,6 @@ static void copy_wrt(tsr_call *call, tsr_call *sub) {
     sub->n_wrt_in = call->n_wrt_in;
     sub->n_wrt_out = call->n_wrt_out;
     sub->wrt_set = call->wrt_set;
-}
-
-/* Join a lane's thread; meanwhile, in the thread that runs the batch, the
- * host's cancel check keeps its rhythm (the lanes wake at a cancel). */
-static void join_lane(tsr_call *call, lane *l) {
-    int ms = call_cancel_check_ms(call);
-    while (ms > 0) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        int r = pthread_timedjoin_np(l->thread, NULL, &until);
-        if (r == 0) return;
-        if (r != ETIMEDOUT || call_cancel_check(call)) break;
-    }
-    pthread_join(l->thread, NULL);
 }
 
 static void *run_lane(void *arg) {
@@ -249,7 +227,7 @@ static int run_batch(tsr_call *call, int64_t batch) {
     run_lane(&ls[0]);
     /* Lanes that could not get a thread run here, one after the other. */
     for (int32_t t = started; t < lanes; t++) run_lane(&ls[t]);
-    for (int32_t t = 1; t < started; t++) join_lane(call, &ls[t]);
+    for (int32_t t = 1; t < started; t++) lane_join(call, ls[t].thread);
     for (int32_t t = 0; t < lanes; t++)
         if (ls[t].failed_item >= 0) {
             int failed = call_fail(call, tsr_call_errcode(ls[t].sub), "batch item %lld: %s",

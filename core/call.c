@@ -68,6 +68,13 @@ TSR_API void tsr_call_free(tsr_call *call) {
     for (int32_t i = 0; call->fd_work && i < call->comp->n_in; i++)
         result_release(call->comp, &call->fd_work[i]);
     free(call->fd_work);
+    for (int32_t t = 1; t < call->n_fd_lanes; t++) {
+        for (int32_t i = 0; i < call->comp->n_in; i++)
+            result_release(call->comp, &call->fd_lane_work[(size_t)(t - 1) * call->comp->n_in + i]);
+        tsr_call_free(call->fd_lane_apply[t - 1]);
+    }
+    free(call->fd_lane_work);
+    free(call->fd_lane_apply);
     for (int32_t t = 0; t < call->n_subs; t++) tsr_call_free(call->subs[t]);
     tsr_call_free(call->fd_apply);
     free(call->subs);

@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+static int fd_options_apply(tsr_component *c, tsr_error *err);
+
 static void component_free(tsr_component *c) {
     if (!c) return;
     descriptor_free(c);
@@ -58,12 +60,32 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
                  confined);
     }
     int rc = c->backend->open(c, err);
+    if (!rc) rc = fd_options_apply(c, err);
     if (rc) {
         component_free(c);
         return rc;
     }
     comp_log(c, TSR_LOG_DEBUG, "loaded from %s", c->path);
     *out = c;
+    return 0;
+}
+
+/* Options fd_method, fd_step, fd_endpoints over what the component
+ * declares: the host's finite differences then serve its derivatives. */
+static int fd_options_apply(tsr_component *c, tsr_error *err) {
+    const struct tsr_options *o = &c->opts;
+    if (o->fd_method) c->fd_method = (tsr_fd_method)o->fd_method;
+    if (o->fd_method && !c->fd_samples) c->fd_samples = 32;
+    if (o->fd_step > 0) c->fd_step = o->fd_step;
+    if (!o->fd_all) return 0;
+    if (c->fd_method == TSR_FD_NONE) {
+        error_set(err, TSR_E_ARGUMENT,
+                  "cannot load '%s': fd_endpoints=all needs finite differences, and the "
+                  "component declares no fd_method: set fd_method=central or forward",
+                  c->path);
+        return TSR_E_ARGUMENT;
+    }
+    c->ep[TSR_EP_JVP] = c->ep[TSR_EP_VJP] = c->ep[TSR_EP_JACOBIAN] = NULL;
     return 0;
 }
 

@@ -127,6 +127,10 @@ struct tsr_call {
     struct tsr_call *fd_apply;       /* fd_fallback.c: evaluates apply; hvp_fallback.c: the
                                         apply, vjp or jacobian it differences */
     result_buf *fd_work;             /* fd_fallback.c: working copies of inputs, n_in */
+    struct tsr_call **fd_lane_apply; /* fd_fallback.c, worker pools: the apply call of each
+                                        lane after the first, n_fd_lanes - 1 */
+    result_buf *fd_lane_work;        /* their working copies, n_in per lane */
+    int32_t n_fd_lanes;              /* lanes set up so far (1: only fd_apply) */
     result_buf scratch;              /* ctx_scratch: an endpoint's staging (manifests) */
     int results_valid;
     /* The last run succeeded, every result was sized by the host, and no
@@ -256,6 +260,11 @@ int call_run_native(struct tsr_call *call);
  * of apply, as tsr_component_hvp_source says). */
 int fd_invoke(struct tsr_call *call);
 int hvp_fd_invoke(struct tsr_call *call);
+
+/* lane_join.c: join a thread that runs a lane of call (a batch's items, or
+ * finite differences' evaluations); meanwhile the host's cancel check keeps
+ * its rhythm in the joining thread (the lanes wake at a cancel). */
+void lane_join(struct tsr_call *call, pthread_t thread);
 
 /* results.c: a batch item's results are its slices of the batch's. */
 void batch_point_results(struct tsr_call *sub);

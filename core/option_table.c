@@ -125,6 +125,37 @@ static const tsr_option_info table[] = {
      "tsr_component_hvp_source says which. off: no fallback, hvp of such a component fails with "
      "TSR_E_UNSUPPORTED like any endpoint it lacks.",
      "off"},
+    {"fd_method", "declared, central, forward", "declared", "declared", "every mode",
+     "finite differences of apply that the host serves jvp, vjp and jacobian by",
+     "declared: as the component declares (a plugin's or manifest's fd_method; a Python "
+     "component declares none). central: (f(x + h e_i) - f(x - h e_i)) / 2h, 2n apply calls for "
+     "n input elements; forward: (f(x + h e_i) - f(x)) / h, 1 + n. Either serves the derivative "
+     "endpoints the component lacks (fd_endpoints=all: all three), with the step fd_step "
+     "and fd_step_rule say, and hvp from them as hvp_fallback says. With workers=N > 1 the columns of "
+     "a vjp or jacobian are split across N threads, each driving its own worker; the result is "
+     "bit-identical to one worker's.",
+     "central"},
+    {"fd_step", "a number in [0, 1)", "0", "0 (the method's default)", "every mode",
+     "the step of the host's finite differences",
+     "h = fd_step * max(|x_i|, 1) for element x_i (fd_step_rule=absolute: h = fd_step). 0: "
+     "the component's declared step, else "
+     "cbrt(epsilon) for central and sqrt(epsilon) for forward differences (epsilon of the "
+     "input's dtype). Applies to any component the host differentiates by fd_method.",
+     "1e-6"},
+    {"fd_step_rule", "relative, absolute", "relative", "relative", "every mode",
+     "whether the host's finite-difference step scales with the element",
+     "relative: h = fd_step * max(|x_i|, 1) (a jvp: one step, by the largest element and "
+     "tangent). absolute: h = fd_step whatever x_i, as a component that takes its own step "
+     "in the input's units does (e.g. bar_geometry's fd_step). For jvp, vjp and jacobian; "
+     "hvp's second differences keep their own rule.",
+     "absolute"},
+    {"fd_endpoints", "missing, all", "missing", "missing", "every mode",
+     "which derivative endpoints the host's finite differences serve",
+     "missing: only jvp, vjp and jacobian the component lacks. all: those three always, the "
+     "component's own left unused (tsr_component_has_native_endpoint then says 0), e.g. to "
+     "run a component's sequential differences on a pool of workers instead. Needs an "
+     "fd_method (declared or set); refused at tsr_open without one.",
+     "all"},
     {"python", "a path", NULL, "$TESSERA_PYTHON, else the component's environment",
      "Python components", "the interpreter to run the component under",
      "A venv's python runs it with that venv's packages. By default $TESSERA_PYTHON, else an "

@@ -307,6 +307,34 @@ TSR_API int tsr_options_set(tsr_options *opts, const char *key, const char *valu
         opts->hvp_fallback_off = strcmp(value, "off") == 0;
         return 0;
     }
+    if (strcmp(key, "fd_method") == 0) {
+        if (strcmp(value, "declared") == 0) opts->fd_method = 0;
+        else if (strcmp(value, "central") == 0) opts->fd_method = TSR_FD_CENTRAL;
+        else if (strcmp(value, "forward") == 0) opts->fd_method = TSR_FD_FORWARD;
+        else return bad_value(err, key, value, "declared, central or forward");
+        return 0;
+    }
+    if (strcmp(key, "fd_step") == 0) {
+        char *end;
+        errno = 0;
+        double h = strtod(value, &end);
+        if (errno || end == value || *end || !(h >= 0 && h < 1))
+            return bad_value(err, key, value, "a number in [0, 1)");
+        opts->fd_step = h;
+        return 0;
+    }
+    if (strcmp(key, "fd_step_rule") == 0) {
+        if (strcmp(value, "relative") && strcmp(value, "absolute"))
+            return bad_value(err, key, value, "relative or absolute");
+        opts->fd_absolute = strcmp(value, "absolute") == 0;
+        return 0;
+    }
+    if (strcmp(key, "fd_endpoints") == 0) {
+        if (strcmp(value, "missing") && strcmp(value, "all"))
+            return bad_value(err, key, value, "missing or all");
+        opts->fd_all = strcmp(value, "all") == 0;
+        return 0;
+    }
     if (strcmp(key, "file_io") == 0) {
         int io = tsr_file_io_from_name(value);
         if (io < 0) return bad_value(err, key, value, "auto, io_uring or posix");

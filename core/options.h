@@ -55,6 +55,11 @@ struct tsr_options {
     int unwritten;                   /* UNWRITTEN_* (result_fill.c) */
     int timing_off;                  /* call_timing=off: no clock reads per call */
     int hvp_fallback_off;            /* hvp_fallback=off: hvp only where it is native */
+    /* the host's finite differences (component.c: fd_options_apply) */
+    int fd_method;                   /* 0: declared; else a tsr_fd_method */
+    double fd_step;                  /* 0: declared or the method's default */
+    int fd_all;                      /* fd_endpoints=all: replace the native ones */
+    int fd_absolute;                 /* fd_step_rule=absolute: h = fd_step */
     /* Python components (backends/python) */
     char *python;                    /* the interpreter; NULL: see python_env.c */
     int python_env_off;              /* python_env=none: never build an environment */

@@ -24,7 +24,8 @@ enum {
     OPT_ENDPOINTS,
     OPT_INPUTS,
     OPT_OUTPUTS,
-    OPT_MAX_FAILURES
+    OPT_MAX_FAILURES,
+    OPT_OPTION
 };
 
 /* A number > 0 (tolerances and steps: 0 would mean "the default"). */
@@ -123,6 +124,7 @@ static int parse_one(int opt, const char *arg, const char *token, gradcheck_args
             return cli_usage_error(COMMAND, "unknown mode '%s' (inproc, isolated or worker)", arg);
         return CLI_OK;
     case OPT_CONFIG: return cli_set_config(COMMAND, a->library, arg);
+    case OPT_OPTION: return cli_set_option(COMMAND, a->library, arg);
     case OPT_MAX_EVALS: return count("--max-evals", arg, 1, INT64_MAX, &o->max_evals);
     case OPT_MAX_FAILURES: return count("--max-failures", arg, 1, INT64_MAX, &o->max_failures);
     case OPT_TAYLOR_STEPS:
@@ -152,6 +154,7 @@ int cli_gradcheck_parse(int argc, char **argv, gradcheck_args *out) {
         {"format", required_argument, NULL, 'f'},
         {"mode", required_argument, NULL, OPT_MODE},
         {"config", required_argument, NULL, OPT_CONFIG},
+        {"option", required_argument, NULL, OPT_OPTION},
         {"max-evals", required_argument, NULL, OPT_MAX_EVALS},
         {"max-failures", required_argument, NULL, OPT_MAX_FAILURES},
         {"seed", required_argument, NULL, OPT_SEED},

@@ -265,6 +265,8 @@ void cli_print_gradcheck_help(void) {
           "  --max-failures N       failures listed (default 20; all are counted)\n"
           "  -f, --format FORMAT    text (default) or json\n"
           "  --mode MODE            inproc (default), isolated or worker\n"
+          "  --option KEY=VALUE     a library option, e.g. fd_method=central (the host's\n"
+          "                         finite differences for a component); repeatable\n"
           "  --config KEY=VALUE     configuration for the plugin's init; repeatable\n"
           "  -h, --help             show this help\n"
           "\n"

@@ -21,17 +21,19 @@ static inline void fd_set_el(tsr_array *a, int64_t i, double v) {
 
 static inline int64_t fd_count_of(const tsr_array *a) { return shape_count(a->shape, a->rank); }
 
-/* Copy wrt input k of call into *work (a buffer the call keeps in
- * fd_work, reused from run to run) and bind the copy to inner, which
- * evaluates at the perturbed points. 0, or the call's failure. */
-static inline int fd_stage_input(tsr_call *call, int32_t k, tsr_call *inner, tsr_array *work) {
+/* Copy wrt input k of call into *work (a buffer the call keeps in bufs,
+ * n_in of them: fd_work, or a lane's, reused from run to run) and bind
+ * the copy to inner, which evaluates at the perturbed points. 0, or the
+ * call's failure. */
+static inline int fd_stage_input(tsr_call *call, int32_t k, tsr_call *inner, tsr_array *work,
+                                 result_buf *bufs) {
     tsr_component *c = call->comp;
     const tsr_array *x = &call->inputs[call->wrt_in[k]];
     size_t bytes = 0;
     shape_bytes(x, &bytes);
     char why[300];
     *work = *x;
-    work->data = result_reserve(c, &call->fd_work[call->wrt_in[k]], bytes, why, sizeof why);
+    work->data = result_reserve(c, &bufs[call->wrt_in[k]], bytes, why, sizeof why);
     if (!work->data)
         return call_fail(call, buffer_fail_code(c),
                          "cannot allocate a finite-difference copy of input '%s': %s",

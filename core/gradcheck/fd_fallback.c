@@ -2,9 +2,17 @@
 /* Derivatives by finite differences of apply, for plugins that declare an
  * fd_method instead of writing jvp, vjp or jacobian (costs in plugin.h).
  * Runs in the host in every mode: each evaluation is an ordinary apply
- * call, through a worker in worker mode. */
+ * call, through a worker in worker mode. With a pool of workers (lanes >
+ * 1) the columns of a vjp or jacobian are split across lanes, each with
+ * its own apply call on its own thread, driving its own worker as a
+ * batch's lanes do (batch.c); each column's arithmetic is the sequential
+ * one, so the results are bit-identical. */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +25,22 @@ typedef struct fd_run {
     tsr_call *apply;         /* evaluates f */
     tsr_array *work;         /* per wrt input: a copy the steps perturb */
     int64_t *out_count;      /* per wrt output: its elements, fixed by the base point */
+    /* A lane's failure is kept here (lanes may not write the shared call)
+     * and handed to the call once every lane has stopped. */
+    int in_lane;
+    int err_code;
+    char err[TSR_ERRMSG_MAX];
 } fd_run;
+
+static int fd_fail(fd_run *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fd_fail(fd_run *r, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+    r->err_code = code;
+    return r->in_lane ? code : call_fail(r->call, code, "%s", r->err);
+}
 
 /* splitmix64: a seeded, repeatable stream of +-1 directions for SPSA. */
 static double next_sign(uint64_t *state) {
@@ -33,10 +56,16 @@ static double default_step(const tsr_component *c, tsr_dtype dt) {
     return c->fd_method == TSR_FD_FORWARD ? sqrt(eps) : cbrt(eps);
 }
 
+/* The scale a step is relative to: the magnitude (at least 1), or 1
+ * under fd_step_rule=absolute. */
+static double step_scale(const tsr_component *c, double magnitude) {
+    return c->opts.fd_absolute ? 1.0 : fmax(magnitude, 1.0);
+}
+
 /* Step for element i of wrt input k: relative to its magnitude. */
 static double step_at(const fd_run *r, int32_t k, int64_t i) {
     const tsr_array *x = &r->call->inputs[r->call->wrt_in[k]];
-    return default_step(r->call->comp, x->dtype) * fmax(fabs(fd_get_el(x, i)), 1.0);
+    return default_step(r->call->comp, x->dtype) * step_scale(r->call->comp, fabs(fd_get_el(x, i)));
 }
 
 static int check_dtypes(tsr_call *call) {
@@ -87,7 +116,7 @@ static int fd_setup(fd_run *r) {
         tsr_call_set_input_at(r->apply, f,
                               tsr_input_absent(&call->inputs[f]) ? NULL : &call->inputs[f]);
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
-        int rc = fd_stage_input(call, k, r->apply, &r->work[k]);
+        int rc = fd_stage_input(call, k, r->apply, &r->work[k], call->fd_work);
         if (rc) return rc;
     }
     return 0;
@@ -97,18 +126,18 @@ static int fd_setup(fd_run *r) {
 static int fd_eval(fd_run *r, double **out) {
     tsr_call *call = r->call;
     if (call_run_native(r->apply) != 0)
-        return call_fail(call, tsr_call_errcode(r->apply),
-                         "apply failed during finite differences: %s", call_cause(r->apply));
+        return fd_fail(r, tsr_call_errcode(r->apply),
+                       "apply failed during finite differences: %s", call_cause(r->apply));
     for (int32_t o = 0; o < call->n_wrt_out; o++) {
         const tsr_array *y = tsr_call_result(r->apply, call->wrt_out[o]);
         int64_t m = fd_count_of(y);
         if (r->out_count[o] < 0) r->out_count[o] = m;
         if (m != r->out_count[o])
-            return call_fail(call, TSR_E_PLUGIN_RESULT,
-                             "output '%s' changed size under a finite-difference step",
-                             call->comp->out[call->wrt_out[o]].field.name);
+            return fd_fail(r, TSR_E_PLUGIN_RESULT,
+                           "output '%s' changed size under a finite-difference step",
+                           call->comp->out[call->wrt_out[o]].field.name);
         if (!out[o] && !(out[o] = malloc((size_t)(m > 0 ? m : 1) * sizeof(double))))
-            return call_fail(call, TSR_E_NOMEM, "out of memory");
+            return fd_fail(r, TSR_E_NOMEM, "out of memory");
         for (int64_t p = 0; p < m; p++) out[o][p] = fd_get_el(y, p);
     }
     return 0;
@@ -206,7 +235,7 @@ static int fd_jvp(fd_run *r, double **f0, double **plus, double **minus) {
     }
     /* One step for the whole direction, relative to the largest input. */
     tsr_dtype dt = call->n_wrt_in > 0 ? call->inputs[call->wrt_in[0]].dtype : TSR_FLOAT64;
-    double h = default_step(call->comp, dt) * fmax(xmax, 1.0) / (tmax > 0 ? tmax : 1.0);
+    double h = default_step(call->comp, dt) * step_scale(call->comp, xmax) / (tmax > 0 ? tmax : 1.0);
     if (!rc && tmax > 0) rc = difference(r, dir, -1, 0, h, f0, plus, minus);
     for (int32_t o = 0; !rc && o < call->n_wrt_out; o++) {
         tsr_array *res = &call->results[o];
@@ -228,26 +257,176 @@ static double weigh(const tsr_call *call, const fd_run *r, double **df) {
     return s;
 }
 
-/* jacobian and vjp, element by element (forward, central). */
-static int fd_columns(fd_run *r, double **f0, double **plus, double **minus) {
+/* Column i of wrt input k of a jacobian or vjp, into the call's results:
+ * elements no other column writes. */
+static int fd_column(fd_run *r, int32_t k, int64_t i, double **f0, double **plus, double **minus) {
     tsr_call *call = r->call;
-    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+    int rc = difference(r, NULL, k, i, step_at(r, k, i), f0, plus, minus);
+    if (rc) return rc;
+    if (call->ep == TSR_EP_VJP) {
+        fd_set_el(&call->results[k], i, weigh(call, r, plus));
+        return 0;
+    }
+    int64_t n = fd_count_of(&call->inputs[call->wrt_in[k]]);
+    for (int32_t o = 0; o < call->n_wrt_out; o++) {
+        tsr_array *block = &call->results[o * call->n_wrt_in + k];
+        int64_t m = fd_count_of(tsr_call_result(r->apply, call->wrt_out[o]));
+        for (int64_t p = 0; p < m; p++) fd_set_el(block, p * n + i, plus[o][p]);
+    }
+    return 0;
+}
+
+/* Columns [first, end) of all wrt inputs' elements in order; stop (when
+ * given) is raised by a lane that failed and ends the others early. */
+static int fd_column_range(fd_run *r, int64_t first, int64_t end, double **f0, double **plus,
+                           double **minus, _Atomic int *stop) {
+    tsr_call *call = r->call;
+    int64_t j = 0;
+    for (int32_t k = 0; k < call->n_wrt_in && j < end; k++) {
         int64_t n = fd_count_of(&call->inputs[call->wrt_in[k]]);
-        for (int64_t i = 0; i < n; i++) {
-            int rc = difference(r, NULL, k, i, step_at(r, k, i), f0, plus, minus);
+        for (int64_t i = 0; i < n && j < end; i++, j++) {
+            if (j < first) continue;
+            if (stop && atomic_load_explicit(stop, memory_order_relaxed)) return 0;
+            int rc = fd_column(r, k, i, f0, plus, minus);
             if (rc) return rc;
-            if (call->ep == TSR_EP_VJP) {
-                fd_set_el(&call->results[k], i, weigh(call, r, plus));
-                continue;
-            }
-            for (int32_t o = 0; o < call->n_wrt_out; o++) {
-                tsr_array *block = &call->results[o * call->n_wrt_in + k];
-                int64_t m = fd_count_of(tsr_call_result(r->apply, call->wrt_out[o]));
-                for (int64_t p = 0; p < m; p++) fd_set_el(block, p * n + i, plus[o][p]);
-            }
         }
     }
     return 0;
+}
+
+/* One lane of parallel differences: its own apply call, working copies
+ * and outputs. */
+typedef struct fd_lane {
+    fd_run run;
+    int64_t first, end;
+    double **f0, **plus, **minus;
+    _Atomic int *stop;
+    int rc;
+    pthread_t thread;
+} fd_lane;
+
+static void *fd_lane_main(void *arg) {
+    fd_lane *l = arg;
+    l->rc = fd_column_range(&l->run, l->first, l->end, l->f0, l->plus, l->minus, l->stop);
+    if (l->rc) atomic_store(l->stop, 1);
+    return NULL;
+}
+
+/* The apply calls and working copies of lanes 1 .. n-1, kept by the call
+ * from run to run (lane 0 is fd_apply with fd_work). */
+static int fd_lanes_ensure(tsr_call *call, int32_t n) {
+    tsr_component *c = call->comp;
+    if (call->n_fd_lanes >= n) return 0;
+    tsr_call **apply = realloc(call->fd_lane_apply, (size_t)(n - 1) * sizeof *apply);
+    if (!apply) return TSR_E_NOMEM;
+    call->fd_lane_apply = apply;
+    result_buf *work = realloc(call->fd_lane_work, (size_t)(n - 1) * (size_t)c->n_in * sizeof *work);
+    if (!work) return TSR_E_NOMEM;
+    call->fd_lane_work = work;
+    if (call->n_fd_lanes < 1) call->n_fd_lanes = 1;
+    while (call->n_fd_lanes < n) {
+        int32_t t = call->n_fd_lanes;
+        memset(&work[(size_t)(t - 1) * c->n_in], 0, (size_t)c->n_in * sizeof *work);
+        if (!(apply[t - 1] = tsr_call_new(c, TSR_EP_APPLY))) return TSR_E_NOMEM;
+        apply[t - 1]->lane = t;   /* each lane its own worker */
+        call->n_fd_lanes++;
+    }
+    return 0;
+}
+
+/* Bind lane t's apply call like fd_setup binds lane 0's, into l. */
+static int fd_lane_setup(fd_run *base, fd_lane *l, int32_t t, int32_t n_out) {
+    tsr_call *call = base->call;
+    tsr_component *c = call->comp;
+    l->run = (fd_run){.call = call, .in_lane = 1};
+    if (t == 0) {
+        l->run.apply = base->apply;
+        l->run.work = base->work;
+        l->run.out_count = base->out_count;
+        return 0;
+    }
+    fd_run *r = &l->run;
+    r->apply = call->fd_lane_apply[t - 1];
+    r->apply->cancel_root = call->cancel_root;   /* its evaluations stop at a cancel */
+    r->work = calloc((size_t)(call->n_wrt_in > 0 ? call->n_wrt_in : 1), sizeof *r->work);
+    r->out_count = malloc((size_t)n_out * sizeof *r->out_count);
+    l->plus = calloc((size_t)n_out, sizeof *l->plus);
+    l->minus = calloc((size_t)n_out, sizeof *l->minus);
+    if (!r->work || !r->out_count || !l->plus || !l->minus)
+        return call_fail(call, TSR_E_NOMEM, "out of memory");
+    memcpy(r->out_count, base->out_count, (size_t)n_out * sizeof *r->out_count);
+    for (int32_t f = 0; f < c->n_in; f++)
+        tsr_call_set_input_at(r->apply, f,
+                              tsr_input_absent(&call->inputs[f]) ? NULL : &call->inputs[f]);
+    result_buf *bufs = &call->fd_lane_work[(size_t)(t - 1) * c->n_in];
+    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+        int rc = fd_stage_input(call, k, r->apply, &r->work[k], bufs);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static void fd_lane_release(fd_lane *l, int32_t t, int32_t n_out) {
+    if (t == 0) return;
+    free(l->run.work);
+    free(l->run.out_count);
+    free_outputs(l->plus, n_out);
+    free_outputs(l->minus, n_out);
+}
+
+/* The columns split across `lanes` threads (this one runs lane 0); a
+ * failure is the lowest lane's that failed, as the sequential order would
+ * meet the lower columns first; every thread is joined before return. */
+static int fd_columns_parallel(fd_run *r, int32_t lanes, int64_t columns, double **f0,
+                               double **plus, double **minus) {
+    tsr_call *call = r->call;
+    int32_t n_out = call->n_wrt_out > 0 ? call->n_wrt_out : 1;
+    if (fd_lanes_ensure(call, lanes) != 0) return call_fail(call, TSR_E_NOMEM, "out of memory");
+    fd_lane *ls = calloc((size_t)lanes, sizeof *ls);
+    if (!ls) return call_fail(call, TSR_E_NOMEM, "out of memory");
+    _Atomic int stop = 0;
+    int rc = 0;
+    int32_t ready = 0;
+    int64_t per = columns / lanes, extra = columns % lanes, next = 0;
+    for (; ready < lanes && !rc; ready++) {
+        fd_lane *l = &ls[ready];
+        rc = fd_lane_setup(r, l, ready, n_out);
+        l->first = next;
+        l->end = next = next + per + (ready < extra);
+        l->f0 = f0;
+        l->stop = &stop;
+        if (ready == 0) {
+            l->plus = plus;
+            l->minus = minus;
+        }
+    }
+    int32_t started = 1;
+    if (!rc) {
+        for (int32_t t = 1; t < lanes; t++, started++)
+            if (pthread_create(&ls[t].thread, NULL, fd_lane_main, &ls[t]) != 0) break;
+        fd_lane_main(&ls[0]);
+        /* Lanes that could not get a thread run here, one after the other. */
+        for (int32_t t = started; t < lanes; t++) fd_lane_main(&ls[t]);
+        for (int32_t t = 1; t < started; t++) lane_join(call, ls[t].thread);
+        for (int32_t t = 0; t < lanes && !rc; t++)
+            if (ls[t].rc) rc = call_fail(call, ls[t].run.err_code, "%s", ls[t].run.err);
+    }
+    for (int32_t t = 0; t < ready; t++) fd_lane_release(&ls[t], t, n_out);
+    free(ls);
+    return rc;
+}
+
+/* jacobian and vjp, element by element (forward, central): on a pool of
+ * workers, the columns split across its lanes. */
+static int fd_columns(fd_run *r, double **f0, double **plus, double **minus) {
+    tsr_call *call = r->call;
+    int64_t columns = 0;
+    for (int32_t k = 0; k < call->n_wrt_in; k++) columns += fd_count_of(&call->inputs[call->wrt_in[k]]);
+    int32_t lanes = call->comp->lanes;
+    if (lanes > 256) lanes = 256;
+    if (lanes > columns) lanes = (int32_t)columns;
+    if (lanes > 1) return fd_columns_parallel(r, lanes, columns, f0, plus, minus);
+    return fd_column_range(r, 0, columns, f0, plus, minus, NULL);
 }
 
 /* jacobian and vjp by SPSA: S central differences along random +-1

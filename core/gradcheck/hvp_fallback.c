@@ -86,7 +86,7 @@ static int setup(hvp_run *r, tsr_endpoint inner_ep) {
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
         const tsr_array *t = &call->seeds[call->n_wrt_out + k];
-        int rc = fd_stage_input(call, k, r->inner, &r->work[k]);
+        int rc = fd_stage_input(call, k, r->inner, &r->work[k], call->fd_work);
         if (rc) return rc;
         int64_t n = fd_count_of(x);
         if (!(r->dir[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double))))

@@ -23,6 +23,7 @@ EXAMPLE = ROOT / "bindings" / "python" / "examples" / "shape_optimization"
 STUDY = EXAMPLE / "study.py"
 sys.path.insert(0, str(EXAMPLE))
 import paired  # noqa: E402
+import split as study  # noqa: E402
 
 
 def test_the_small_study_lowers_compliance_within_the_volume(tmp_path):
@@ -36,8 +37,9 @@ def test_the_small_study_lowers_compliance_within_the_volume(tmp_path):
     assert summary["final_compliance"] < 0.95 * summary["initial_compliance"]
     assert summary["final_volume"] <= summary["volume_fraction"] * 1.02
     agreement = summary["agreement_with_tessera inproc"]
-    assert set(agreement) == {"tessera worker", "tessera serve"}
-    assert all(d <= 1e-6 for d in agreement.values()), agreement
+    assert set(agreement) == {"tessera worker", "tessera worker pool", "tessera serve"}
+    assert all(d <= 1e-6 for m, d in agreement.items() if m != "tessera worker pool"), agreement
+    assert agreement["tessera worker pool"] <= 1e-4, agreement
     # the free-form baseline meets its volume and beats the starting design
     assert abs(summary["simp_volume"] - summary["volume_fraction"]) < 0.01
     assert summary["simp_compliance"] < summary["initial_compliance"]
@@ -45,17 +47,57 @@ def test_the_small_study_lowers_compliance_within_the_volume(tmp_path):
         assert (tmp_path / name).stat().st_size > 0, name
     table = (tmp_path / "steps.md").read_text()
     assert "4 rounds" in table and "Load average" in table
-    assert "minus tessera inproc" in table
-    # steps.csv: six figures a mode, five differences a mode after the first
+    assert "inside those same steps" in table
+    # steps.csv: six figures a mode, every one non-negative
     with (tmp_path / "steps.csv").open() as fh:
         rows = list(csv.DictReader(fh))
-    assert len(rows) == 3 * 6 + 2 * 5
-    glue_rows = [r for r in rows if r["what"] == "step minus the calls"]
-    assert len(glue_rows) == 3 and all(r["inside the noise"] in ("0", "1") for r in glue_rows)
-    for mode in ("tessera inproc", "tessera worker", "tessera serve"):
+    assert len(rows) == 4 * 6
+    assert all(float(r["min ms"]) >= 0 for r in rows), rows
+    modes = ("tessera inproc", "tessera worker", "tessera worker pool", "tessera serve")
+    for mode in modes:
         assert all(len(v) == 4 for v in summary["rounds_ms"][mode].values()), mode
         glue = summary["ms_per_step"][mode]["JAX glue and transport"]
-        assert glue["rounds"] == 4 and glue["q1"] <= glue["median"] <= glue["q3"]
+        assert glue["rounds"] == 4 and 0 <= glue["min"] <= glue["q1"] <= glue["median"] <= glue["q3"]
+    # the pool's geometry vjp was the library's differences, on two workers
+    assert summary["resources"]["tessera worker pool"].startswith("the geometry on 2 worker")
+
+
+def test_glue_is_the_step_minus_the_endpoints_inside_it_round_by_round():
+    step = [10.0, 12.0, 11.0]
+    calls = {"geometry apply": [1.0, 1.0, 1.0], "geometry vjp (FD)": [6.0, 8.0, 6.5],
+             "solver apply": [0.5, 0.5, 0.5], "solver vjp (adjoint)": [0.5, 0.5, 1.0]}
+    split = study.inside_split(step, calls)
+    assert [split[study.GLUE].lo, split[study.GLUE].median, split[study.GLUE].hi] == [2.0, 2.0, 2.0]
+    assert split["step"].median == 11.0 and split["geometry vjp (FD)"].median == 6.5
+
+
+def test_endpoints_longer_than_their_step_are_refused_not_printed_as_negative_glue():
+    calls = {name: [1.0, 1.0] for name in study.CALLS}
+    calls["geometry vjp (FD)"] = [5.0, 9.5]
+    with pytest.raises(ValueError, match=r"longer than the step.*-2\.500 ms"):
+        study.inside_split([10.0, 10.0], calls)
+    with pytest.raises(ValueError, match="solver apply: 1 rounds, the step 2"):
+        study.inside_split([10.0, 10.0], {**calls, "solver apply": [1.0]})
+
+
+def test_speed_up_and_the_projection_to_more_cores_on_given_numbers():
+    assert study.speed_up([300.0, 200.0], [150.0, 50.0]).median == 3.0
+    spread = paired.summarise
+
+    def split(apply, vjp, step):
+        return {"geometry apply": spread([apply]), "geometry vjp (FD)": spread([vjp]),
+                "step": spread([step])}
+    # 32 columns: 65 applies of 4 ms on one worker; 20 ms of the step else
+    steps = {study.POOL: split(4.0, 200.0, 220.0), study.BASELINE: split(3.5, 270.0, 300.0)}
+    two, many = (study.pool_projection(steps, 32, n) for n in (2, 32))
+    assert two["per_evaluation_ms"] == 4.0 and two["serial_ms"] == 20.0
+    assert two["step_ms"] == 20.0 + 4.0 * 33
+    assert two["speed_up_over_tesseract-core"] == 300.0 / 152.0
+    assert many["step_ms"] == 20.0 + 4.0 * 3
+    assert many["speed_up_over_tesseract-core"] == 300.0 / 32.0
+    assert two["serial_fraction"] == 20.0 / (20.0 + 4.0 * 65)
+    # more cores than columns: one column a lane
+    assert study.pool_projection(steps, 32, 64)["step_ms"] == many["step_ms"]
 
 
 def test_the_glue_is_the_median_of_the_per_round_differences_not_of_the_medians():

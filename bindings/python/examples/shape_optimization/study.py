@@ -13,7 +13,7 @@ constraint. The same pipeline runs in each way of reaching the components
 (backends.py), and a free-form SIMP topology optimisation with the same
 solver is the baseline (simp.py).
 
-    python3 study.py                 # full study: 60 x 30 grid, 3-5 minutes on 2 cores
+    python3 study.py                 # full study: 60 x 30 grid, 4-9 minutes on 2 cores
     python3 study.py --small         # the CI form: 24 x 12, Tessera's modes
     python3 study.py --modes "tessera inproc,tesseract-core"
 
@@ -43,6 +43,7 @@ import figures  # noqa: E402
 import paired  # noqa: E402
 import pipeline  # noqa: E402
 import simp  # noqa: E402
+import split  # noqa: E402
 import tessera  # noqa: E402
 from problem import FULL, SMALL, Problem, density_from_sdf, initial_bars  # noqa: E402
 
@@ -54,54 +55,38 @@ def log(text: str) -> None:
     print(text, flush=True)
 
 
-CALLS = ("geometry apply", "geometry vjp (FD)", "solver apply", "solver vjp (adjoint)")
-GLUE = "JAX glue and transport"
-
-
-def step_parts(run: dict, p: Problem, bars: np.ndarray, multipliers: tuple) -> dict:
-    """The calls one optimisation step makes, as functions to time: the
-    whole jitted step and each endpoint call it makes (eager), at `bars`."""
-    pair, step_fn = run["pair"], run["step_fn"]
-    g_in = p.geometry_inputs(bars)
-    sdf = np.asarray(pair.eager_apply("geometry", g_in)["sdf"])
-    s_in = p.solver_inputs(density_from_sdf(sdf, p))
-    ones = np.ones_like(sdf)
-    return {
-        "step": lambda: np.asarray(step_fn(bars, *multipliers)[1]),
-        "geometry apply": lambda: pair.eager_apply("geometry", g_in),
-        "geometry vjp (FD)": lambda: pair.eager_vjp("geometry", g_in, "bars", "sdf", ones),
-        "solver apply": lambda: pair.eager_apply("solver", s_in),
-        "solver vjp (adjoint)": lambda: pair.eager_vjp("solver", s_in, "rho", "compliance",
-                                                       np.float64(1.0)),
-    }
-
-
-def split_of(ms: dict) -> dict:
-    """One mode's figures from its per-round times: each call and the step
-    as they are, the glue as the step minus the four calls in each round."""
-    split = {name: paired.summarise(ms[name]) for name in (*CALLS, "step")}
-    split[GLUE] = paired.paired(ms["step"], *(ms[name] for name in CALLS))
-    return split
-
-
-def against(ms: dict, base: dict) -> dict:
-    """Each call and the step of one mode minus the same in the base mode,
-    round by round."""
-    return {name: paired.paired(ms[name], base[name]) for name in (*CALLS, "step")}
+CALLS, GLUE, POOL, BASELINE = split.CALLS, split.GLUE, split.POOL, split.BASELINE
+POOL_AGREEMENT = 1e-4       # its vjp adds the same differences in another order (rounding)
 
 
 def time_steps(runs: list[dict], p: Problem, rounds: int) -> None:
-    """Every mode's step and endpoint calls at one design (the first run's
-    final one), round by round: in each round every mode's step and then
-    its four calls, in rotating order (paired.rounds_ms)."""
+    """Every mode's jitted step at one design (the first run's final one),
+    round by round in rotating order (paired.rounds_ms), each endpoint's
+    time read before and after each step (Pair.endpoint_seconds), so that
+    the columns are parts of the same steps."""
     h = runs[0]["history"]
-    groups = {r["mode"]: step_parts(r, p, h.bars, h.multipliers) for r in runs}
-    ms = paired.rounds_ms(groups, rounds)
-    base = ms[runs[0]["mode"]]
+    inside = {r["mode"]: {name: [] for name in CALLS} for r in runs}
+
+    def timed_step(r):
+        pair, step_fn = r["pair"], r["step_fn"]
+
+        def run():
+            before = pair.endpoint_seconds()
+            np.asarray(step_fn(h.bars, *h.multipliers)[1])
+            after = pair.endpoint_seconds()
+            for name in CALLS:
+                inside[r["mode"]][name].append((after[name] - before[name]) * 1e3)
+        return run
+
+    ms = paired.rounds_ms({r["mode"]: {"step": timed_step(r)} for r in runs}, rounds)
     for r in runs:
-        r["rounds_ms"] = ms[r["mode"]]
-        r["split"] = split_of(ms[r["mode"]])
-        r["against"] = against(ms[r["mode"]], base)
+        calls = {name: v[1:] for name, v in inside[r["mode"]].items()}   # less the warm-up
+        r["rounds_ms"] = {"step": ms[r["mode"]]["step"], **calls}
+        r["split"] = split.inside_split(ms[r["mode"]]["step"], calls)
+    base = next((r for r in runs if r["mode"] == BASELINE), None)
+    for r in runs:
+        r["speed_up"] = (split.speed_up(base["rounds_ms"]["step"], r["rounds_ms"]["step"])
+                         if base else None)
 
 
 def run_mode(pair: backends.Pair, p: Problem, settings: pipeline.Settings) -> dict:
@@ -119,46 +104,54 @@ def run_mode(pair: backends.Pair, p: Problem, settings: pipeline.Settings) -> di
             "rho_initial": rho_of["start"]}
 
 
-def write_table(results: list[dict], out: Path, rounds: int, load: tuple) -> str:
+def write_table(results: list[dict], out: Path, rounds: int, load: tuple,
+                projection: list) -> str:
     cols = [*CALLS, GLUE, "step"]
-    first = results[0]["mode"]
     with (out / "steps.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["mode", "figure", "what", "median ms", "q1 ms", "q3 ms", "min ms", "max ms",
-                    "rounds", "inside the noise"])
+                    "rounds"])
         for r in results:
-            for kind, figures in (("time", r["split"]), (f"minus {first}", r["against"])):
-                if kind != "time" and r["mode"] == first:
-                    continue
-                for name, s in figures.items():
-                    what = "step minus the calls" if name == GLUE else kind
-                    w.writerow([r["mode"], name, what, f"{s.median:.3f}", f"{s.q1:.3f}",
-                                f"{s.q3:.3f}", f"{s.lo:.3f}", f"{s.hi:.3f}", s.n,
-                                "" if what == "time" else int(s.in_noise)])
-    lines = ["| mode | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+            for name, s in r["split"].items():
+                what = ("step minus the endpoints" if name == GLUE else
+                        "step" if name == "step" else "inside the step")
+                w.writerow([r["mode"], name, what, f"{s.median:.3f}", f"{s.q1:.3f}",
+                            f"{s.q3:.3f}", f"{s.lo:.3f}", f"{s.hi:.3f}", s.n])
+            if r["speed_up"] is not None:
+                s = r["speed_up"]
+                w.writerow([r["mode"], f"{BASELINE} step / this step", "ratio",
+                            f"{s.median:.3f}", f"{s.q1:.3f}", f"{s.q3:.3f}", f"{s.lo:.3f}",
+                            f"{s.hi:.3f}", s.n])
+    has_base = any(r["speed_up"] is not None for r in results)
+    head = cols + ([f"{BASELINE} step / this step"] if has_base else [])
+    lines = ["| mode | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
     for r in results:
-        lines.append(f"| {r['mode']} | " + " | ".join(
-            paired.cell(r["split"][c], difference=c == GLUE) for c in cols) + " |")
-    diff_cols = [*CALLS, "step"]
-    vs = [f"| mode minus {first} | " + " | ".join(diff_cols) + " |",
-          "|---|" + "---:|" * len(diff_cols)]
-    for r in results[1:]:
-        vs.append(f"| {r['mode']} | " + " | ".join(paired.cell(r["against"][c])
-                                                     for c in diff_cols) + " |")
+        row = [paired.cell(r["split"][c], difference=False) for c in cols]
+        if has_base:
+            row.append(paired.cell(r["speed_up"], digits=2, difference=False) + "×")
+        lines.append(f"| {r['mode']} | " + " | ".join(row) + " |")
     where = "\n".join(f"- {r['mode']}: {backends.RESOURCES[r['mode']]}" for r in results)
-    text = (f"Milliseconds per optimisation step (jax.value_and_grad, jitted) and per "
-            f"endpoint call (eager), every mode at the same design, {rounds} rounds; in each "
-            f"round every mode's step and its four calls, in rotating order. Each cell: the "
-            f"median over rounds (IQR: its interquartile range). Glue and transport = the "
-            f"step minus the four calls, taken in each round; '~0' marks a difference whose "
-            f"median is smaller than its IQR (inside the noise: its sign is not known). "
-            f"Load average (1 min) {load[0]:.2f} before, {load[1]:.2f} after the timing, "
-            f"{os.cpu_count()} CPUs.\n\n" + "\n".join(lines) + "\n")
-    if len(results) > 1:
-        text += (f"\nEach mode minus {first}, call by call, the difference taken in each "
-                 f"round:\n\n" + "\n".join(vs) + "\n")
-    text += ("\nWhat each mode gives the components (float64 arrays, one call at a time, "
-             "in every mode):\n\n" + where + "\n")
+    cpus = os.cpu_count()
+    text = (f"Milliseconds per optimisation step (jax.value_and_grad, jitted), every mode at "
+            f"the same design, {rounds} rounds in rotating order; each endpoint's column is "
+            f"its time inside those same steps (Tessera: the component's own per-endpoint "
+            f"timing, Component.stats, read before and after each step; tesseract-core, "
+            f"which has none: a clock around the Tesseract methods tesseract-jax calls), "
+            f"and glue and transport = the step minus the four endpoints, in each round "
+            f"(never negative: the calls run one after another inside the step). Each cell: "
+            f"the median over rounds (IQR: its interquartile range). Load average (1 min) "
+            f"{load[0]:.2f} before, {load[1]:.2f} after the timing, {cpus} CPUs.\n\n"
+            + "\n".join(lines) + "\n")
+    for pr in projection:
+        text += (f"\nProjected for {pr['cores']} cores, {POOL} with workers={pr['cores']}, "
+                 f"each worker on a core of its own (from this run's {POOL} row: "
+                 f"{pr['per_evaluation_ms']:.2f} ms per geometry apply, "
+                 f"{pr['serial_ms']:.1f} ms of the step outside the vjp, "
+                 f"{pr['serial_fraction']:.0%} of a one-worker step): step "
+                 f"{pr['step_ms']:.1f} ms, {pr['speed_up_over_' + BASELINE]:.2f}× "
+                 f"{BASELINE}'s.\n")
+    text += ("\nWhat each mode gives the components (float64 arrays, one call at a time "
+             "from the host, in every mode):\n\n" + where + "\n")
     (out / "steps.md").write_text(text)
     return text
 
@@ -172,14 +165,14 @@ def main() -> int:
     ap.add_argument("--compare-steps", type=int,
                     help="steps run in the modes after the first (default: as many)")
     ap.add_argument("--repeats", type=int, default=25,
-                    help="timing rounds: in each, every mode's step and its four calls")
+                    help="timing rounds: in each, every mode's step, its endpoints timed inside it")
     ap.add_argument("--out", type=Path, default=backends.BUILD / "shape_optimization")
     args = ap.parse_args()
 
     p = SMALL if args.small else FULL
     steps = args.steps or (15 if args.small else 120)
     modes = ([m.strip() for m in args.modes.split(",")] if args.modes else
-             list(backends.MODES[:3] if args.small else backends.MODES))
+             list(backends.MODES[:4] if args.small else backends.MODES))
     for m in modes:
         if m not in backends.MODES:
             ap.error(f"--modes: unknown mode {m!r}; one of {', '.join(backends.MODES)}")
@@ -191,7 +184,7 @@ def main() -> int:
     with contextlib.ExitStack() as stack:
         for k, mode in enumerate(modes):
             t0 = time.perf_counter()
-            pair = stack.enter_context(backends.open_pair(mode))
+            pair = stack.enter_context(backends.open_pair(mode, p.fd_step))
             log(f"\n{mode}: opened in {time.perf_counter() - t0:.1f} s")
             n = steps if k == 0 else min(steps, args.compare_steps or steps)
             settings = pipeline.Settings(steps=n, learning_rate=p.learning_rate)
@@ -218,7 +211,7 @@ def main() -> int:
         b = np.asarray(r["history"].compliance)
         diff = float(np.max(np.abs(a - b) / np.abs(a)))
         agreement[r["mode"]] = diff
-        if diff > AGREEMENT:
+        if diff > (POOL_AGREEMENT if r["mode"] == POOL else AGREEMENT):
             failures.append(f"{r['mode']}: compliance history differs from {main_run['mode']}'s "
                             f"by {diff:.2e} (relative)")
 
@@ -226,7 +219,11 @@ def main() -> int:
     with tessera.load(backends.SOLVER) as solver:
         base = simp.run(solver, p, steps=args.simp_steps or (20 if args.small else 80), log=log)
 
-    table = write_table(results, args.out, args.repeats, load)
+    steps_of = {r["mode"]: r["split"] for r in results}
+    projection = ([split.pool_projection(steps_of, int(initial_bars(p).size), n)
+                   for n in (backends.POOL_WORKERS, 32)]
+                  if {POOL, BASELINE} <= set(steps_of) else [])
+    table = write_table(results, args.out, args.repeats, load, projection)
     log("\n" + table)
     figures.designs(args.out / "designs.png", p, initial_bars(p), main_run, base)
     figures.history(args.out / "history.png", p, main_run, base)
@@ -238,9 +235,9 @@ def main() -> int:
         "agreement_with_" + main_run["mode"]: agreement,
         "ms_per_step": {r["mode"]: {k: v.as_dict() for k, v in r["split"].items()}
                         for r in results},
-        "ms_minus_" + main_run["mode"]: {r["mode"]: {k: v.as_dict()
-                                                     for k, v in r["against"].items()}
-                                         for r in results[1:]},
+        "speed_up_over_" + BASELINE: {r["mode"]: r["speed_up"].as_dict() for r in results
+                                      if r["speed_up"] is not None},
+        "pool_projection": projection,
         "ms_per_step_at": "the final design of " + main_run["mode"],
         "timing_rounds": args.repeats,
         "rounds_ms": {r["mode"]: r["rounds_ms"] for r in results},
