@@ -61,7 +61,11 @@ static const tsr_option_info table[] = {
     {"spin_ns", "an integer from 0 to 1000000000", NULL, "adaptive", "worker",
      "how long a waiting side spins before it sleeps, in nanoseconds",
      "Given, it is used as it is (0 sleeps at once); by default the spin adapts to about twice "
-     "the recent waits (20 to 200 us) and yields the CPU past its first 20 us (bench_worker).",
+     "the recent waits (20 to 200 us), yields the CPU past its first 20 us (at once when the "
+     "other side last ran on the same CPU), sleeps instead for a while once a yield finds the "
+     "CPUs crowded, and the worker's thread and each host thread that waits on a worker ask "
+     "Linux (6.12 and later) for a 100 us time slice, so that a woken side runs soon beside "
+     "busy processes (bench_gaps).",
      "0"},
     {"rlimit_as", RLIMIT_VALUES, "0", "0 (inherited)", "worker",
      "address space limit in bytes the worker sets on itself before it loads the component",

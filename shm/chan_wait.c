@@ -18,6 +18,16 @@
  * before it took 16-19 us with the plain spin, 6 us with the yield
  * (bench_gaps, load 1).
  *
+ * A yield to another process, though, costs that process's whole time
+ * slice (the scheduler runs it until its deadline): beside two busy
+ * processes, calls with 100 us of host work between them took 1 ms each.
+ * So a yield that kept this thread away for more than YIELD_LOST_NS marks
+ * the CPUs crowded, and for CROWDED_NS the spin goes to sleep where it
+ * would have yielded: a ring wakes a sleeper soon, since both sides ask
+ * for short time slices (chan_slice.c): 4-6k calls/s instead of 1k there,
+ * against 6-7k in-process. The first yield after that window is the probe
+ * that tells whether they still are.
+ *
  * No wake-up is lost: the poster stores the state, then reads whether the
  * peer sleeps; the waiter stores that it sleeps, then reads the state. All
  * four accesses are sequentially consistent, so at least one side sees the
@@ -38,6 +48,11 @@
 #define SPIN_PLAIN_NS 20000u
 /* The least an adaptive spin lasts. */
 #define SPIN_MIN_NS 20000u
+/* A yield that kept this thread off its CPU this long gave it to another
+ * process: the CPUs are crowded. Then, for CROWDED_NS, the spin sleeps
+ * where it would have yielded. */
+#define YIELD_LOST_NS 50000u
+#define CROWDED_NS 100000000u
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -59,6 +74,9 @@ void chan_post(chan_end *e, uint32_t state) {
     atomic_store(&e->blk->state, state);
     if (atomic_load(e->peer_sleeping)) {
         uint64_t one = 1;
+        /* Read by the peer after the ring wakes it (note_wait); a clock
+         * read is nothing beside the write below. */
+        atomic_store_explicit(e->my_rang_ns, now_ns(), memory_order_release);
         /* EAGAIN means the counter is saturated: the peer wakes anyway. */
         while (write(e->peer_bell, &one, sizeof one) < 0 && errno == EINTR) {
         }
@@ -98,7 +116,15 @@ static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
         }
         uint64_t t = now_ns();
         if (t >= until) return wanted(e, mask);
-        if (t - start >= plain) sched_yield();
+        if (t - start < plain) continue;
+        if (e->spin_adaptive && start < e->crowded_until) return wanted(e, mask);
+        sched_yield();
+        uint64_t back = now_ns();
+        /* (Not when the peer shares this CPU: the yield went to it.) */
+        if (e->spin_adaptive && plain && back - t > YIELD_LOST_NS) {
+            e->crowded_until = back + CROWDED_NS;
+            return wanted(e, mask);
+        }
     }
 }
 
@@ -112,7 +138,16 @@ static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
  * the rhythm itself is slow and sleeping soon is right. */
 #define PAUSES_TO_LEARN 4u
 static void note_wait(chan_end *e, uint64_t start) {
-    uint64_t w = now_ns() - start;
+    uint64_t now = now_ns(), w = now - start;
+    if (e->slept) {
+        /* Its peer's time is until it rang: what came after is this side's
+         * own wake-up, which on a busy machine can last milliseconds. Taken
+         * in, those made the waits look long, the spin shrink, every wait
+         * sleep and every wake-up be late: a loop fell into 0.7 ms steps
+         * from 5 us and stayed there (bench_gaps.py, two busy processes). */
+        uint64_t rang = atomic_load_explicit(e->peer_rang_ns, memory_order_acquire);
+        if (rang > start && rang <= now) w = rang - start;
+    }
     if (w > e->spin_ns) {
         if (e->long_waits < PAUSES_TO_LEARN) {
             e->long_waits++;
@@ -132,6 +167,7 @@ static void drain_bell(int fd) {
 
 int chan_wait(chan_end *e, uint32_t want_mask, struct pollfd *extra, int n_extra, int timeout_ms,
               int *ready) {
+    if (e->spin_adaptive) chan_short_slice();
     uint64_t start = now_ns();
     uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000u;
     e->slept = 0;

@@ -93,6 +93,8 @@ static void set_end(chan_end *e, chan_block *b, int fd, int my_bell, int peer_be
     e->peer_sleeping = host ? &b->worker_sleeping : &b->host_sleeping;
     e->my_cpu = host ? &b->host_cpu : &b->worker_cpu;
     e->peer_cpu = host ? &b->worker_cpu : &b->host_cpu;
+    e->my_rang_ns = host ? &b->host_rang_ns : &b->worker_rang_ns;
+    e->peer_rang_ns = host ? &b->worker_rang_ns : &b->host_rang_ns;
     e->spin_ns = 0;
 }
 

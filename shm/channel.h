@@ -101,6 +101,10 @@ typedef struct chan_block {
      * or unknown): a waiter whose peer last ran on its own CPU does not
      * spin before it yields (chan_wait.c). */
     _Atomic int32_t host_cpu, worker_cpu;
+    /* When each side last rang the other's doorbell (CLOCK_MONOTONIC ns):
+     * a waiter that slept learns from it how long its peer took, its own
+     * wake-up left out (chan_wait.c). */
+    _Atomic uint64_t host_rang_ns, worker_rang_ns;
     /* the answer (worker -> host) */
     int32_t status;                 /* 0 or a TSR_E_* code */
     int32_t plugin_status;          /* what the endpoint returned */
@@ -180,10 +184,13 @@ typedef struct chan_end {
     _Atomic uint32_t *peer_sleeping;
     _Atomic int32_t *my_cpu;        /* where this side posts its CPU */
     _Atomic int32_t *peer_cpu;
+    _Atomic uint64_t *my_rang_ns;   /* where this side notes when it rang */
+    _Atomic uint64_t *peer_rang_ns;
     uint64_t spin_ns;               /* the longest spin before sleeping */
     int spin_adaptive;              /* spin about twice the recent waits, at most spin_ns */
     uint64_t wait_est_ns;           /* the recent waits' moving average (adaptive) */
     uint32_t long_waits;            /* waits in a row past spin_ns: pauses, until too many */
+    uint64_t crowded_until;         /* adaptive: spins do not yield before this time */
     int slept;                      /* the last chan_wait slept (made system calls) */
     int return_on_signal;           /* chan_wait returns CHAN_WAIT_SIGNAL when a signal
                                        handler interrupts its sleep (else it sleeps on) */
@@ -215,6 +222,10 @@ void chan_close(chan_end *e);
 
 /* Store a new state and ring the peer if it sleeps. */
 void chan_post(chan_end *e, uint32_t state);
+
+/* Ask the kernel, once per thread, for a 100 us time slice (chan_slice.c):
+ * chan_wait calls it for the library's adaptive waits. */
+void chan_short_slice(void);
 
 #define CHAN_WAIT_TIMEOUT (-1)
 #define CHAN_WAIT_FD (-2)
