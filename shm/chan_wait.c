@@ -11,8 +11,9 @@
  * 400 us). Not sooner: yielding while the peer answers within
  * microseconds kept host and worker on one CPU, 8 us a call instead of
  * 0.6 us on an idle machine. Unless the peer last ran on this very CPU
- * (each side posts its CPU with its state): then it cannot answer while
- * this spins, and the spin yields from its first microsecond. That is the
+ * (each side posts its CPU with its state) wait after wait, the scheduler
+ * not moving either to another CPU (together()): then it cannot answer
+ * while this spins, and the spin yields from its first microsecond. That is the
  * common case beside one busy process on two CPUs, where host and worker
  * share the CPU the busy one leaves them: a call with 3 us of host work
  * before it took 16-19 us with the plain spin, 6 us with the yield
@@ -53,6 +54,9 @@
  * where it would have yielded. */
 #define YIELD_LOST_NS 50000u
 #define CROWDED_NS 100000000u
+/* Waits in a row that find the peer on this CPU before the two count as
+ * kept together (together()). */
+#define TOGETHER_WAITS 256u
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -98,6 +102,22 @@ static uint64_t spin_budget(const chan_end *e) {
     return b < SPIN_MIN_NS ? SPIN_MIN_NS : b > e->spin_ns ? e->spin_ns : b;
 }
 
+/* The peer last ran on this CPU at the start of a wait: are the two kept
+ * together (the other CPUs busy), so that the spin should yield at once?
+ * Not at first: on an idle machine the plain spin keeps this side
+ * runnable, and the scheduler soon moves one of the two to an idle CPU,
+ * where both spin and a call costs 0.6 us; yielding at once there kept
+ * them on one CPU for good, 6 us a call. Only after TOGETHER_WAITS waits
+ * in a row found the peer here (a few milliseconds of the scheduler not
+ * separating them) are they together, for CROWDED_NS. */
+static int together(chan_end *e, uint64_t start) {
+    if (start < e->together_until) return 1;
+    if (++e->same_cpu_waits < TOGETHER_WAITS) return 0;
+    e->same_cpu_waits = 0;
+    e->together_until = start + CROWDED_NS;
+    return 1;
+}
+
 /* Spin for the budget (bounded by the deadline); the clock is read only
  * every few iterations, since it costs more than a check of the state. */
 static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
@@ -107,7 +127,9 @@ static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
     if (until > deadline) until = deadline;
     /* A peer that last ran on this CPU cannot answer while this spins. */
     int32_t peer = atomic_load_explicit(e->peer_cpu, memory_order_relaxed);
-    uint64_t plain = peer >= 0 && peer == sched_getcpu() ? 0 : SPIN_PLAIN_NS;
+    int same = peer >= 0 && peer == sched_getcpu();
+    uint64_t plain = same && together(e, start) ? 0 : SPIN_PLAIN_NS;
+    if (!same) e->same_cpu_waits = 0;
     for (;;) {
         for (int i = 0; i < 32; i++) {
             int s = wanted(e, mask);
@@ -120,10 +142,13 @@ static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
         if (e->spin_adaptive && start < e->crowded_until) return wanted(e, mask);
         sched_yield();
         uint64_t back = now_ns();
-        /* (Not when the peer shares this CPU: the yield went to it.) */
-        if (e->spin_adaptive && plain && back - t > YIELD_LOST_NS) {
+        if (e->spin_adaptive && back - t > YIELD_LOST_NS) {
+            /* A yield that brought the answer went to the peer itself
+             * (sharing this CPU, or just woken onto it): not crowded. */
+            int s = wanted(e, mask);
+            if (s >= 0 || same) return s;
             e->crowded_until = back + CROWDED_NS;
-            return wanted(e, mask);
+            return s;
         }
     }
 }

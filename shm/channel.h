@@ -191,6 +191,8 @@ typedef struct chan_end {
     uint64_t wait_est_ns;           /* the recent waits' moving average (adaptive) */
     uint32_t long_waits;            /* waits in a row past spin_ns: pauses, until too many */
     uint64_t crowded_until;         /* adaptive: spins do not yield before this time */
+    uint64_t together_until;        /* until then the peer shares this CPU: yield at once */
+    uint32_t same_cpu_waits;        /* waits in a row that found the peer on this CPU */
     int slept;                      /* the last chan_wait slept (made system calls) */
     int return_on_signal;           /* chan_wait returns CHAN_WAIT_SIGNAL when a signal
                                        handler interrupts its sleep (else it sleeps on) */
