@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A port nothing listens on now. */
-static inline int free_port(void) {
+/* One port the kernel would hand out now, or -1. */
+static inline int any_free_port(void) {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof a;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -44,6 +44,25 @@ static inline int free_port(void) {
     }
     close(fd);
     return ntohs(a.sin_port);
+}
+
+/* A port nothing listens on now, and not one this process handed out
+ * before: servers started one after another, none listening yet, were
+ * once given the same port (one then failed to bind, while a /health
+ * check found the other answering on it). */
+static inline int free_port(void) {
+    static int given[256];
+    static unsigned n_given;
+    for (int tries = 0; tries < 64; tries++) {
+        int port = any_free_port();
+        if (port <= 0) return port;
+        int seen = 0;
+        for (unsigned k = 0; k < n_given && k < 256 && !seen; k++) seen = given[k] == port;
+        if (seen) continue;
+        given[n_given++ % 256] = port;
+        return port;
+    }
+    return -1;
 }
 
 /* A connection to 127.0.0.1:port, or -1. */
