@@ -5,13 +5,22 @@
 // runtime is linked and nothing crosses into the C code that calls it.
 #include "double_conv.h"
 
+#include <cassert>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <system_error>
+#include <type_traits>
 
 // Everything the two libraries define here (template instances, their
 // tables) stays inside libtessera: hidden, so neither libtessera.so nor
 // libtessera.a exports it (gcc is also told -fno-gnu-unique: objcopy
 // --localize-hidden leaves "unique" symbols global, and they would pin the
-// library in memory once loaded).
+// library in memory once loaded). The standard headers they use come
+// first, outside the pragma: declared hidden, the C library's
+// __assert_fail (asserts on, in the coverage build) would not link.
 #pragma GCC visibility push(hidden)
 #include <dragonbox/dragonbox.h>
 #include <fast_float/fast_float.h>
