@@ -201,15 +201,8 @@ static void print_rows(const row *rows, int n_rows) {
 }
 
 static int write_csv(const char *path, const row *rows, int n_rows, const char *backend) {
-    if (bench_make_parent_dirs(path) != 0) {
-        fprintf(stderr, "bench_files: cannot create the folder of %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "bench_files: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = bench_open_csv("bench_files", path);
+    if (!f) return -1;
     fprintf(f, "section,variant,n,bytes,samples,p10_s,median_s,p90_s,gbps,ratio_memcpy,"
                "ratio_baseline,baseline,budget,file_io\n");
     for (int i = 0; i < n_rows; i++) {

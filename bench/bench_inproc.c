@@ -355,16 +355,8 @@ static void print_table(const row *rows, size_t n_rows) {
 }
 
 static int write_csv(const char *path, const row *rows, size_t n_rows, const char *dtype) {
-    if (bench_make_parent_dirs(path) != 0) {
-        fprintf(stderr, "bench_inproc: cannot create the folder of %s: %s\n", path,
-                strerror(errno));
-        return -1;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "bench_inproc: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = bench_open_csv("bench_inproc", path);
+    if (!f) return -1;
     fprintf(f, "n,dtype,bytes,variant,calls_per_batch,batches,p10_ns,median_ns,p90_ns,"
                "overhead_ns,paired_overhead_ns,ratio,budget_ns,budget\n");
     for (size_t i = 0; i < n_rows; i++) {

@@ -308,16 +308,8 @@ static void print_table(const row *rows, size_t n_rows) {
 }
 
 static int write_csv(const char *path, const row *rows, size_t n_rows) {
-    if (bench_make_parent_dirs(path) != 0) {
-        fprintf(stderr, "bench_manifest: cannot create the folder of %s: %s\n", path,
-                strerror(errno));
-        return -1;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "bench_manifest: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = bench_open_csv("bench_manifest", path);
+    if (!f) return -1;
     fprintf(f, "routine,n,variant,calls_per_batch,batches,p10_ns,median_ns,p90_ns,"
                "overhead_vs_plugin_ns,paired_overhead_ns,ratio_vs_plugin,budget_ns,budget\n");
     for (size_t i = 0; i < n_rows; i++) {

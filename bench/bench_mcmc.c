@@ -275,15 +275,8 @@ int main(int argc, char **argv) {
                agree ? "identical in every mode" : "DIFFERS between modes");
     printf("budget: >= %.0f steps/s in-process (inproc)\n", BUDGET_STEPS_PER_S);
 
-    if (bench_make_parent_dirs(csv) != 0) {
-        fprintf(stderr, "bench_mcmc: cannot create the folder of %s: %s\n", csv, strerror(errno));
-        return 1;
-    }
-    FILE *f = fopen(csv, "w");
-    if (!f) {
-        fprintf(stderr, "bench_mcmc: cannot write %s: %s\n", csv, strerror(errno));
-        return 1;
-    }
+    FILE *f = bench_open_csv("bench_mcmc", csv);
+    if (!f) return 1;
     fprintf(f, "mode,dim,steps,seconds,steps_per_s,us_per_step,acceptance,budget_steps_per_s,"
                "budget\n");
     for (int m = 0; m < n_modes; m++) {

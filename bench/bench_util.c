@@ -80,3 +80,14 @@ void bench_load_stop(bench_load *l) {
     for (int i = 0; i < l->n; i++) waitpid(l->pid[i], NULL, 0);
     l->n = 0;
 }
+
+FILE *bench_open_csv(const char *program, const char *path) {
+    if (bench_make_parent_dirs(path) != 0) {
+        fprintf(stderr, "%s: cannot create the folder of %s: %s\n", program, path,
+                strerror(errno));
+        return NULL;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) fprintf(stderr, "%s: cannot write %s: %s\n", program, path, strerror(errno));
+    return f;
+}

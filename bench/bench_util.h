@@ -6,6 +6,7 @@
 #define TSR_BENCH_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,9 @@ double bench_quantile(double *v, size_t n, double q);
 /* Create every missing folder above path (like `mkdir -p $(dirname path)`).
  * Returns 0 or -1 with errno set. */
 int bench_make_parent_dirs(const char *path);
+/* Open path for writing a CSV, creating its folder first; NULL, with the
+ * cause on stderr after "program: ", when either fails. */
+FILE *bench_open_csv(const char *program, const char *path);
 
 /* Busy processes (at most 64), each killed with this process or after
  * max_s seconds at the latest; bench_load_stop ends them.

@@ -290,16 +290,8 @@ static void print_row(const row *r) {
 }
 
 static int write_csv(const char *path, const row *rows, int n) {
-    if (bench_make_parent_dirs(path) != 0) {
-        fprintf(stderr, "bench_waits: cannot create the folder of %s: %s\n", path,
-                strerror(errno));
-        return -1;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "bench_waits: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = bench_open_csv("bench_waits", path);
+    if (!f) return -1;
     fprintf(f, "case,what,samples,p10_us,median_us,p90_us,baseline,baseline_p10_us,"
                "baseline_median_us,baseline_p90_us,ratio,bound_us,verdict\n");
     for (int k = 0; k < n; k++) {

@@ -151,16 +151,8 @@ static void csv_num(FILE *f, double v, const char *sep) {
 }
 
 static int write_csv(const char *path, const wb_report *r) {
-    if (bench_make_parent_dirs(path) != 0) {
-        fprintf(stderr, "bench_worker: cannot create the folder of %s: %s\n", path,
-                strerror(errno));
-        return -1;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "bench_worker: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = bench_open_csv("bench_worker", path);
+    if (!f) return -1;
     fprintf(f, "section,variant,n,dtype,bytes,spin_ns,gap_ns,calls_per_batch,batches,p10_ns,"
                "median_ns,p90_ns,ratio,ratio_to,minus_memcpy_ns,host_cpu_ns,worker_cpu_ns,"
                "budget_ns,budget,p99_ns\n");

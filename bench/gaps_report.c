@@ -124,16 +124,8 @@ static void csv_num(FILE *f, double v, const char *sep) {
 }
 
 int gaps_write_csv(const gaps_report *r, const char *path) {
-    if (bench_make_parent_dirs(path) != 0) {
-        fprintf(stderr, "bench_gaps: cannot create the folder of %s: %s\n", path,
-                strerror(errno));
-        return -1;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "bench_gaps: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = bench_open_csv("bench_gaps", path);
+    if (!f) return -1;
     fprintf(f, "kind,load,cpus,gap_ns,mode,spin_ns,calls,batches,calls_per_s,p10_ns,median_ns,"
                "p90_ns,host_cpu_ns,worker_cpu_ns,ratio,budget,verdict\n");
     for (int i = 0; i < r->n; i++) {
