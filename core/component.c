@@ -75,7 +75,7 @@ TSR_API int tsr_open(const char *path, const tsr_options *opts, tsr_component **
 static int fd_options_apply(tsr_component *c, tsr_error *err) {
     const struct tsr_options *o = &c->opts;
     if (o->fd_method) c->fd_method = (tsr_fd_method)o->fd_method;
-    if (o->fd_method && !c->fd_samples) c->fd_samples = 32;
+    if (o->fd_method && !c->fd_samples) c->fd_samples = FD_DEFAULT_SAMPLES;
     if (o->fd_step > 0) c->fd_step = o->fd_step;
     if (!o->fd_all) return 0;
     if (c->fd_method == TSR_FD_NONE) {

@@ -358,7 +358,7 @@ int descriptor_load(tsr_component *c, const tsr_plugin *d, tsr_error *err) {
             return TSR_E_DESCRIPTOR;
         }
         c->fd_method = d->fd_method;
-        c->fd_samples = d->fd_samples ? d->fd_samples : 32;
+        c->fd_samples = d->fd_samples ? d->fd_samples : FD_DEFAULT_SAMPLES;
         c->fd_step = d->fd_step;
     }
     c->thread_safe = (d->flags & TSR_PLUGIN_THREAD_SAFE) != 0;

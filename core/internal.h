@@ -16,6 +16,10 @@
 #include "core/served.h"
 #include "tessera/tessera.h"
 
+/* SPSA directions when the component gives no fd_samples (descriptor.c,
+ * and the fd_method option in component.c). */
+#define FD_DEFAULT_SAMPLES 32u
+
 struct tsr_component {
     char *path;
     tsr_mode mode;

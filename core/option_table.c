@@ -62,7 +62,7 @@ static const tsr_option_info table[] = {
      "how long a waiting side spins before it sleeps, in nanoseconds",
      "Given, it is used as it is (0 sleeps at once); by default the spin adapts to about twice "
      "the recent waits (20 to 200 us), yields the CPU past its first 20 us (at once when the "
-     "other side last ran on the same CPU), sleeps instead for a while once a yield finds the "
+     "other side has kept to the same CPU for hundreds of waits), sleeps instead for a while once a yield finds the "
      "CPUs crowded, and the worker's thread and each host thread that waits on a worker ask "
      "Linux (6.12 and later) for a 100 us time slice, so that a woken side runs soon beside "
      "busy processes (bench_gaps).",

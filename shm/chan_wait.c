@@ -130,6 +130,7 @@ static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
     int same = peer >= 0 && peer == sched_getcpu();
     uint64_t plain = same && together(e, start) ? 0 : SPIN_PLAIN_NS;
     if (!same) e->same_cpu_waits = 0;
+    int crowded = e->spin_adaptive && start < e->crowded_until;
     for (;;) {
         for (int i = 0; i < 32; i++) {
             int s = wanted(e, mask);
@@ -139,7 +140,7 @@ static int spin(chan_end *e, uint32_t mask, uint64_t start, uint64_t deadline) {
         uint64_t t = now_ns();
         if (t >= until) return wanted(e, mask);
         if (t - start < plain) continue;
-        if (e->spin_adaptive && start < e->crowded_until) return wanted(e, mask);
+        if (crowded) return wanted(e, mask);
         sched_yield();
         uint64_t back = now_ns();
         if (e->spin_adaptive && back - t > YIELD_LOST_NS) {

@@ -98,8 +98,8 @@ typedef struct chan_block {
      * and the request can safely go to a restarted worker. */
     _Atomic int32_t taken;
     /* The CPU each side ran on when it last posted a state (-1: not yet,
-     * or unknown): a waiter whose peer last ran on its own CPU does not
-     * spin before it yields (chan_wait.c). */
+     * or unknown): a waiter whose peer keeps to its own CPU, wait after
+     * wait, yields at once instead of spinning (chan_wait.c). */
     _Atomic int32_t host_cpu, worker_cpu;
     /* When each side last rang the other's doorbell (CLOCK_MONOTONIC ns):
      * a waiter that slept learns from it how long its peer took, its own

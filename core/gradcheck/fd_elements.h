@@ -43,4 +43,19 @@ static inline int fd_stage_input(tsr_call *call, int32_t k, tsr_call *inner, tsr
     return 0;
 }
 
+/* Bind every input of call to inner: the differentiated ones to their
+ * working copies work[0..n_wrt_in) (staged into bufs), the others as given
+ * (an absent optional input stays left out). 0, or the call's failure. */
+static inline int fd_bind_inputs(tsr_call *call, tsr_call *inner, tsr_array *work,
+                                 result_buf *bufs) {
+    for (int32_t f = 0; f < call->comp->n_in; f++)
+        tsr_call_set_input_at(inner, f,
+                              tsr_input_absent(&call->inputs[f]) ? NULL : &call->inputs[f]);
+    for (int32_t k = 0; k < call->n_wrt_in; k++) {
+        int rc = fd_stage_input(call, k, inner, &work[k], bufs);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 #endif

@@ -112,14 +112,7 @@ static int fd_setup(fd_run *r) {
     r->apply = call->fd_apply;
     r->work = calloc((size_t)(call->n_wrt_in > 0 ? call->n_wrt_in : 1), sizeof *r->work);
     if (!r->work) return call_fail(call, TSR_E_NOMEM, "out of memory");
-    for (int32_t f = 0; f < c->n_in; f++)   /* an absent optional input stays left out */
-        tsr_call_set_input_at(r->apply, f,
-                              tsr_input_absent(&call->inputs[f]) ? NULL : &call->inputs[f]);
-    for (int32_t k = 0; k < call->n_wrt_in; k++) {
-        int rc = fd_stage_input(call, k, r->apply, &r->work[k], call->fd_work);
-        if (rc) return rc;
-    }
-    return 0;
+    return fd_bind_inputs(call, r->apply, r->work, call->fd_work);
 }
 
 /* f at the working copies; out[o] receives output wrt_out[o] as doubles. */
@@ -355,15 +348,7 @@ static int fd_lane_setup(fd_run *base, fd_lane *l, int32_t t, int32_t n_out) {
     if (!r->work || !r->out_count || !l->plus || !l->minus)
         return call_fail(call, TSR_E_NOMEM, "out of memory");
     memcpy(r->out_count, base->out_count, (size_t)n_out * sizeof *r->out_count);
-    for (int32_t f = 0; f < c->n_in; f++)
-        tsr_call_set_input_at(r->apply, f,
-                              tsr_input_absent(&call->inputs[f]) ? NULL : &call->inputs[f]);
-    result_buf *bufs = &call->fd_lane_work[(size_t)(t - 1) * c->n_in];
-    for (int32_t k = 0; k < call->n_wrt_in; k++) {
-        int rc = fd_stage_input(call, k, r->apply, &r->work[k], bufs);
-        if (rc) return rc;
-    }
-    return 0;
+    return fd_bind_inputs(call, r->apply, r->work, &call->fd_lane_work[(size_t)(t - 1) * c->n_in]);
 }
 
 static void fd_lane_release(fd_lane *l, int32_t t, int32_t n_out) {

@@ -80,14 +80,11 @@ static int setup(hvp_run *r, tsr_endpoint inner_ep) {
     r->work = calloc(n_wi, sizeof *r->work);
     r->dir = calloc(n_wi, sizeof *r->dir);
     if (!r->work || !r->dir) return call_fail(call, TSR_E_NOMEM, "out of memory");
-    for (int32_t f = 0; f < c->n_in; f++)   /* an absent optional input stays left out */
-        tsr_call_set_input_at(r->inner, f,
-                              tsr_input_absent(&call->inputs[f]) ? NULL : &call->inputs[f]);
+    int rc = fd_bind_inputs(call, r->inner, r->work, call->fd_work);
+    if (rc) return rc;
     for (int32_t k = 0; k < call->n_wrt_in; k++) {
         const tsr_array *x = &call->inputs[call->wrt_in[k]];
         const tsr_array *t = &call->seeds[call->n_wrt_out + k];
-        int rc = fd_stage_input(call, k, r->inner, &r->work[k], call->fd_work);
-        if (rc) return rc;
         int64_t n = fd_count_of(x);
         if (!(r->dir[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double))))
             return call_fail(call, TSR_E_NOMEM, "out of memory");
@@ -101,8 +98,8 @@ static int setup(hvp_run *r, tsr_endpoint inner_ep) {
         if (x->dtype == TSR_FLOAT32) r->single = 1;
     }
     if (inner_ep == TSR_EP_APPLY) return 0;
-    int rc = tsr_call_set_wrt(r->inner, call->wrt_in_paths, call->n_wrt_in, call->wrt_out_paths,
-                              call->n_wrt_out);
+    rc = tsr_call_set_wrt(r->inner, call->wrt_in_paths, call->n_wrt_in, call->wrt_out_paths,
+                          call->n_wrt_out);
     for (int32_t o = 0; !rc && inner_ep == TSR_EP_VJP && o < call->n_wrt_out; o++)
         rc = tsr_call_set_seed(r->inner, call->wrt_out_paths[o], &call->seeds[o]);
     if (rc)
