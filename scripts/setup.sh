@@ -26,10 +26,13 @@ declare -A tool_of=([cmake]=cmake [gcc]=gcc [g++]=g++ [pkg-config]=pkg-config [m
 # plugin's sparse Cholesky solve; gcovr: the coverage table of
 # scripts/coverage.sh; chromium: the headless-browser check of `tessera
 # serve`'s /docs page (tests/test_serve_docs.c); man-db and groff-base: the
-# test that reads the installed man page (cli_man_install).
+# test that reads the installed man page (cli_man_install); libzip-dev,
+# libexpat1-dev and libsundials-dev: FMUs (backends/fmu: the archive, its
+# modelDescription.xml, CVODE/CVODES for Model Exchange simulations).
 packages=(cmake gcc make pkg-config libjansson-dev libffi-dev libcriterion-dev
           liburing-dev libxxhash-dev liblz4-dev libdragonbox-dev libfast-float-dev g++ gfortran libblas-dev liblapack-dev libgsl-dev
           libmicrohttpd-dev libcurl4-openssl-dev libsuitesparse-dev
+          libzip-dev libexpat1-dev libsundials-dev
           clang libclang-rt-dev valgrind apache2-utils gcovr chromium man-db groff-base)
 
 missing=()
@@ -60,14 +63,17 @@ fi
 # tessera.dask, mkdocs builds the documentation site, mypy's stubtest checks
 # the extension's stub, umbridge and emcee speak UM-Bridge to tessera serve
 # and sample through it. torch is pinned to the CPU build that pip finds
-# locally; a plain `torch` would fetch a multi-GB CUDA build.
+# locally; a plain `torch` would fetch a multi-GB CUDA build. fmpy ships
+# FMI 3.0's C headers, which the library is built against (so it comes
+# before cmake), and is the simulator FMUs are compared with; pythonfmu3
+# builds a Co-Simulation FMU from a Python class for the FMU tests.
 python="${PYTHON:-python3}"
 py_missing=()
 for spec in "numpy:numpy" "pytest:pytest" "jax:jax" "jaxlib:jaxlib" "torch:torch==2.13.0" \
             "tesseract_core:tesseract-core[runtime]" "scikit_build_core:scikit-build-core" \
             "matplotlib:matplotlib" "uv:uv" "distributed:dask[distributed]" \
             "tesseract_jax:tesseract-jax" "shapely:shapely==2.1.2" "mkdocs:mkdocs" "mypy:mypy" \
-            "umbridge:umbridge" "emcee:emcee" "scipy:scipy"; do
+            "umbridge:umbridge" "emcee:emcee" "scipy:scipy" "fmpy:fmpy" "pythonfmu3:pythonfmu3"; do
   module="${spec%%:*}"
   "$python" -c "import $module" >/dev/null 2>&1 || py_missing+=("${spec#*:}")
 done

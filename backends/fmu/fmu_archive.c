@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Unpacking an FMU archive (fmu.h). */
+#include "fmu.h"

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading modelDescription.xml (fmu.h). */
+#include "fmu.h"
