@@ -10,6 +10,7 @@ extern const backend_ops worker_backend_ops;     /* backends/worker/backend.c */
 extern const backend_ops manifest_backend_ops;   /* backends/manifest/manifest_open.c */
 extern const backend_ops python_backend_ops;     /* backends/python/python_backend.c */
 extern const backend_ops umbridge_backend_ops;   /* backends/umbridge/umbridge_backend.c */
+extern const backend_ops fmu_backend_ops;        /* backends/fmu/fmu_backend.c */
 extern const backend_ops remote_backend_ops;     /* backends/remote/remote_backend.c */
 extern const backend_ops plugin_backend_ops;     /* backends/plugin/plugin.c */
 
@@ -18,6 +19,7 @@ static const backend_ops *const backends[] = {
     &manifest_backend_ops,   /* a JSON manifest of a legacy routine */
     &python_backend_ops,     /* a Tesseract's tesseract_api.py, or its folder */
     &umbridge_backend_ops,   /* a URL with a #model fragment or option umbridge_model */
+    &fmu_backend_ops,        /* an FMI 3.0 FMU: a .fmu archive or its unpacked folder */
     &remote_backend_ops,     /* an http:// or https:// URL: a served Tesseract */
     &plugin_backend_ops,     /* a Tessera plugin (.so) */
 };

@@ -4,8 +4,15 @@
  *   fmu_archive.c   a .fmu (a zip) unpacked into a private scratch folder,
  *                   refusing what could write outside it (libzip)
  *   fmu_describe.c  modelDescription.xml read into fmu_description (expat)
- * and, built on them, the binary, its instances and the component forms
- * (declared further down as they land). */
+ *   fmu_library.c   the platform binary loaded (dlopen, or dlmopen in a new
+ *                   namespace) and its functions found; one-instance-per-process
+ *                   FMUs kept to one instance per namespace
+ *   fmu_instance.c  an instance: instantiation, the FMU's log, statuses
+ *   fmu_cosim.c     the Co-Simulation form: a trajectory over a grid t
+ *   fmu_rhs.c       the Model Exchange right-hand side form
+ *   fmu_fields.c    the schema the forms share: field names from variables,
+ *                   scalar parameters with their start values as defaults
+ *   fmu_backend.c   claims, open (form from the path's #fragment), close */
 #ifndef TESSERA_BACKENDS_FMU_H
 #define TESSERA_BACKENDS_FMU_H
 
@@ -13,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/backend.h"
+#include "fmi3FunctionTypes.h"
 
 /* What an archive may hold once unpacked, and what a description may be. */
 #define FMU_MAX_UNPACKED_BYTES ((uint64_t)1 << 30)
@@ -148,5 +156,186 @@ int32_t fmu_find_variable(const fmu_description *d, const char *name);
 const char *fmu_type_name(fmu_type t);             /* "Float64" */
 const char *fmu_causality_name(fmu_causality c);   /* "parameter" */
 const char *fmu_variability_name(fmu_variability v);
+
+/* ---- fmu_library.c ------------------------------------------------------ */
+
+/* The functions an importer calls, found by their standard names. Those of
+ * the interface not in use, and the derivative and state functions the
+ * description does not claim, are NULL. */
+typedef struct fmu_api {
+    fmi3GetVersionTYPE *get_version;
+    fmi3InstantiateModelExchangeTYPE *instantiate_model_exchange;
+    fmi3InstantiateCoSimulationTYPE *instantiate_co_simulation;
+    fmi3FreeInstanceTYPE *free_instance;
+    fmi3EnterInitializationModeTYPE *enter_initialization_mode;
+    fmi3ExitInitializationModeTYPE *exit_initialization_mode;
+    fmi3EnterEventModeTYPE *enter_event_mode;
+    fmi3TerminateTYPE *terminate;
+    fmi3ResetTYPE *reset;
+    fmi3GetFloat64TYPE *get_float64;
+    fmi3SetFloat64TYPE *set_float64;
+    fmi3GetInt32TYPE *get_int32;
+    fmi3SetInt32TYPE *set_int32;
+    fmi3GetBooleanTYPE *get_boolean;
+    fmi3SetBooleanTYPE *set_boolean;
+    fmi3GetDirectionalDerivativeTYPE *get_directional_derivative;
+    fmi3GetAdjointDerivativeTYPE *get_adjoint_derivative;
+    fmi3GetFMUStateTYPE *get_fmu_state;
+    fmi3SetFMUStateTYPE *set_fmu_state;
+    fmi3FreeFMUStateTYPE *free_fmu_state;
+    /* Model Exchange */
+    fmi3UpdateDiscreteStatesTYPE *update_discrete_states;
+    fmi3EnterContinuousTimeModeTYPE *enter_continuous_time_mode;
+    fmi3CompletedIntegratorStepTYPE *completed_integrator_step;
+    fmi3SetTimeTYPE *set_time;
+    fmi3SetContinuousStatesTYPE *set_continuous_states;
+    fmi3GetContinuousStatesTYPE *get_continuous_states;
+    fmi3GetContinuousStateDerivativesTYPE *get_continuous_state_derivatives;
+    fmi3GetNumberOfContinuousStatesTYPE *get_number_of_continuous_states;
+    fmi3GetNumberOfEventIndicatorsTYPE *get_number_of_event_indicators;
+    /* Co-Simulation */
+    fmi3DoStepTYPE *do_step;
+} fmu_api;
+
+typedef enum fmu_kind { FMU_MODEL_EXCHANGE, FMU_CO_SIMULATION } fmu_kind;
+
+typedef struct fmu_library {
+    void *dl;
+    fmu_api api;
+    char *so_path;
+    int isolated;        /* loaded with dlmopen into a namespace of its own */
+    int once_held;       /* holds the process's one instance of a once-only FMU */
+    char *once_key;
+} fmu_library;
+
+/* Load binaries/x86_64-linux/<modelIdentifier>.so of the interface `kind`
+ * from the unpacked folder dir: checked as an ELF object first, with
+ * dlopen (mode inproc) or dlmopen(LM_ID_NEWLM) (isolated, and a second
+ * inproc load of an FMU that may be instantiated only once per process),
+ * its functions found. Refused with the cause: no binary for this platform
+ * (naming the platforms there are, or a source-only FMU), a binary that is
+ * not a shared object for this machine, a function the interface needs
+ * that it does not export, an fmi3GetVersion that is not 3.x. */
+int fmu_library_open(fmu_library *lib, const char *dir, const fmu_description *d, fmu_kind kind,
+                     tsr_mode mode, tsr_component *c, char *why, size_t n);
+void fmu_library_close(fmu_library *lib);
+
+/* ---- fmu_instance.c ----------------------------------------------------- */
+
+typedef struct fmu_instance {
+    const fmu_api *api;
+    fmi3Instance handle;
+    tsr_component *c;     /* whose log the FMU writes to */
+    int fatal;            /* it returned Fatal: no function may be called again */
+    char last[512];       /* the FMU's last Warning-or-worse message, for errors */
+    char *resource_path;
+} fmu_instance;
+
+/* Instantiate the interface `kind` (not visible, logging on when the
+ * component's log level is debug or info, no event mode for
+ * Co-Simulation). 0, or TSR_E_LOAD with why (the FMU's own message when it
+ * logged one: a wrong instantiation token, a second instance where only
+ * one is allowed). */
+int fmu_instance_make(fmu_instance *fi, const fmu_library *lib, const fmu_description *d,
+                      fmu_kind kind, const char *dir, tsr_component *c, char *why, size_t n);
+void fmu_instance_free(fmu_instance *fi);
+/* A status returned by the FMU function fn: 0 for OK and Warning (logged
+ * by the FMU itself), else -1 with why ("fmi3DoStep returned Error: <the
+ * FMU's message>"); after Fatal the instance is marked and every later
+ * fmu_instance_usable fails. */
+int fmu_status(fmu_instance *fi, fmi3Status s, const char *fn, char *why, size_t n);
+int fmu_instance_usable(const fmu_instance *fi, char *why, size_t n);
+
+/* ---- fmu_fields.c ------------------------------------------------------- */
+
+/* A form's schema as it is built: inputs and outputs, each tied to the
+ * variable it stands for (var, an index into the description's vars; -1
+ * for the form's own fields such as t), with storage for names, docs,
+ * dims and defaults that lives as long as the component. */
+typedef struct fmu_schema {
+    tsr_field *in, *out;
+    int32_t n_in, n_out, cap;
+    int32_t *in_var, *out_var;
+    tsr_dim *in_dims, *out_dims;      /* one per field (rank <= 1) */
+    tsr_array *defaults;              /* one per input */
+    void **owned;                     /* names, docs, default data */
+    int32_t n_owned, owned_cap;
+} fmu_schema;
+
+/* A valid field name made from an FMU's name (malloc'd; NULL: out of
+ * memory): dotted identifiers are kept, every other character made '_'. */
+char *fmu_field_name(const char *name);
+/* Room for cap inputs and cap outputs. 0 or TSR_E_NOMEM. */
+int fmu_schema_init(fmu_schema *s, int32_t cap);
+void fmu_schema_free(fmu_schema *s);
+/* A field named after variable var's name: the name itself when it is a
+ * valid field name (dotted identifiers: "spring.k"), else with every other
+ * character made '_' ("der(x)" -> "der_x_"). Refused (TSR_E_LOAD, why
+ * naming both variables) when two variables, or a variable and one of the
+ * form's own fields (taken: NULL-terminated), come to one name. */
+int fmu_schema_add(fmu_schema *s, int output, const char *name, const char *doc,
+                   tsr_dtype dtype, int32_t rank, const char *dim_symbol, int64_t dim_size,
+                   uint32_t flags, int32_t var, char *why, size_t n);
+int fmu_schema_add_variable(fmu_schema *s, const fmu_description *d, int output, int32_t var,
+                            tsr_dtype dtype, int32_t rank, const char *dim_symbol,
+                            uint32_t flags, const char *const *taken, char *why, size_t n);
+/* The last input's default: count values (rank 0: one) copied as dtype. */
+int fmu_schema_default(fmu_schema *s, const double *values, int64_t count, char *why, size_t n);
+/* Every scalar parameter (causality parameter, variability fixed or
+ * tunable, not an array) of type Float64 (a differentiable float64
+ * input), Int32 (int32) or Boolean (bool), with its start value as its
+ * default; others are left at their start values, and logged once. Their
+ * variables are appended to vars (*n_vars of them). */
+int fmu_schema_add_parameters(fmu_schema *s, const fmu_description *d, tsr_component *c,
+                              const char *const *taken, int32_t *vars, int32_t *n_vars,
+                              char *why, size_t n);
+
+/* Set the values of the parameters `vars` (an input field each, in
+ * order) from inputs[first..]: the FMU's Set function of each type. */
+int fmu_set_parameters(fmu_instance *fi, const fmu_description *d, const int32_t *vars,
+                       int32_t n_vars, const tsr_array *inputs, char *why, size_t n);
+
+/* ---- the component: fmu_backend.c and the forms ------------------------ */
+
+typedef enum fmu_form {
+    FMU_FORM_COSIM,      /* "#cosim": a Co-Simulation trajectory over a grid t */
+    FMU_FORM_RHS,        /* "#rhs": the Model Exchange right-hand side */
+    FMU_FORM_SIMULATE    /* "#simulate": a Model Exchange trajectory, integrated here */
+} fmu_form;
+
+/* The backend's state: the unpacked FMU, its description, binary and one
+ * instance, and the form's schema with each field's variables. Calls are
+ * serialised (the descriptor is not thread-safe), so the scratch below is
+ * the running call's. */
+typedef struct fmu_model {
+    tsr_component *c;
+    fmu_form form;
+    fmu_kind kind;
+    fmu_unpacked unpacked;
+    fmu_description d;
+    fmu_library lib;
+    fmu_instance inst;
+    fmu_schema schema;
+    tsr_plugin desc;
+    char *label;                     /* the model's name for the descriptor */
+    /* parameters: inputs param_field .. param_field + n_params - 1 */
+    int32_t param_field, n_params, *params;
+    /* Float64 input and output variables (Co-Simulation: fields of their own;
+     * Model Exchange: the vectors u and y) */
+    int32_t input_field, n_inputs, *inputs;
+    int32_t n_outputs, *outputs;
+    /* Model Exchange: the continuous states and their derivatives, paired */
+    int32_t n_states, *states, *derivatives;
+    int used;                        /* an instance that ran a call (Co-Simulation) */
+    int ready;                       /* Model Exchange: in Continuous-Time Mode */
+    double *param_now;               /* Model Exchange: the parameters as last set */
+    fmi3ValueReference *vr;          /* scratch: value references */
+    double *values, *values2;        /* scratch: values */
+} fmu_model;
+
+/* fmu_cosim.c, fmu_rhs.c: build m->schema and m->desc for the form (the
+ * description, binary and instance are ready). 0, or TSR_E_* with why. */
+int fmu_cosim_build(fmu_model *m, char *why, size_t n);
+int fmu_rhs_build(fmu_model *m, char *why, size_t n);
 
 #endif

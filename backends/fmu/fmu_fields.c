@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/* The schema the FMU forms share (fmu.h): fields named after the FMU's
+ * variables, scalar parameters with their start values as defaults, and
+ * setting those parameters on an instance. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmu.h"
+
+static void *own(fmu_schema *s, void *p) {
+    if (!p) return NULL;
+    if (s->n_owned == s->owned_cap) {
+        int32_t cap = s->owned_cap ? 2 * s->owned_cap : 64;
+        void **grown = realloc(s->owned, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            free(p);
+            return NULL;
+        }
+        s->owned = grown;
+        s->owned_cap = cap;
+    }
+    s->owned[s->n_owned++] = p;
+    return p;
+}
+
+int fmu_schema_init(fmu_schema *s, int32_t cap) {
+    memset(s, 0, sizeof *s);
+    size_t k = (size_t)cap + 1;
+    s->cap = cap;
+    s->in = calloc(k, sizeof *s->in);
+    s->out = calloc(k, sizeof *s->out);
+    s->in_var = calloc(k, sizeof *s->in_var);
+    s->out_var = calloc(k, sizeof *s->out_var);
+    s->in_dims = calloc(k, sizeof *s->in_dims);
+    s->out_dims = calloc(k, sizeof *s->out_dims);
+    s->defaults = calloc(k, sizeof *s->defaults);
+    if (s->in && s->out && s->in_var && s->out_var && s->in_dims && s->out_dims && s->defaults)
+        return 0;
+    fmu_schema_free(s);
+    return TSR_E_NOMEM;
+}
+
+void fmu_schema_free(fmu_schema *s) {
+    for (int32_t i = 0; i < s->n_owned; i++) free(s->owned[i]);
+    free(s->owned);
+    free(s->in);
+    free(s->out);
+    free(s->in_var);
+    free(s->out_var);
+    free(s->in_dims);
+    free(s->out_dims);
+    free(s->defaults);
+    memset(s, 0, sizeof *s);
+}
+
+static int valid_char(char ch, int at_start) {
+    int alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+    return alpha || (!at_start && ch >= '0' && ch <= '9');
+}
+
+char *fmu_field_name(const char *name) {
+    size_t len = strlen(name);
+    char *out = malloc(len + 2);
+    if (!out) return NULL;
+    size_t k = 0;
+    int at_start = 1;
+    for (size_t i = 0; i < len; i++) {
+        char ch = name[i];
+        if (ch == '.' && !at_start && i + 1 < len) {
+            out[k++] = '.';
+            at_start = 1;
+            continue;
+        }
+        if (at_start && ch >= '0' && ch <= '9') out[k++] = '_';
+        out[k++] = valid_char(ch, 0) ? ch : '_';
+        at_start = 0;
+    }
+    if (k == 0) out[k++] = '_';
+    out[k] = '\0';
+    return out;
+}
+
+static const char *holder(const fmu_schema *s, const char *name) {
+    for (int32_t i = 0; i < s->n_in; i++)
+        if (strcmp(s->in[i].name, name) == 0) return s->in[i].doc;
+    for (int32_t i = 0; i < s->n_out; i++)
+        if (strcmp(s->out[i].name, name) == 0) return s->out[i].doc;
+    return NULL;
+}
+
+int fmu_schema_add(fmu_schema *s, int output, const char *name, const char *doc,
+                   tsr_dtype dtype, int32_t rank, const char *dim_symbol, int64_t dim_size,
+                   uint32_t flags, int32_t var, char *why, size_t n) {
+    int32_t *count = output ? &s->n_out : &s->n_in;
+    if (*count >= s->cap) {
+        snprintf(why, n, "more fields than expected");
+        return TSR_E_LOAD;
+    }
+    const char *other = holder(s, name);
+    if (other) {
+        snprintf(why, n, "two fields come to the name '%s' (%s, and %s)", name, other,
+                 doc ? doc : name);
+        return TSR_E_LOAD;
+    }
+    char *name_copy = own(s, strdup(name));
+    char *doc_copy = doc ? own(s, strdup(doc)) : NULL;
+    if (!name_copy || (doc && !doc_copy)) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    int32_t k = (*count)++;
+    tsr_dim *dim = output ? &s->out_dims[k] : &s->in_dims[k];
+    *dim = (tsr_dim){dim_symbol, dim_size};
+    tsr_field f = {.name = name_copy, .dtype = dtype, .rank = rank,
+                   .dims = rank ? dim : NULL, .flags = flags, .doc = doc_copy};
+    if (output) {
+        s->out[k] = f;
+        s->out_var[k] = var;
+    } else {
+        s->in[k] = f;
+        s->in_var[k] = var;
+    }
+    return 0;
+}
+
+int fmu_schema_add_variable(fmu_schema *s, const fmu_description *d, int output, int32_t var,
+                            tsr_dtype dtype, int32_t rank, const char *dim_symbol,
+                            uint32_t flags, const char *const *taken, char *why, size_t n) {
+    const fmu_variable *v = &d->vars[var];
+    char *name = fmu_field_name(v->name);
+    if (!name) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    for (const char *const *t = taken; t && *t; t++)
+        if (strcmp(*t, name) == 0) {
+            snprintf(why, n,
+                     "the FMU's %s '%s' comes to the name '%s', which the form's own field has",
+                     fmu_causality_name(v->causality), v->name, name);
+            free(name);
+            return TSR_E_LOAD;
+        }
+    char doc[512];
+    snprintf(doc, sizeof doc, "%s %s '%s' (valueReference %u)%s%s", fmu_variability_name(v->variability),
+             fmu_causality_name(v->causality), v->name, (unsigned)v->vr,
+             v->description ? ": " : "", v->description ? v->description : "");
+    int rc = fmu_schema_add(s, output, name, doc, dtype, rank, dim_symbol, -1, flags, var, why,
+                            n);
+    free(name);
+    return rc;
+}
+
+int fmu_schema_default(fmu_schema *s, const double *values, int64_t count, char *why,
+                       size_t n) {
+    tsr_field *f = &s->in[s->n_in - 1];
+    size_t width = f->dtype == TSR_FLOAT64 ? 8 : f->dtype == TSR_INT32 ? 4 : 1;
+    if ((uint64_t)count * width > TSR_MAX_DEFAULT_BYTES) return 0; /* no default: given each time */
+    void *data = own(s, malloc((size_t)(count ? count : 1) * width));
+    if (!data) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        if (f->dtype == TSR_FLOAT64) ((double *)data)[i] = values[i];
+        else if (f->dtype == TSR_INT32) ((int32_t *)data)[i] = (int32_t)values[i];
+        else ((uint8_t *)data)[i] = values[i] != 0;
+    }
+    tsr_array *a = &s->defaults[s->n_in - 1];
+    *a = (tsr_array){.data = data, .dtype = f->dtype, .rank = f->rank};
+    if (f->rank) a->shape[0] = count;
+    f->default_value = a;
+    return 0;
+}
+
+static int parameter_dtype(fmu_type t, tsr_dtype *out) {
+    switch (t) {
+    case FMU_FLOAT64: *out = TSR_FLOAT64; return 1;
+    case FMU_INT32: *out = TSR_INT32; return 1;
+    case FMU_BOOLEAN: *out = TSR_BOOL; return 1;
+    default: return 0;
+    }
+}
+
+int fmu_schema_add_parameters(fmu_schema *s, const fmu_description *d, tsr_component *c,
+                              const char *const *taken, int32_t *vars, int32_t *n_vars,
+                              char *why, size_t n) {
+    for (int32_t i = 0; i < d->n_vars; i++) {
+        const fmu_variable *v = &d->vars[i];
+        if (v->causality != FMU_PARAMETER ||
+            (v->variability != FMU_FIXED && v->variability != FMU_TUNABLE))
+            continue;
+        tsr_dtype dtype;
+        if (v->is_array || !parameter_dtype(v->type, &dtype)) {
+            comp_log(c, TSR_LOG_INFO,
+                     "FMU parameter '%s' (%s%s) is not an input: Tessera takes scalar Float64, "
+                     "Int32 and Boolean parameters; it keeps its start value",
+                     v->name, fmu_type_name(v->type), v->is_array ? " array" : "");
+            continue;
+        }
+        uint32_t flags = dtype == TSR_FLOAT64 ? TSR_FIELD_DIFFERENTIABLE : 0u;
+        int rc = fmu_schema_add_variable(s, d, 0, i, dtype, 0, NULL, flags, taken, why, n);
+        if (!rc && v->has_start) rc = fmu_schema_default(s, &v->start, 1, why, n);
+        if (rc) return rc;
+        vars[(*n_vars)++] = i;
+    }
+    return 0;
+}
+
+int fmu_set_parameters(fmu_instance *fi, const fmu_description *d, const int32_t *vars,
+                       int32_t n_vars, const tsr_array *inputs, char *why, size_t n) {
+    for (int32_t k = 0; k < n_vars; k++) {
+        const fmu_variable *v = &d->vars[vars[k]];
+        const void *data = inputs[k].data;
+        fmi3Status st;
+        const char *fn;
+        if (v->type == FMU_FLOAT64) {
+            st = fi->api->set_float64(fi->handle, &v->vr, 1, data, 1);
+            fn = "fmi3SetFloat64";
+        } else if (v->type == FMU_INT32) {
+            st = fi->api->set_int32(fi->handle, &v->vr, 1, data, 1);
+            fn = "fmi3SetInt32";
+        } else {
+            fmi3Boolean b = *(const uint8_t *)data != 0;
+            st = fi->api->set_boolean(fi->handle, &v->vr, 1, &b, 1);
+            fn = "fmi3SetBoolean";
+        }
+        if (fmu_status(fi, st, fn, why, n)) {
+            size_t used = strlen(why);
+            snprintf(why + used, n - used, " (setting parameter '%s')", v->name);
+            return -1;
+        }
+    }
+    return 0;
+}
