@@ -5,7 +5,8 @@
  *
  * fmi3DoStep splits a step of size h into n = ceil(h / 1e-3) equal
  * classical Runge-Kutta (RK4) substeps, so that any step size (the FMU
- * handles variable ones) is integrated with substeps of at most 1e-3.
+ * handles variable ones) is integrated with substeps of at most 1e-3; a
+ * step of more than 1e9 substeps (h > 1e6) is refused with fmi3Error.
  */
 #include <math.h>
 
@@ -14,6 +15,8 @@
 enum { TIME, X, V, F, K, C, M, X0, V0, N_VARS };
 
 #define MAX_SUBSTEP 1e-3
+/* A step needing more substeps than this is refused rather than run for hours. */
+#define MAX_SUBSTEPS 1e9
 
 static const char *const names[N_VARS] = {
     [TIME] = "time", [X] = "x", [V] = "v", [F] = "F", [K] = "k",
@@ -51,9 +54,15 @@ static void acceleration(const double *p, double x, double v, double *dx, double
 static fmi3Status step(fmu_instance *inst, double t, double h) {
     (void)t;
     double *p = inst->v;
-    double n = ceil(h / MAX_SUBSTEP - 1e-9), dt = h / n;
-    double x = p[X], v = p[V];
-    for (double i = 0; i < n; i++) {
+    double substeps = ceil(h / MAX_SUBSTEP - 1e-9);
+    if (substeps > MAX_SUBSTEPS) {
+        fmu_log(inst, fmi3Error, "%s: fmi3DoStep: a step of %g would take more than %g substeps",
+                inst->name, h, MAX_SUBSTEPS);
+        return fmi3Error;
+    }
+    long n = substeps < 1.0 ? 1 : (long)substeps;
+    double dt = h / (double)n, x = p[X], v = p[V];
+    for (long i = 0; i < n; i++) {
         double k1x, k1v, k2x, k2v, k3x, k3v, k4x, k4v;
         acceleration(p, x, v, &k1x, &k1v);
         acceleration(p, x + 0.5 * dt * k1x, v + 0.5 * dt * k1v, &k2x, &k2v);
