@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,8 +255,31 @@ Test(fmu_describe, numbers_are_read_strictly) {
                         2, "<CoSimulation>: hasEventMode \"maybe\" is not true or false");
     expect_refused_text(HEAD "<DefaultExperiment tolerance=\"-1\"/>" TAIL, 3,
                         "<DefaultExperiment>: tolerance \"-1\" is not positive");
+    expect_refused_text(HEAD "<DefaultExperiment startTime=\"0x10\"/>" TAIL, 3,
+                        "startTime \"0x10\" is not a finite number");
+    expect_refused_text(HEAD "<DefaultExperiment startTime=\"1e\"/>" TAIL, 3,
+                        "startTime \"1e\" is not a finite number");
+    expect_refused_text(HEAD "<DefaultExperiment startTime=\".\"/>" TAIL, 3,
+                        "startTime \".\" is not a finite number");
     expect_refused_text(HEAD "<DefaultExperiment stopTime=\" 1\"/>" TAIL, 3,
                         "stopTime \" 1\" is not a finite number");
+}
+
+/* xs:double's forms, read the same whatever LC_NUMERIC says */
+Test(fmu_describe, reals_take_the_xml_forms_in_any_locale) {
+    static const char xml[] =
+        HEAD "<DefaultExperiment startTime=\"+.5\" stopTime=\"007.250\" tolerance=\"1E-3\" "
+             "stepSize=\"2.\"/>\n" TAIL;
+    setlocale(LC_NUMERIC, "de_DE.UTF-8"); /* where installed: a decimal comma */
+    fmu_description d;
+    char why[512] = "";
+    cr_assert_eq(fmu_describe_text(xml, strlen(xml), "md", &d, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(d.start_time, 0.5);
+    cr_assert_eq(d.stop_time, 7.25);
+    cr_assert_eq(d.tolerance, 1e-3);
+    cr_assert_eq(d.step_size, 2.0);
+    fmu_description_free(&d);
+    setlocale(LC_NUMERIC, "C");
 }
 
 Test(fmu_describe, an_unknown_causality_or_variability_is_refused) {

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codecs/number_text.h"
 #include "tessera/tessera.h"
 
 #define MAX_ELEMENT_DEPTH 64
@@ -172,17 +173,51 @@ static int parse_i64(const char *s, int64_t *out) {
     return 0;
 }
 
-/* A finite real in the C locale's form (strtod's), nothing around it. */
+/* A finite real as xs:double writes it ([+-]digits[.digits][e[+-]digits],
+ * or .digits), nothing around it, read whatever the process's locale
+ * (numtext_real, after rewriting it in JSON's form). 0, or -1. */
 static int parse_real(const char *s, double *out) {
-    const char *c = s[0] == '-' || s[0] == '+' ? s + 1 : s;
-    if (!(isdigit((unsigned char)c[0]) || (c[0] == '.' && isdigit((unsigned char)c[1]))))
-        return -1; /* refuses "inf", "nan", hex and leading space */
-    for (const char *q = c; *q; q++)
-        if (*q == 'x' || *q == 'X') return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0)) return -1;
+    char json[512];
+    size_t o = 0;
+    const char *p = s;
+    if (*p == '-') json[o++] = *p++;
+    else if (*p == '+') p++;
+    while (*p == '0' && isdigit((unsigned char)p[1])) p++; /* JSON has no leading zeros */
+    size_t int_len = 0;
+    while (isdigit((unsigned char)p[int_len])) int_len++;
+    size_t frac_len = 0;
+    int has_point = p[int_len] == '.';
+    if (has_point)
+        while (isdigit((unsigned char)p[int_len + 1 + frac_len])) frac_len++;
+    if (int_len == 0 && frac_len == 0) return -1;
+    if (int_len + frac_len + 8 > sizeof json - o - 16) return -1;
+    if (int_len == 0) json[o++] = '0';
+    memcpy(json + o, p, int_len);
+    o += int_len;
+    p += int_len;
+    if (has_point) {
+        p++;
+        if (frac_len) {
+            json[o++] = '.';
+            memcpy(json + o, p, frac_len);
+            o += frac_len;
+            p += frac_len;
+        }
+    }
+    if (*p == 'e' || *p == 'E') {
+        json[o++] = 'e';
+        p++;
+        if (*p == '+' || *p == '-') json[o++] = *p++;
+        size_t exp_len = 0;
+        while (isdigit((unsigned char)p[exp_len])) exp_len++;
+        if (exp_len == 0 || exp_len > 8) return -1;
+        memcpy(json + o, p, exp_len);
+        o += exp_len;
+        p += exp_len;
+    }
+    if (*p) return -1;
+    double v;
+    if (numtext_real(json, o, &v) != 0 || !isfinite(v)) return -1;
     *out = v;
     return 0;
 }
