@@ -355,3 +355,49 @@ Test(fmu_archive, a_corrupted_byte_in_a_stored_entry_fails_its_crc) {
     cr_assert_eq(count_scratch_folders(), 0);
     cr_assert_eq(count_strays(), 0);
 }
+
+static void put_le32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Every local and central header of the archive made to declare `size`
+ * bytes unpacked (the compressed data left as it is). */
+static void declare_size(const char *path, uint32_t size) {
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    static unsigned char bytes[1 << 16];
+    size_t len = fread(bytes, 1, sizeof bytes, f);
+    cr_assert_lt(len, sizeof bytes);
+    int patched = 0;
+    for (size_t i = 0; i + 46 <= len; i++) {
+        if (memcmp(bytes + i, "PK\3\4", 4) == 0 && memcmp(bytes + i + 30, "resources/", 10) == 0) {
+            put_le32(bytes + i + 22, size);
+            patched++;
+        } else if (memcmp(bytes + i, "PK\1\2", 4) == 0 &&
+                   memcmp(bytes + i + 46, "resources/", 10) == 0) {
+            put_le32(bytes + i + 24, size);
+            patched++;
+        }
+    }
+    cr_assert_eq(patched, 2, "the entry's two headers");
+    cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
+    cr_assert_eq(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+}
+
+Test(fmu_archive, a_header_that_understates_an_entry_does_not_get_past_the_limit) {
+    static char big[8192];
+    memset(big, 'z', sizeof big);
+    zentry es[] = {{.name = "modelDescription.xml", .data = md_xml, .stored = 1},
+                   {.name = "resources/big.bin", .data = big, .len = sizeof big}};
+    char path[PATH_MAX], why[512] = "";
+    make_zip("lying.fmu", es, 2, path, sizeof path);
+    declare_size(path, 10);
+    fmu_unpacked u = {0};
+    cr_assert_eq(fmu_unpack(path, 1000, &u, why, sizeof why), TSR_E_LOAD, "%s", why);
+    cr_assert(strstr(why, "entry 'resources/big.bin' holds more than the 10 bytes its header declares"),
+              "%s", why);
+    cr_assert_null(u.dir);
+    cr_assert_eq(count_scratch_folders(), 0);
+    cr_assert_eq(count_strays(), 0);
+}
