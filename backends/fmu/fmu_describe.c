@@ -424,7 +424,7 @@ static int read_start(parse *ps, const char *shown, fmu_type t, const char *text
             int64_t lo = INT64_MIN, hi = INT64_MAX, s = 0;
             if (t == FMU_INT8) lo = INT8_MIN, hi = INT8_MAX;
             if (t == FMU_INT16) lo = INT16_MIN, hi = INT16_MAX;
-            if (t == FMU_INT32 || t == FMU_ENUMERATION) lo = INT32_MIN, hi = INT32_MAX;
+            if (t == FMU_INT32) lo = INT32_MIN, hi = INT32_MAX; /* Enumeration: xs:long */
             ok = parse_i64(tok, &s) == 0 && s >= lo && s <= hi;
             v = (double)s;
         }
