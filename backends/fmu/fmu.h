@@ -13,8 +13,10 @@
  *   fmu_simulate.c  the Model Exchange trajectory form: integrated here
  *                   with CVODES over a grid t
  *   fmu_sensitivity.c  its jvp and vjp: CVODES forward sensitivities
+ *   fmu_sim_run.c   what those two share (fmu_sim.h)
  *   fmu_fields.c    the schema the forms share: field names from variables,
- *                   scalar parameters with their start values as defaults
+ *                   scalar parameters with their start values as defaults,
+ *                   the trajectories' grid, the Model Exchange states
  *   fmu_backend.c   claims, open (form from the path's #fragment), close */
 #ifndef TESSERA_BACKENDS_FMU_H
 #define TESSERA_BACKENDS_FMU_H

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The schema the FMU forms share (fmu.h): fields named after the FMU's
- * variables, scalar parameters with their start values as defaults, the
- * trajectory forms' grid t (its default and its checks), and setting those
+ * variables (of up to two dims), scalar parameters with their start values
+ * as defaults, the trajectory forms' grid t (its default and its checks),
+ * the Model Exchange states paired with their derivatives, and setting the
  * parameters on an instance. */
 #include <math.h>
 #include <stdio.h>

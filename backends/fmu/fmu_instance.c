@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* An FMU instance (fmu.h): made with the component's log as the FMU's
- * logger, and every status an FMU function returns read in one place.
+ * logger, every status an FMU function returns read in one place, and
+ * Model Exchange's event iteration.
  * What the FMU logs at Warning or worse is kept as well, so that a
  * failing call can say what the FMU said. */
 #include <stdio.h>

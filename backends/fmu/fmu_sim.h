@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The #simulate form's pieces (fmu.h): one simulation as CVODES runs it
- * (fmu_simulate.c) and its forward sensitivities for jvp and vjp
- * (fmu_sensitivity.c). */
+ * (fmu_simulate.c), its forward sensitivities for jvp and vjp
+ * (fmu_sensitivity.c), and what both use (fmu_sim_run.c). */
 #ifndef TESSERA_BACKENDS_FMU_SIM_H
 #define TESSERA_BACKENDS_FMU_SIM_H
 
@@ -54,7 +54,8 @@ typedef struct fmu_run {
     double *seed, *dy;     /* scratch: nx + n_wp, and n_outputs */
 } fmu_run;
 
-/* Put the instance at time t with states x. 0, or -1 with why. */
+/* fmu_sim_run.c: put the instance at time t with states x. 0, or -1
+ * with why. */
 int fmu_run_point(fmu_run *r, double t, const double *x, char *why, size_t n);
 
 /* Sensitivities: set up from the jvp or vjp's arguments (which
@@ -67,8 +68,11 @@ int fmu_sens_restart(fmu_run *r, double t, char *why, size_t n);
 int fmu_sens_point(fmu_run *r, int64_t k, char *why, size_t n);
 void fmu_sens_free(fmu_run *r);
 
-/* A CVODES call's failure in words: the flag's name, with CVODES' own
- * message. */
+/* fmu_sim_run.c: a CVODES call's failure in words (the flag's name, with
+ * CVODES' own message), and CVODES' error handler that keeps that message
+ * in r->cvode_said (the library writes nothing to stderr). */
 void fmu_cvode_failed(fmu_run *r, int flag, const char *fn, char *why, size_t n);
+void fmu_cvode_message(int code, const char *module, const char *function, char *msg,
+                       void *user);
 
 #endif

@@ -47,15 +47,6 @@ static int fail(tsr_ctx *ctx, const char *why) {
     return -1;
 }
 
-int fmu_run_point(fmu_run *r, double t, const double *x, char *why, size_t n) {
-    fmu_model *m = r->m;
-    const fmu_api *api = m->inst.api;
-    if (fmu_status(&m->inst, api->set_time(m->inst.handle, t), "fmi3SetTime", why, n)) return -1;
-    return fmu_status(&m->inst,
-                      api->set_continuous_states(m->inst.handle, x, (size_t)m->n_states),
-                      "fmi3SetContinuousStates", why, n);
-}
-
 /* CVODES' right-hand side: the FMU's state derivatives at (t, y). */
 static int rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
     fmu_run *r = user;
@@ -109,24 +100,6 @@ failed:
     r->failed = 1;
     r->failed_at = t;
     return -1;
-}
-
-static void cvode_message(int code, const char *module, const char *function, char *msg,
-                          void *user) {
-    (void)code;
-    (void)module;
-    fmu_run *r = user;
-    snprintf(r->cvode_said, sizeof r->cvode_said, "%s: %s", function ? function : "CVODES",
-             msg ? msg : "");
-}
-
-void fmu_cvode_failed(fmu_run *r, int flag, const char *fn, char *why, size_t n) {
-    char *name = CVodeGetReturnFlagName(flag); /* malloc'd */
-    snprintf(why, n, "%s failed with %s%s%s", fn, name ? name : "an unknown flag",
-             r->cvode_said[0] ? " (" : "", r->cvode_said[0] ? r->cvode_said : "");
-    size_t used = strlen(why);
-    if (r->cvode_said[0] && used + 1 < n) snprintf(why + used, n - used, ")");
-    free(name);
 }
 
 /* The inputs' values at grid point k (those given); *changed: one differs
@@ -216,7 +189,7 @@ static int make_integrator(fmu_run *r, double t0, char *why, size_t n) {
         return -1;
     }
     memcpy(N_VGetArrayPointer(r->y), r->a->inputs[SIM_X0].data, (size_t)nx * sizeof(double));
-    int flag = CVodeSetErrHandlerFn(r->cvode, cvode_message, r);
+    int flag = CVodeSetErrHandlerFn(r->cvode, fmu_cvode_message, r);
     const char *fn = "CVodeSetErrHandlerFn";
     if (flag == CV_SUCCESS) flag = CVodeInit(r->cvode, rhs, t0, r->y), fn = "CVodeInit";
     if (flag == CV_SUCCESS) flag = CVodeSetUserData(r->cvode, r), fn = "CVodeSetUserData";
