@@ -4,9 +4,9 @@
  * mode, against a fine fixed-step RK4 integration of the same ODE and of
  * its variational equations (the forward sensitivities, independently of
  * the FMU's derivatives); the x field's two dims; jvp and vjp agreeing
- * with each other (w . J v both ways); and the refusals: a grid that is not
- * increasing, a non-finite x0, a step budget the integration exceeds, a
- * bad config. */
+ * with each other (w . J v both ways); cancellation; and the refusals: a
+ * grid that is not increasing, a non-finite x0, a step budget the
+ * integration exceeds, a bad config. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -238,4 +238,32 @@ Test(fmu_simulate, a_bad_config_is_refused_at_open_naming_the_key) {
         assert_contains(err.message, keys[k]);
         tsr_options_free(o);
     }
+}
+
+static int cancel_now(void *user) {
+    (*(int *)user)++;
+    return 1;
+}
+
+Test(fmu_simulate, a_cancelled_simulation_stops_at_its_next_poll_and_the_next_runs) {
+    tsr_component *c = open_ok(VDP, NULL);
+    enum { LONG = 200001 };
+    double *t = malloc(LONG * sizeof *t);
+    cr_assert_not_null(t);
+    for (int k = 0; k < LONG; k++) t[k] = 0.1 * k;
+    tsr_call *call = new_call(c, TSR_EP_APPLY);
+    bind_ok(call, "t", f64_vec(t, LONG));
+    int checks = 0;
+    cr_assert_eq(tsr_call_set_cancel_check(call, cancel_now, &checks, 1), 0);
+    const char *msg = run_fails(call, TSR_E_CANCELLED);
+    assert_contains(msg, "the plugin failed: cancelled");
+    cr_assert(checks >= 1, "the simulation never polled for cancellation");
+    tsr_call_free(call);
+    make_grid();
+    call = new_call(c, TSR_EP_APPLY);
+    bind_ok(call, "t", f64_vec(grid, N));
+    run_ok(call);
+    tsr_call_free(call);
+    free(t);
+    tsr_close(c);
 }

@@ -94,7 +94,8 @@ int fmu_sens_setup(fmu_run *r, char *why, size_t n) {
         r->known[i] = m->d.vars[m->states[i]].vr;
         r->der_vr[i] = m->d.vars[m->derivatives[i]].vr;
     }
-    for (int32_t j = 0; j < r->n_wp; j++) r->known[nx + (size_t)j] = m->d.vars[m->params[r->wp[j]]].vr;
+    for (int32_t j = 0; j < r->n_wp; j++)
+        r->known[nx + (size_t)j] = m->d.vars[m->params[r->wp[j]]].vr;
     for (size_t j = 0; j < ny; j++) r->out_vr[j] = m->d.vars[m->outputs[j]].vr;
     if (jvp) {
         memcpy(r->pseed, tangent, (size_t)r->n_wp * sizeof *r->pseed);

@@ -87,9 +87,9 @@ static int jacobian(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix jac, void 
     if (fmu_run_point(r, t, N_VGetArrayPointer(y), r->why, sizeof r->why)) goto failed;
     for (size_t j = 0; j < nx; j++) {
         unit[j] = 1.0;
-        fmi3Status s = m->inst.api->get_directional_derivative(
-            m->inst.handle, unknown, nx, known, nx, unit, nx, SUNDenseMatrix_Column(jac, (sunindextype)j),
-            nx);
+        double *column = SUNDenseMatrix_Column(jac, (sunindextype)j);
+        fmi3Status s = m->inst.api->get_directional_derivative(m->inst.handle, unknown, nx, known,
+                                                               nx, unit, nx, column, nx);
         unit[j] = 0.0;
         if (fmu_status(&m->inst, s, "fmi3GetDirectionalDerivative (the Jacobian)", r->why,
                        sizeof r->why))
@@ -280,6 +280,10 @@ static int simulate(fmu_run *r, char *why, size_t n) {
     if (initialise(r, g, len, why, n) || make_integrator(r, g[0], why, n)) return -1;
     if (record(r, 0, N_VGetArrayPointer(r->y), why, n)) return -1;
     for (int64_t k = 0; k + 1 < len; k++) {
+        if (tsr_ctx_cancelled(r->ctx)) {
+            r->cancelled = 1;
+            return -1;
+        }
         if (advance(r, g, k, why, n)) return -1;
         int restart = 0, changed = 0;
         double *y = N_VGetArrayPointer(r->y);
@@ -294,10 +298,6 @@ static int simulate(fmu_run *r, char *why, size_t n) {
             return -1;
         }
         if (r->ns && fmu_sens_restart(r, g[k + 1], why, n)) return -1;
-        if (tsr_ctx_cancelled(r->ctx)) {
-            r->cancelled = 1;
-            return -1;
-        }
     }
     return fmu_status(&m->inst, m->inst.api->terminate(m->inst.handle), "fmi3Terminate", why, n);
 }
