@@ -3,8 +3,9 @@
  * project's vanderpol FMU integrated by the library (CVODES) in every
  * mode, against a fine fixed-step RK4 integration of the same ODE and of
  * its variational equations (the forward sensitivities, independently of
- * the FMU's derivatives); the x field's two dims; jvp and vjp agreeing
- * with each other (w . J v both ways); cancellation; and the refusals: a
+ * the FMU's derivatives), and the jacobian's blocks the same way; the x
+ * field's two dims; jvp and vjp agreeing with each other (w . J v both
+ * ways); cancellation; and the refusals: a
  * grid that is not increasing, a non-finite x0, a step budget the
  * integration exceeds, a bad config. */
 #include <criterion/criterion.h>
@@ -115,6 +116,50 @@ Test(fmu_simulate, trajectory_and_jvp_match_rk4_and_the_variational_equations_is
 }
 Test(fmu_simulate, trajectory_and_jvp_match_rk4_and_the_variational_equations_in_a_worker) {
     check_trajectory_and_jvp(TSR_MODE_WORKER);
+}
+
+static void check_jacobian(tsr_mode mode) {
+    make_grid();
+    tsr_component *c = open_tight(mode);
+    double x0[2] = {1.2, -0.3}, mu = 1.3;
+    const char *in[] = {"x0", "mu"}, *out[] = {"x", "y"};
+    tsr_call *call = new_call(c, TSR_EP_JACOBIAN);
+    bind_ok(call, "t", f64_vec(grid, N));
+    bind_ok(call, "x0", f64_vec(x0, 2));
+    bind_ok(call, "mu", f64_scalar(&mu));
+    wrt_ok(call, in, 2, out, 2);
+    run_ok(call);
+    /* results[o * 2 + i]: x/x0 (N, 2, 2), x/mu (N, 2), y/x0 (N, 2), y/mu (N) */
+    const tsr_array *xx0 = tsr_call_result(call, 0), *xmu = tsr_call_result(call, 1);
+    const tsr_array *yx0 = tsr_call_result(call, 2), *ymu = tsr_call_result(call, 3);
+    cr_assert(xx0->rank == 3 && xx0->shape[0] == N && xx0->shape[1] == 2 && xx0->shape[2] == 2);
+    cr_assert(xmu->rank == 2 && ymu->rank == 1 && yx0->rank == 2);
+    double want[3][N][4];
+    double e[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    for (int col = 0; col < 3; col++) reference(x0, mu, e[col], e[col][2], 0.25, want[col]);
+    for (int k = 0; k < N; k++) {
+        for (int row = 0; row < 2; row++) {
+            for (int col = 0; col < 2; col++)
+                cr_assert(fabs(at(xx0, (k * 2 + row) * 2 + col) - want[col][k][2 + row]) < 1e-6,
+                          "%s: d x[%d,%d] / d x0[%d] = %.12g, want %.12g", mode_names[mode], k,
+                          row, col, at(xx0, (k * 2 + row) * 2 + col), want[col][k][2 + row]);
+            cr_assert(fabs(at(xmu, k * 2 + row) - want[2][k][2 + row]) < 1e-6,
+                      "%s: d x[%d,%d] / d mu = %.12g, want %.12g", mode_names[mode], k, row,
+                      at(xmu, k * 2 + row), want[2][k][2 + row]);
+        }
+        for (int col = 0; col < 2; col++)
+            cr_assert_eq(at(yx0, k * 2 + col), at(xx0, (k * 2) * 2 + col), "y = x0");
+        cr_assert_eq(at(ymu, k), at(xmu, k * 2), "y = x0");
+    }
+    tsr_call_free(call);
+    tsr_close(c);
+}
+
+Test(fmu_simulate, jacobian_matches_the_variational_equations_inproc) {
+    check_jacobian(TSR_MODE_INPROC);
+}
+Test(fmu_simulate, jacobian_matches_the_variational_equations_in_a_worker) {
+    check_jacobian(TSR_MODE_WORKER);
 }
 
 Test(fmu_simulate, vjp_is_the_transpose_of_jvp) {

@@ -9,8 +9,9 @@
  * parameters as knowns. jvp integrates one sensitivity, along the tangent,
  * and writes it out; vjp integrates one per differentiated scalar (each x0
  * component, each Float64 parameter named) and contracts each with the
- * cotangent, point by point. The sensitivities take the states' error
- * control and tolerances. */
+ * cotangent, point by point; jacobian integrates the same and writes each
+ * out as a column. The sensitivities take the states' error control and
+ * tolerances. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +85,13 @@ int fmu_sens_setup(fmu_run *r, char *why, size_t n) {
     size_t ny = (size_t)m->n_outputs;
     r->pseed = calloc(ns * nwp, sizeof *r->pseed);
     r->target = calloc(ns, sizeof *r->target);
+    r->arg = calloc(ns, sizeof *r->arg);
+    r->comp = calloc(ns, sizeof *r->comp);
     r->known = calloc(2 * nx + nwp + ny, sizeof *r->known);
     r->seed = calloc(nx + nwp, sizeof *r->seed);
     r->dy = calloc(ny + 1, sizeof *r->dy);
-    if (!r->pseed || !r->target || !r->known || !r->seed || !r->dy) goto nomem;
+    if (!r->pseed || !r->target || !r->arg || !r->comp || !r->known || !r->seed || !r->dy)
+        goto nomem;
     r->der_vr = r->known + nx + (size_t)r->n_wp;
     r->out_vr = r->der_vr + nx;
     for (size_t i = 0; i < nx; i++) {
@@ -100,15 +104,21 @@ int fmu_sens_setup(fmu_run *r, char *why, size_t n) {
     if (jvp) {
         memcpy(r->pseed, tangent, (size_t)r->n_wp * sizeof *r->pseed);
     } else {
+        /* vjp adds up into its results; every element of a jacobian's is
+         * written, zeroed all the same */
         for (int32_t k = 0; k < a->n_results; k++)
             memset(a->results[k].data, 0, elements(&a->results[k]) * sizeof(double));
-        for (int32_t i = 0; i < r->n_x0; i++)
-            r->target[i] = (double *)a->results[r->x0_arg].data + i;
+        for (int32_t i = 0; i < r->n_x0; i++) {
+            r->arg[i] = r->x0_arg;
+            r->comp[i] = i;
+        }
         for (int32_t j = 0; j < r->n_wp; j++) {
             int32_t i = r->n_x0 + j;
             r->pseed[(size_t)i * (size_t)r->n_wp + (size_t)j] = 1.0;
-            r->target[i] = a->results[param_arg[j]].data;
+            r->arg[i] = param_arg[j];
         }
+        for (int32_t i = 0; i < r->ns && a->endpoint == TSR_EP_VJP; i++)
+            r->target[i] = (double *)a->results[r->arg[i]].data + r->comp[i];
     }
     free(tangent);
     free(param_arg);
@@ -155,6 +165,24 @@ int fmu_sens_restart(fmu_run *r, double t, char *why, size_t n) {
     return -1;
 }
 
+/* Sensitivity i at grid point k into the jacobian's blocks: d out / d in
+ * has shape (*out_shape, *in_shape), so element comp of the input is the
+ * last index. */
+static void jacobian_columns(fmu_run *r, int i, int64_t k, const double *s) {
+    const tsr_args *a = r->a;
+    size_t nx = (size_t)r->m->n_states;
+    size_t in_size = r->arg[i] == r->x0_arg ? nx : 1, c = (size_t)r->comp[i];
+    for (int32_t o = 0; o < a->n_wrt_out; o++) {
+        int32_t f = a->wrt_out[o];
+        double *block = a->results[o * a->n_wrt_in + r->arg[i]].data;
+        if (f == SIM_X)
+            for (size_t row = 0; row < nx; row++)
+                block[((size_t)k * nx + row) * in_size + c] = s[row];
+        else
+            block[(size_t)k * in_size + c] = r->dy[f - SIM_X - 1];
+    }
+}
+
 int fmu_sens_point(fmu_run *r, int64_t k, char *why, size_t n) {
     fmu_model *m = r->m;
     const tsr_args *a = r->a;
@@ -181,6 +209,10 @@ int fmu_sens_point(fmu_run *r, int64_t k, char *why, size_t n) {
             if (fmu_status(&m->inst, st, "fmi3GetDirectionalDerivative (the outputs)", why, n))
                 return -1;
         }
+        if (a->endpoint == TSR_EP_JACOBIAN) {
+            jacobian_columns(r, i, k, s);
+            continue;
+        }
         double sum = 0.0;
         for (int32_t o = 0; o < a->n_wrt_out; o++) {
             int32_t f = a->wrt_out[o];
@@ -205,12 +237,15 @@ void fmu_sens_free(fmu_run *r) {
     free(r->wp);
     free(r->pseed);
     free(r->target);
+    free(r->arg);
+    free(r->comp);
     free(r->known);
     free(r->seed);
     free(r->dy);
     r->wp = NULL;
     r->pseed = NULL;
     r->target = NULL;
+    r->arg = r->comp = NULL;
     r->known = NULL;
     r->seed = r->dy = NULL;
 }

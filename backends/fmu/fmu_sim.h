@@ -40,7 +40,7 @@ typedef struct fmu_run {
     char why[1024];
     char cvode_said[512];  /* CVODES' last message (its error handler) */
     /* sensitivities (fmu_sensitivity.c); ns 0: none. jvp: one, along the
-     * tangent; vjp: one per differentiated scalar, x0's first */
+     * tangent; vjp and jacobian: one per differentiated scalar, x0's first */
     int ns;
     N_Vector *ys;
     int32_t x0_arg;        /* the index of x0 in wrt_in, or -1 */
@@ -48,6 +48,7 @@ typedef struct fmu_run {
     int32_t n_wp, *wp;     /* the Float64 parameters seeded, indices into m->params */
     double *pseed;         /* ns rows of n_wp: each sensitivity's parameter seed */
     double **target;       /* vjp: where each sensitivity's contraction adds up */
+    int32_t *arg, *comp;   /* vjp, jacobian: each sensitivity's wrt_in index and element */
     fmi3ValueReference *known;   /* states, then the parameters wp (nx + n_wp) */
     fmi3ValueReference *der_vr;  /* the state derivatives (nx) */
     fmi3ValueReference *out_vr;  /* the Float64 outputs (n_outputs) */
@@ -58,7 +59,7 @@ typedef struct fmu_run {
  * with why. */
 int fmu_run_point(fmu_run *r, double t, const double *x, char *why, size_t n);
 
-/* Sensitivities: set up from the jvp or vjp's arguments (which
+/* Sensitivities: set up from the jvp, vjp or jacobian's arguments (which
  * sensitivities, their seeds; vjp results zeroed), started on the
  * integrator at t0, restarted after a reinitialisation, read at grid point
  * k (the instance at (t[k], x[k])) into the results, and freed. */

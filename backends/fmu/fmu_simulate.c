@@ -21,10 +21,12 @@
  * grid's points as stop times. Tolerances: rtol = DefaultExperiment's
  * tolerance (else 1e-6; the config key "rtol" overrides it), atol = rtol *
  * 1e-3; at most 100000 steps an interval (config "max_steps"). An input
- * that changes at a grid point restarts the integrator there. jvp and vjp
- * come from CVODES' forward sensitivities (fmu_sensitivity.c) when the FMU
- * has directional derivatives, else from the library's central
- * differences of apply (parallel over workers=N). */
+ * that changes at a grid point restarts the integrator there. jvp, vjp and
+ * jacobian come from CVODES' forward sensitivities (fmu_sensitivity.c)
+ * over x0 and the Float64 parameters when the FMU has directional
+ * derivatives (the input variables' trajectories are then not
+ * differentiable), else from the library's central differences of apply
+ * (parallel over workers=N). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -307,7 +309,8 @@ static int simulate_endpoint(tsr_ctx *ctx, const tsr_args *a) {
     fmu_run r = {.m = m, .sim = m->sim, .ctx = ctx, .a = a};
     char why[TSR_ERRMSG_MAX - 128];
     int rc;
-    if (a->endpoint == TSR_EP_APPLY || a->endpoint == TSR_EP_JVP || a->endpoint == TSR_EP_VJP)
+    if (a->endpoint == TSR_EP_APPLY || a->endpoint == TSR_EP_JVP || a->endpoint == TSR_EP_VJP ||
+        a->endpoint == TSR_EP_JACOBIAN)
         rc = simulate(&r, why, sizeof why);
     else {
         snprintf(why, sizeof why, "the simulate form does not serve %s",
@@ -477,7 +480,7 @@ int fmu_simulate_build(fmu_model *m, char *why, size_t n) {
                            .n_outputs = s->n_out,
                            .apply = simulate_endpoint};
     if (m->inst.api->get_directional_derivative)
-        m->desc.jvp = m->desc.vjp = simulate_endpoint;
+        m->desc.jvp = m->desc.vjp = m->desc.jacobian = simulate_endpoint;
     else
         m->desc.fd_method = TSR_FD_CENTRAL;
     return 0;

@@ -2,8 +2,10 @@
 """The '#simulate' form of a Model Exchange FMU: the FMU integrated by the
 library with CVODES over a grid t. Its trajectory is checked against
 FMPy's own simulation and against SciPy's integration of the same ODE, its
-jvp and vjp (CVODES forward sensitivities over fmi3GetDirectionalDerivative)
-against central differences of apply, in process and in a worker, and its
+jvp, vjp and jacobian (CVODES forward sensitivities over
+fmi3GetDirectionalDerivative) against central differences of apply, in
+process and in a worker, with `tessera check-gradients`, the central
+differences an FMU without directional derivatives gets, and its
 refusals: a bad grid, a non-finite x0, a step budget the integration
 exceeds, a bad config."""
 
@@ -55,7 +57,7 @@ def test_simulate_schema_has_grid_states_parameter_and_output(sim):
     assert names[:2] == ["t", "x0"] and "mu" in names
     outs = {f.name: f for f in comp.schema.outputs}
     assert set(outs) >= {"x", "y"}
-    assert set(comp.endpoints) >= {"apply", "jvp", "vjp"}
+    assert set(comp.endpoints) >= {"apply", "jvp", "vjp", "jacobian"}
 
 
 def test_simulate_is_the_default_form_without_cosimulation(sim):
@@ -154,6 +156,19 @@ def test_simulate_vjp_matches_central_differences(sim, mode):
     np.testing.assert_allclose(float(np.asarray(got["mu"])), want[2], rtol=1e-4, atol=1e-7)
 
 
+@pytest.mark.parametrize("mode", ["inproc", "worker"])
+def test_simulate_jacobian_matches_central_differences(sim, mode):
+    comp = sim(mode)
+    got = comp.jacobian({"t": T, "x0": X0, "mu": MU}, ["x0", "mu"], ["x", "y"])
+    for j, (v_x0, v_mu) in enumerate((([1.0, 0.0], 0.0), ([0.0, 1.0], 0.0))):
+        dx, dy = central(comp, np.array(v_x0), v_mu)
+        np.testing.assert_allclose(np.asarray(got["x"]["x0"])[:, :, j], dx, rtol=1e-4, atol=1e-7)
+        np.testing.assert_allclose(np.asarray(got["y"]["x0"])[:, j], dy, rtol=1e-4, atol=1e-7)
+    dx, dy = central(comp, np.zeros(2), 1.0)
+    np.testing.assert_allclose(np.asarray(got["x"]["mu"]), dx, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(got["y"]["mu"]), dy, rtol=1e-4, atol=1e-7)
+
+
 def test_simulate_vjp_of_one_output_over_mu_only(sim):
     comp = sim()
     w_y = np.zeros(len(T))
@@ -170,9 +185,11 @@ def test_simulate_passes_check_gradients():
     # The step: apply's own error (an adaptive integrator's) over h must stay
     # below the check's tolerance.
     run = subprocess.run([str(TESSERA), "check-gradients", SIM, payload, "--config", "rtol=1e-12",
-                          "--eps", "1e-4", "--endpoints", "jvp,vjp"],
-                         capture_output=True, text=True, timeout=300)
+                          "--eps", "1e-4"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
+    for endpoint in ("jvp", "vjp", "jacobian"):
+        assert any(line.split()[:1] == [endpoint] and "not checked" not in line
+                   for line in run.stdout.splitlines()), run.stdout
 
 
 @pytest.fixture
