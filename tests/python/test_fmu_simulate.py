@@ -274,6 +274,35 @@ def test_simulate_stiff_case_over_the_step_budget_names_cvode_flag(sim, capfd):
     assert np.all(np.isfinite(np.asarray(out["x"])))
 
 
+@pytest.fixture
+def unknown_derivative(tmp_path):
+    """vanderpol unpacked with der(x0) renumbered in its description: the
+    binary's directional derivatives then return Error for that
+    valueReference, which the integration's Jacobian asks for."""
+    folder = tmp_path / "vanderpol_renumbered.fmu"
+    with zipfile.ZipFile(FMU) as z:
+        z.extractall(folder)
+    xml = folder / "modelDescription.xml"
+    text = xml.read_text()
+    for old in ('name="der(x0)" valueReference="2"', '<ContinuousStateDerivative valueReference="2"',
+                '<InitialUnknown valueReference="2"'):
+        assert old in text
+        text = text.replace(old, old.replace('"2"', '"70"'))
+    xml.write_text(text)
+    return f"{folder}#simulate"
+
+
+def test_simulate_an_fmu_error_inside_the_integration_fails_with_its_message(
+        sim, unknown_derivative):
+    comp = sim(path=unknown_derivative)
+    for _ in range(2):  # and again: the instance is reset, not left half-way
+        with pytest.raises(tessera.TesseraError) as e:
+            comp.apply({"t": T})
+        msg = str(e.value)
+        assert "fmi3GetDirectionalDerivative (the Jacobian) returned Error" in msg, msg
+        assert "70" in msg and "at t = " in msg, msg
+
+
 @pytest.mark.parametrize("key, value", [("rtol", "abc"), ("rtol", "-1"), ("max_steps", "0.5"),
                                         ("rtol", "2")])
 def test_simulate_refuses_a_bad_config_naming_the_key(key, value):
