@@ -40,12 +40,16 @@ def grid(start: float, stop: float, interval: float) -> np.ndarray:
 def held_signal(name: str, t: np.ndarray, values: np.ndarray) -> np.ndarray:
     """A piecewise-constant input for FMPy: values[k] over [t[k], t[k+1]).
 
-    FMPy interpolates a Float64 input linearly between the rows of its
-    table, except at a time given twice, where it takes the second row
-    (the value after the event). So each inner point t[k] is written twice:
-    (t[k], values[k-1]) ends the previous interval and (t[k], values[k])
-    starts the next, and at every communication point FMPy sets values[k],
-    held for the step, as Tessera does."""
+    FMPy (0.3.x, FMI 3.0 Co-Simulation without event mode or input
+    derivatives) sets an input once per communication point, before that
+    fmi3DoStep, to its table's value there: linear interpolation between
+    rows, and at a time given twice the second row (the value after the
+    event). Each inner point t[k] is written twice, (t[k], values[k-1])
+    ending the previous interval and (t[k], values[k]) starting the next,
+    so the table itself is piecewise constant and FMPy sets values[k] at
+    t[k], held for the step, as Tessera does. (With one row per grid point
+    FMPy would set the same values, since it samples only at the grid's
+    points; the doubled rows keep the meaning if the grids differ.)"""
     rows = [(t[0], values[0])]
     for k in range(1, len(t)):
         rows.append((t[k], values[k - 1]))

@@ -76,6 +76,36 @@ def test_a_held_piecewise_constant_force_moves_the_spring_as_in_fmpy(opened, mod
     assert np.max(np.abs(free["x"] - ours["x"])) > 1e-3
 
 
+def test_fmpys_held_table_sets_one_force_per_step(tmp_path):
+    """The convention held_signal relies on, checked on FMPy itself: its
+    simulate_fmu with that table is a loop that sets F[k], reads x and
+    takes one fmi3DoStep, written here with FMPy's low-level API."""
+    import fmpy
+    from fmpy.fmi3 import FMU3Slave
+    path = fmu_path("spring")
+    t = grid(0.0, 1.0, 0.05)
+    force = np.random.default_rng(5).uniform(-2.0, 2.0, size=t.shape)
+    ref = fmpy_simulate(path, t, SPRING, ["x"], signal=held_signal("F", t, force))
+    md = fmpy.read_model_description(str(path))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    fmpy.extract(str(path), str(tmp_path))
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=str(tmp_path), modelIdentifier="spring",
+                    instanceName="spring")
+    fmu.instantiate()
+    fmu.setFloat64([vr[k] for k in SPRING], list(SPRING.values()))
+    fmu.enterInitializationMode(startTime=t[0], stopTime=t[-1])
+    fmu.exitInitializationMode()
+    x = []
+    for k in range(len(t)):
+        fmu.setFloat64([vr["F"]], [force[k]])
+        x.append(fmu.getFloat64([vr["x"]])[0])
+        if k + 1 < len(t):
+            fmu.doStep(t[k], t[k + 1] - t[k])
+    fmu.terminate()
+    fmu.freeInstance()
+    np.testing.assert_array_equal(ref["x"], x)
+
+
 def test_a_constant_force_and_a_force_left_out_agree_with_fmpy(opened):
     spring = opened(fmu_path("spring"))
     t = grid(0.0, 2.0, 0.1)
