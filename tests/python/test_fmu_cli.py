@@ -195,7 +195,7 @@ def test_check_gradients_without_the_optional_force_names_it():
 # ---- serve ----------------------------------------------------------------------------
 
 
-def test_served_spring_answers_tesseract_cores_client():
+def test_served_spring_answers_tesseract_cores_client_apply_and_jvp():
     from tesseract_core import Tesseract
     t = grid(0.0, 2.0, 0.1)
     params = {**SPRING, "k": 3.0}
@@ -203,10 +203,19 @@ def test_served_spring_answers_tesseract_cores_client():
     try:
         client = Tesseract.from_url(served.url)
         remote = client.apply({"t": t, **{k: np.array(v) for k, v in params.items()}})
+        inputs = {"t": t, **params}
+        tangent = {"k": np.array(1.0)}
+        remote_jvp = client.jacobian_vector_product(
+            {"t": t, **{k: np.array(v) for k, v in params.items()}}, jvp_inputs=["k"],
+            jvp_outputs=["x"], tangent_vector=tangent)
         with tessera.load(str(fmu_path("spring"))) as local:
-            want = local.apply({"t": t, **params})
+            want = local.apply(inputs)
+            want_jvp = local.jvp(inputs, ["k"], ["x"], tangent)
         for name in ("x", "v"):
             np.testing.assert_array_equal(remote[name], want[name])
+        # d x / d k by the library's central differences, on either side of HTTP
+        np.testing.assert_allclose(remote_jvp["x"], want_jvp["x"], rtol=1e-12, atol=1e-14)
+        assert np.max(np.abs(want_jvp["x"])) > 1e-2
     finally:
         code, output = served.stop()
     assert code == 0, output

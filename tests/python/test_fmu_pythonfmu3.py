@@ -43,11 +43,17 @@ PARAMS = {"tau": 0.25, "y0": 0.5}
 
 
 def libpython() -> Path | None:
-    """This interpreter's shared libpython, if it was built with one."""
-    if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
-        return None
-    path = Path(sysconfig.get_config_var("LIBDIR")) / sysconfig.get_config_var("LDLIBRARY")
-    return path if path.is_file() else None
+    """This interpreter's shared libpython: the one it links, or (an
+    interpreter with libpython built in, as Debian's) the shared library
+    installed beside it; None without one."""
+    var = sysconfig.get_config_var
+    libdir = Path(var("LIBDIR") or "/nonexistent")
+    names = [var("LDLIBRARY") if var("Py_ENABLE_SHARED") else None, var("INSTSONAME")]
+    for folder in (libdir, libdir / (var("MULTIARCH") or "")):
+        for name in names:
+            if name and ".so" in name and (folder / name).is_file():
+                return folder / name
+    return None
 
 
 @pytest.fixture(scope="module")
