@@ -236,5 +236,6 @@ def test_jitted_value_and_grad_of_a_trajectory_loss_matches_fmpy(opened, mode):
     want_k = (_fmpy_loss(k + h, c, target) - _fmpy_loss(k - h, c, target)) / (2 * h)
     want_c = (_fmpy_loss(k, c + h, target) - _fmpy_loss(k, c - h, target)) / (2 * h)
     assert abs(want_k) > 1e-2 and abs(want_c) > 1e-2, "the loss depends on both"
-    np.testing.assert_allclose(gk, want_k, rtol=1e-5)
-    np.testing.assert_allclose(gc, want_c, rtol=1e-5)
+    # both are central differences of the same deterministic simulations
+    np.testing.assert_allclose(gk, want_k, rtol=1e-7)
+    np.testing.assert_allclose(gc, want_c, rtol=1e-7)
