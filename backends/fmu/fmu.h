@@ -141,7 +141,8 @@ typedef struct fmu_description {
     int32_t *by_name;  /* indices of vars sorted by name (fmu_find_variable) */
 } fmu_description;
 
-/* Read the modelDescription.xml at path (at most
+/* Read the modelDescription.xml at path (named shown in messages; NULL:
+ * the path itself; at most
  * FMU_MAX_DESCRIPTION_BYTES) into *d. Refused with the file, line and
  * cause: XML that is not well formed, a DOCTYPE or any entity declaration,
  * a root other than fmiModelDescription, an fmiVersion other than 3.x
@@ -157,7 +158,8 @@ typedef struct fmu_description {
  * one without derivative=), elements nested more than 64 deep. Messages
  * read "<shown> line 12: <Float64 name="k">: valueReference "x" is not an
  * unsigned integer". 0, or TSR_E_LOAD / TSR_E_NOMEM / TSR_E_IO with why. */
-int fmu_describe_file(const char *path, fmu_description *d, char *why, size_t n);
+int fmu_describe_file(const char *path, const char *shown, fmu_description *d, char *why,
+                      size_t n);
 /* The same on text in memory; shown names it in messages. */
 int fmu_describe_text(const char *xml, size_t len, const char *shown, fmu_description *d,
                       char *why, size_t n);

@@ -487,7 +487,9 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
     if (!za) {
         zip_error_t ze;
         z->error_init_with_code(&ze, zerr);
-        snprintf(why, n, "'%s' is not a usable zip archive: %s", path, z->error_strerror(&ze));
+        /* ZIP_CHECKCONS refuses two entries of one name before any is listed. */
+        snprintf(why, n, "'%s' is not a usable zip archive: %s%s", path, z->error_strerror(&ze),
+                 zerr == ZIP_ER_EXISTS ? " (two of its entries have one name)" : "");
         z->error_fini(&ze);
         return zerr == ZIP_ER_MEMORY ? TSR_E_NOMEM : TSR_E_LOAD;
     }

@@ -124,7 +124,7 @@ static int open_model(fmu_model *m, const char *plain, const char *fragment, cha
         snprintf(why, n, "its folder's path is too long");
         return TSR_E_LOAD;
     }
-    rc = fmu_describe_file(xml, &m->d, why, n);
+    rc = fmu_describe_file(xml, "modelDescription.xml", &m->d, why, n);
     if (!rc) rc = choose_form(m, fragment, why, n);
     if (!rc) rc = check_supported(m, why, n);
     if (!rc) rc = make_label(m, why, n);
