@@ -375,6 +375,16 @@ typedef struct fmu_model {
  * binary's fmi3GetNumberOfContinuousStates disagrees. */
 int fmu_find_states(fmu_model *m, char *why, size_t n);
 
+/* fmu_fields.c, for the forms: the (nx,) field name of the continuous
+ * states, its doc lead followed by their names, their start values as its
+ * default; and each scalar Float64 variable of causality which (input or
+ * output) as an (n,) field over the grid with flags, appended to
+ * m->inputs or m->outputs (others are logged at info and left out). */
+int fmu_schema_add_states(fmu_model *m, const char *name, const char *lead, char *why,
+                          size_t n);
+int fmu_schema_add_signals(fmu_model *m, fmu_causality which, uint32_t flags,
+                           const char *const *taken, char *why, size_t n);
+
 /* fmu_cosim.c, fmu_rhs.c: build m->schema and m->desc for the form (the
  * description, binary and instance are ready). 0, or TSR_E_* with why. */
 int fmu_cosim_build(fmu_model *m, char *why, size_t n);

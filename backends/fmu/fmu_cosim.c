@@ -128,35 +128,10 @@ int fmu_cosim_build(fmu_model *m, char *why, size_t n) {
     m->param_field = s->n_in;
     if (!rc) rc = fmu_schema_add_parameters(s, d, m->c, taken, m->params, &m->n_params, why, n);
     m->input_field = s->n_in;
-    for (int32_t i = 0; !rc && i < d->n_vars; i++) {
-        const fmu_variable *v = &d->vars[i];
-        if (v->causality != FMU_INPUT) continue;
-        if (v->type != FMU_FLOAT64 || v->is_array) {
-            comp_log(m->c, TSR_LOG_INFO,
-                     "FMU input '%s' (%s%s) is not an input of the component: Tessera takes "
-                     "scalar Float64 inputs; it keeps its start value",
-                     v->name, fmu_type_name(v->type), v->is_array ? " array" : "");
-            continue;
-        }
-        rc = fmu_schema_add_variable(s, d, 0, i, TSR_FLOAT64, 1, "n",
-                                     TSR_FIELD_DIFFERENTIABLE | TSR_FIELD_OPTIONAL, taken, why,
-                                     n);
-        if (!rc) m->inputs[m->n_inputs++] = i;
-    }
-    for (int32_t i = 0; !rc && i < d->n_vars; i++) {
-        const fmu_variable *v = &d->vars[i];
-        if (v->causality != FMU_OUTPUT) continue;
-        if (v->type != FMU_FLOAT64 || v->is_array) {
-            comp_log(m->c, TSR_LOG_INFO,
-                     "FMU output '%s' (%s%s) is not an output of the component: Tessera "
-                     "returns scalar Float64 outputs",
-                     v->name, fmu_type_name(v->type), v->is_array ? " array" : "");
-            continue;
-        }
-        rc = fmu_schema_add_variable(s, d, 1, i, TSR_FLOAT64, 1, "n", TSR_FIELD_DIFFERENTIABLE,
-                                     taken, why, n);
-        if (!rc) m->outputs[m->n_outputs++] = i;
-    }
+    if (!rc)
+        rc = fmu_schema_add_signals(m, FMU_INPUT, TSR_FIELD_DIFFERENTIABLE | TSR_FIELD_OPTIONAL,
+                                    taken, why, n);
+    if (!rc) rc = fmu_schema_add_signals(m, FMU_OUTPUT, TSR_FIELD_DIFFERENTIABLE, taken, why, n);
     if (rc) return rc;
     if (!m->n_outputs) {
         snprintf(why, n, "its Co-Simulation interface has no Float64 output, so a trajectory "

@@ -337,3 +337,45 @@ int fmu_find_states(fmu_model *m, char *why, size_t n) {
     }
     return 0;
 }
+
+int fmu_schema_add_states(fmu_model *m, const char *name, const char *lead, char *why,
+                          size_t n) {
+    const fmu_description *d = &m->d;
+    char doc[1024];
+    int used = snprintf(doc, sizeof doc, "%s", lead);
+    for (int32_t k = 0; k < m->n_states && used > 0 && (size_t)used < sizeof doc; k++)
+        used += snprintf(doc + used, sizeof doc - (size_t)used, " %s", d->vars[m->states[k]].name);
+    int rc = fmu_schema_add(&m->schema, 0, name, doc, TSR_FLOAT64, 1, NULL, m->n_states,
+                            TSR_FIELD_DIFFERENTIABLE, -1, why, n);
+    double *start = m->values; /* scratch, free until the first call */
+    for (int32_t k = 0; k < m->n_states; k++) {
+        const fmu_variable *v = &d->vars[m->states[k]];
+        start[k] = v->has_start ? v->start : 0.0;
+    }
+    return rc ? rc : fmu_schema_default(&m->schema, start, m->n_states, why, n);
+}
+
+int fmu_schema_add_signals(fmu_model *m, fmu_causality which, uint32_t flags,
+                           const char *const *taken, char *why, size_t n) {
+    const fmu_description *d = &m->d;
+    int output = which == FMU_OUTPUT;
+    for (int32_t i = 0; i < d->n_vars; i++) {
+        const fmu_variable *v = &d->vars[i];
+        if (v->causality != which) continue;
+        if (v->type != FMU_FLOAT64 || v->is_array) {
+            comp_log(m->c, TSR_LOG_INFO,
+                     output ? "FMU output '%s' (%s%s) is not an output of the component: "
+                              "Tessera returns scalar Float64 outputs"
+                            : "FMU input '%s' (%s%s) is not an input of the component: Tessera "
+                              "takes scalar Float64 inputs; it keeps its start value",
+                     v->name, fmu_type_name(v->type), v->is_array ? " array" : "");
+            continue;
+        }
+        int rc = fmu_schema_add_variable(&m->schema, d, output, i, TSR_FLOAT64, 1, "n", flags,
+                                         taken, why, n);
+        if (rc) return rc;
+        if (output) m->outputs[m->n_outputs++] = i;
+        else m->inputs[m->n_inputs++] = i;
+    }
+    return 0;
+}

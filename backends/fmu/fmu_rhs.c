@@ -235,18 +235,8 @@ static int rhs_endpoint(tsr_ctx *ctx, const tsr_args *a) {
 static int add_vectors(fmu_model *m, char *why, size_t n) {
     fmu_schema *s = &m->schema;
     const fmu_description *d = &m->d;
-    char doc[1024];
-    int used = snprintf(doc, sizeof doc, "the continuous states:");
-    for (int32_t k = 0; k < m->n_states && used > 0 && (size_t)used < sizeof doc; k++)
-        used += snprintf(doc + used, sizeof doc - (size_t)used, " %s", d->vars[m->states[k]].name);
-    int rc = fmu_schema_add(s, 0, "x", doc, TSR_FLOAT64, 1, NULL, m->n_states,
-                            TSR_FIELD_DIFFERENTIABLE, -1, why, n);
+    int rc = fmu_schema_add_states(m, "x", "the continuous states:", why, n);
     double *start = m->values;
-    for (int32_t k = 0; k < m->n_states; k++) {
-        const fmu_variable *v = &d->vars[m->states[k]];
-        start[k] = v->has_start ? v->start : 0.0;
-    }
-    if (!rc) rc = fmu_schema_default(s, start, m->n_states, why, n);
     for (int32_t i = 0; i < d->n_vars; i++) {
         const fmu_variable *v = &d->vars[i];
         if (v->causality == FMU_INPUT && v->type == FMU_FLOAT64 && !v->is_array) {

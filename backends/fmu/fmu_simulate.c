@@ -384,58 +384,23 @@ static int add_fields(fmu_model *m, const char *const *taken, char *why, size_t 
     const fmu_description *d = &m->d;
     int sens = m->inst.api->get_directional_derivative != NULL;
     char doc[1024];
-    int used = snprintf(doc, sizeof doc,
-                        "the continuous states at t[0], default their start values:");
-    for (int32_t k = 0; k < m->n_states && used > 0 && (size_t)used < sizeof doc; k++)
-        used += snprintf(doc + used, sizeof doc - (size_t)used, " %s", d->vars[m->states[k]].name);
-    int rc = fmu_schema_add(s, 0, "x0", doc, TSR_FLOAT64, 1, NULL, m->n_states,
-                            TSR_FIELD_DIFFERENTIABLE, -1, why, n);
-    double *start = m->values;
-    for (int32_t k = 0; k < m->n_states; k++) {
-        const fmu_variable *v = &d->vars[m->states[k]];
-        start[k] = v->has_start ? v->start : 0.0;
-    }
-    if (!rc) rc = fmu_schema_default(s, start, m->n_states, why, n);
+    int rc = fmu_schema_add_states(m, "x0", "the continuous states at t[0], default their start "
+                                   "values:", why, n);
     m->param_field = s->n_in;
     if (!rc) rc = fmu_schema_add_parameters(s, d, m->c, taken, m->params, &m->n_params, why, n);
     m->input_field = s->n_in;
     /* With sensitivities, the derivatives are over x0 and the parameters;
      * an input's trajectory is differentiable by finite differences only. */
     uint32_t input_flags = TSR_FIELD_OPTIONAL | (sens ? 0u : TSR_FIELD_DIFFERENTIABLE);
-    for (int32_t i = 0; !rc && i < d->n_vars; i++) {
-        const fmu_variable *v = &d->vars[i];
-        if (v->causality != FMU_INPUT) continue;
-        if (v->type != FMU_FLOAT64 || v->is_array) {
-            comp_log(m->c, TSR_LOG_INFO,
-                     "FMU input '%s' (%s%s) is not an input of the component: Tessera takes "
-                     "scalar Float64 inputs; it keeps its start value",
-                     v->name, fmu_type_name(v->type), v->is_array ? " array" : "");
-            continue;
-        }
-        rc = fmu_schema_add_variable(s, d, 0, i, TSR_FLOAT64, 1, "n", input_flags, taken, why, n);
-        if (!rc) m->inputs[m->n_inputs++] = i;
-    }
-    used = snprintf(doc, sizeof doc, "the states at each t[k], a row each:");
+    if (!rc) rc = fmu_schema_add_signals(m, FMU_INPUT, input_flags, taken, why, n);
+    int used = snprintf(doc, sizeof doc, "the states at each t[k], a row each:");
     for (int32_t k = 0; k < m->n_states && used > 0 && (size_t)used < sizeof doc; k++)
         used += snprintf(doc + used, sizeof doc - (size_t)used, " %s", d->vars[m->states[k]].name);
     const tsr_dim x_dims[2] = {{"n", TSR_DIM_ANY}, {NULL, m->n_states}};
     if (!rc)
         rc = fmu_schema_add_dims(s, 1, "x", doc, TSR_FLOAT64, 2, x_dims,
                                  TSR_FIELD_DIFFERENTIABLE, -1, why, n);
-    for (int32_t i = 0; !rc && i < d->n_vars; i++) {
-        const fmu_variable *v = &d->vars[i];
-        if (v->causality != FMU_OUTPUT) continue;
-        if (v->type != FMU_FLOAT64 || v->is_array) {
-            comp_log(m->c, TSR_LOG_INFO,
-                     "FMU output '%s' (%s%s) is not an output of the component: Tessera "
-                     "returns scalar Float64 outputs",
-                     v->name, fmu_type_name(v->type), v->is_array ? " array" : "");
-            continue;
-        }
-        rc = fmu_schema_add_variable(s, d, 1, i, TSR_FLOAT64, 1, "n", TSR_FIELD_DIFFERENTIABLE,
-                                     taken, why, n);
-        if (!rc) m->outputs[m->n_outputs++] = i;
-    }
+    if (!rc) rc = fmu_schema_add_signals(m, FMU_OUTPUT, TSR_FIELD_DIFFERENTIABLE, taken, why, n);
     return rc;
 }
 
