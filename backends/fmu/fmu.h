@@ -384,6 +384,9 @@ int fmu_schema_add_states(fmu_model *m, const char *name, const char *lead, char
                           size_t n);
 int fmu_schema_add_signals(fmu_model *m, fmu_causality which, uint32_t flags,
                            const char *const *taken, char *why, size_t n);
+/* The model's index lists and scratch, sized from its variables, and an
+ * empty schema. 0 or TSR_E_NOMEM. */
+int fmu_model_scratch(fmu_model *m, char *why, size_t n);
 
 /* fmu_cosim.c, fmu_rhs.c: build m->schema and m->desc for the form (the
  * description, binary and instance are ready). 0, or TSR_E_* with why. */

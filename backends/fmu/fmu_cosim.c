@@ -109,17 +109,7 @@ static int cosim_endpoint(tsr_ctx *ctx, const tsr_args *a) {
 int fmu_cosim_build(fmu_model *m, char *why, size_t n) {
     const fmu_description *d = &m->d;
     static const char *const taken[] = {"t", NULL};
-    int32_t cap = d->n_vars + 2;
-    m->params = calloc((size_t)cap, sizeof *m->params);
-    m->inputs = calloc((size_t)cap, sizeof *m->inputs);
-    m->outputs = calloc((size_t)cap, sizeof *m->outputs);
-    m->vr = calloc((size_t)cap, sizeof *m->vr);
-    m->values = calloc((size_t)cap, sizeof *m->values);
-    if (!m->params || !m->inputs || !m->outputs || !m->vr || !m->values ||
-        fmu_schema_init(&m->schema, cap)) {
-        snprintf(why, n, "out of memory");
-        return TSR_E_NOMEM;
-    }
+    if (fmu_model_scratch(m, why, n)) return TSR_E_NOMEM;
     fmu_schema *s = &m->schema;
     int rc = fmu_schema_add(s, 0, "t", "the communication grid: outputs at each point, inputs "
                             "held over each interval", TSR_FLOAT64, 1, "n", TSR_DIM_ANY, 0, -1,

@@ -379,3 +379,23 @@ int fmu_schema_add_signals(fmu_model *m, fmu_causality which, uint32_t flags,
     }
     return 0;
 }
+
+int fmu_model_scratch(fmu_model *m, char *why, size_t n) {
+    /* knowns and unknowns together, seeds and sensitivities with room for
+     * the unit-seed fallback: each at most twice the variables */
+    size_t cap = 2 * (size_t)m->d.n_vars + 8;
+    m->params = calloc(cap, sizeof *m->params);
+    m->inputs = calloc(cap, sizeof *m->inputs);
+    m->outputs = calloc(cap, sizeof *m->outputs);
+    m->states = calloc(cap, sizeof *m->states);
+    m->derivatives = calloc(cap, sizeof *m->derivatives);
+    m->param_now = calloc(cap, sizeof *m->param_now);
+    m->vr = calloc(cap, sizeof *m->vr);
+    m->values = calloc(cap, sizeof *m->values);
+    m->values2 = calloc(cap, sizeof *m->values2);
+    if (m->params && m->inputs && m->outputs && m->states && m->derivatives && m->param_now &&
+        m->vr && m->values && m->values2 && fmu_schema_init(&m->schema, m->d.n_vars + 8) == 0)
+        return 0;
+    snprintf(why, n, "out of memory");
+    return TSR_E_NOMEM; /* fmu_close frees what was had */
+}

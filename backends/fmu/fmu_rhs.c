@@ -271,24 +271,7 @@ static int add_vectors(fmu_model *m, char *why, size_t n) {
 int fmu_rhs_build(fmu_model *m, char *why, size_t n) {
     const fmu_description *d = &m->d;
     static const char *const taken[] = {"t", "x", "u", "dx", "y", NULL};
-    /* scratch: knowns and unknowns together, seeds and sensitivities with
-     * room for the unit-seed fallback */
-    size_t cap = 2 * (size_t)d->n_vars + 8;
-    m->params = calloc(cap, sizeof *m->params);
-    m->inputs = calloc(cap, sizeof *m->inputs);
-    m->outputs = calloc(cap, sizeof *m->outputs);
-    m->states = calloc(cap, sizeof *m->states);
-    m->derivatives = calloc(cap, sizeof *m->derivatives);
-    m->param_now = calloc(cap, sizeof *m->param_now);
-    m->vr = calloc(cap, sizeof *m->vr);
-    m->values = calloc(cap, sizeof *m->values);
-    m->values2 = calloc(cap, sizeof *m->values2);
-    if (!m->params || !m->inputs || !m->outputs || !m->states || !m->derivatives ||
-        !m->param_now || !m->vr || !m->values || !m->values2 ||
-        fmu_schema_init(&m->schema, d->n_vars + 8)) {
-        snprintf(why, n, "out of memory");
-        return TSR_E_NOMEM;
-    }
+    if (fmu_model_scratch(m, why, n)) return TSR_E_NOMEM;
     fmu_schema *s = &m->schema;
     int rc = fmu_find_states(m, why, n);
     if (!rc)
