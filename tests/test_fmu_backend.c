@@ -5,11 +5,14 @@
  * exact ones, and what an importer must refuse or survive: a wrong
  * token, a missing platform binary, an unknown form, errors, Fatal, a
  * crash and a hang (in a worker), a second instance of a once-only FMU. */
+#define _GNU_SOURCE /* nftw (temp_dir.h) */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tessera/tessera.h"
+#include "temp_dir.h"
 #include "worker_util.h"
 
 #define FMU(name) TSR_BINARY_DIR "/fmu/" name ".fmu"
@@ -326,4 +329,67 @@ Test(fmu_once, a_pool_of_workers_holds_one_instance_each) {
     run_once(c);
     run_once(c);
     tsr_close(c);
+}
+
+/* ---- scratch folders ---------------------------------------------------- */
+
+static unsigned long long start_time_of(pid_t pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    const char *p = strrchr(buf, ')');
+    cr_assert_not_null(p);
+    unsigned long long start = 0;
+    /* fields 3.. after the name; the start time is field 22 */
+    cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                                "%*d %*d %*d %llu",
+                        &start),
+                 1);
+    return start;
+}
+
+static int folder_exists(const char *dir, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Test(fmu_scratch, folders_of_dead_processes_are_removed_and_live_ones_kept) {
+    char tmp[256];
+    make_temp_dir(tmp, sizeof tmp, "tessera-scratch");
+    cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+    pid_t dead = fork();
+    cr_assert_geq(dead, 0);
+    if (dead == 0) _exit(0);
+    cr_assert_eq(waitpid(dead, NULL, 0), dead);
+    pid_t live = getppid();
+    char orphan[128], reused[128], alive[128], path[512];
+    snprintf(orphan, sizeof orphan, "tessera-fmu-%d-12345-abcDEF", (int)dead);
+    /* a live pid whose start time differs: the pid was reused */
+    snprintf(reused, sizeof reused, "tessera-fmu-%d-%llu-ghiJKL", (int)live,
+             start_time_of(live) + 1);
+    snprintf(alive, sizeof alive, "tessera-fmu-%d-%llu-mnoPQR", (int)live, start_time_of(live));
+    const char *names[] = {orphan, reused, alive};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
+        cr_assert_eq(mkdir(path, 0700), 0);
+        snprintf(path, sizeof path, "%s/%s/binaries", tmp, names[i]);
+        cr_assert_eq(mkdir(path, 0700), 0);
+    }
+    tsr_component *c = open_ok(FMU("spring"), NULL);
+    cr_assert(!folder_exists(tmp, orphan), "a dead process's folder was left");
+    cr_assert(!folder_exists(tmp, reused), "a folder whose pid was reused was left");
+    cr_assert(folder_exists(tmp, alive), "a live process's folder was removed");
+    tsr_close(c);
+    snprintf(path, sizeof path, "%s/%s/binaries", tmp, alive);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/%s", tmp, alive);
+    rmdir(path);
+    cr_assert_eq(rmdir(tmp), 0, "the open's own folder was left after close: %s",
+                 strerror(errno));
 }

@@ -55,6 +55,14 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
 /* Removes the folder when owned; frees dir. NULL and a zeroed struct are fine. */
 void fmu_unpacked_free(fmu_unpacked *u);
 
+/* ---- fmu_scratch.c ------------------------------------------------------ */
+
+/* A fresh scratch folder (absolute, malloc'd), after removing this user's
+ * scratch folders whose makers died; NULL with *code and why. */
+char *fmu_scratch_make(char *why, size_t n, int *code);
+/* The folder and all in it, never following a link: 0, or -1 with errno. */
+int fmu_scratch_remove(const char *path);
+
 /* ---- fmu_describe.c ----------------------------------------------------- */
 
 typedef enum fmu_type {

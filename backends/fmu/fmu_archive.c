@@ -111,58 +111,6 @@ static void free_entries(entry *e, zip_int64_t count) {
     free(e);
 }
 
-/* Everything below the folder open at dfd, removed without following a
- * link (the descriptor is consumed). 0, or -1 with errno. */
-static int remove_below(int dfd, int depth) {
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        int e = errno;
-        close(dfd);
-        errno = e;
-        return -1;
-    }
-    int rc = 0, err = 0;
-    for (;;) {
-        errno = 0;
-        struct dirent *de = readdir(d);
-        if (!de) {
-            if (errno) rc = -1, err = errno;
-            break;
-        }
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            rc = -1, err = errno;
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            if (depth >= 4 * MAX_DEPTH) {
-                rc = -1, err = ELOOP;
-                continue;
-            }
-            int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0 || remove_below(sub, depth + 1) != 0) {
-                rc = -1, err = errno;
-                continue;
-            }
-            if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) != 0) rc = -1, err = errno;
-        } else if (unlinkat(dirfd(d), de->d_name, 0) != 0) {
-            rc = -1, err = errno;
-        }
-    }
-    closedir(d);
-    errno = err;
-    return rc;
-}
-
-/* The folder at path and everything in it: 0, or -1 with errno. */
-static int remove_tree(const char *path) {
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) return errno == ENOENT ? 0 : -1;
-    if (remove_below(dfd, 0) != 0) return -1;
-    return rmdir(path);
-}
-
 /* The folder named by the first `depth` components of norm, below root,
  * made where missing: a descriptor, or -1 with errno (ENOTDIR when a
  * component is a file). */
@@ -441,31 +389,6 @@ static int use_folder(const char *path, fmu_unpacked *out, char *why, size_t n) 
 }
 
 /* A fresh scratch folder: its absolute path (malloc'd), or NULL with why. */
-static char *make_scratch(char *why, size_t n, int *code) {
-    const char *t = getenv("TMPDIR");
-    if (!t || !*t) t = "/tmp";
-    char tmpl[PATH_MAX];
-    int len = snprintf(tmpl, sizeof tmpl, "%s/tessera-fmu-XXXXXX", t);
-    if (len < 0 || (size_t)len >= sizeof tmpl) {
-        snprintf(why, n, "TMPDIR is too long a path");
-        *code = TSR_E_IO;
-        return NULL;
-    }
-    if (!mkdtemp(tmpl)) {
-        snprintf(why, n, "cannot make a folder in '%s': %s", t, strerror(errno));
-        *code = TSR_E_IO;
-        return NULL;
-    }
-    char *abs = realpath(tmpl, NULL);
-    if (!abs) {
-        int e = errno;
-        rmdir(tmpl);
-        snprintf(why, n, "'%s': %s", tmpl, strerror(e));
-        *code = e == ENOMEM ? TSR_E_NOMEM : TSR_E_IO;
-        return NULL;
-    }
-    return abs;
-}
 
 int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *why, size_t n) {
     out->dir = NULL;
@@ -498,7 +421,7 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
     int rc = check_entries(z, path, za, max_bytes, &es, &count, why, n);
     char *dir = NULL;
     unpack_ctx c = {.path = path, .z = z, .za = za, .root = -1, .max_bytes = max_bytes, .why = why, .n = n};
-    if (rc == 0) dir = make_scratch(why, n, &rc);
+    if (rc == 0) dir = fmu_scratch_make(why, n, &rc);
     if (dir) {
         c.root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (c.root < 0) {
@@ -530,7 +453,7 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
     z->discard(za);
     if (rc != 0) {
         if (dir) {
-            remove_tree(dir);
+            fmu_scratch_remove(dir);
             free(dir);
         }
         return rc;
@@ -542,7 +465,7 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
 
 void fmu_unpacked_free(fmu_unpacked *u) {
     if (!u) return;
-    if (u->dir && u->owned) remove_tree(u->dir);
+    if (u->dir && u->owned) fmu_scratch_remove(u->dir);
     free(u->dir);
     u->dir = NULL;
     u->owned = 0;
