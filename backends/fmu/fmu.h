@@ -111,7 +111,7 @@ typedef struct fmu_interface {
     int can_get_and_set_fmu_state;
     int can_serialize_fmu_state;
     int can_be_instantiated_only_once_per_process;
-    int needs_completed_integrator_step; /* ME; default 1 when absent (the standard's) */
+    int needs_completed_integrator_step; /* ME; default 0 when absent (FMI 3.0's schema) */
     int can_handle_variable_communication_step_size; /* CS */
     int has_event_mode;              /* CS */
     double fixed_internal_step_size; /* CS; 0 when not given */
@@ -133,6 +133,7 @@ typedef struct fmu_description {
     int32_t *derivatives, n_derivatives;       /* ContinuousStateDerivative */
     int32_t n_event_indicators;
     int32_t n_clocks;                          /* Clock variables */
+    int32_t *by_name;  /* indices of vars sorted by name (fmu_find_variable) */
 } fmu_description;
 
 /* Read the modelDescription.xml at path (at most
@@ -140,11 +141,17 @@ typedef struct fmu_description {
  * cause: XML that is not well formed, a DOCTYPE or any entity declaration,
  * a root other than fmiModelDescription, an fmiVersion other than 3.x
  * (FMI 1.0 and 2.0 are named as such), no ModelExchange and no
- * CoSimulation, a missing modelIdentifier, instantiationToken, variable
- * name or valueReference, a value that is not a number where one is
- * required, two variables with one name or (within one type) one
- * valueReference, a derivative= or ModelStructure valueReference that
- * names no variable. 0, or TSR_E_LOAD / TSR_E_NOMEM / TSR_E_IO with why. */
+ * CoSimulation, a missing modelName, modelIdentifier, instantiationToken,
+ * variable name or valueReference, a modelIdentifier that is not a C
+ * identifier (it names the binary's file), a value that is not a finite
+ * number (or integer of the variable's type) where one is required, an
+ * unknown causality or variability, two variables with one name or one
+ * valueReference (FMI 3.0 makes them unique across every type), a
+ * derivative= that names no Float variable, a ModelStructure
+ * valueReference that names no variable (a ContinuousStateDerivative's
+ * one without derivative=), elements nested more than 64 deep. Messages
+ * read "<shown> line 12: <Float64 name="k">: valueReference "x" is not an
+ * unsigned integer". 0, or TSR_E_LOAD / TSR_E_NOMEM / TSR_E_IO with why. */
 int fmu_describe_file(const char *path, fmu_description *d, char *why, size_t n);
 /* The same on text in memory; shown names it in messages. */
 int fmu_describe_text(const char *xml, size_t len, const char *shown, fmu_description *d,

@@ -155,7 +155,13 @@ static int default_grid(fmu_model *m, char *why, size_t n) {
         snprintf(why, n, "out of memory");
         return TSR_E_NOMEM;
     }
-    for (int64_t k = 0; k < count; k++) g[k] = k + 1 == count ? t1 : t0 + (double)k * h;
+    /* A step that divides the span: each point as span * k / steps, so
+     * that 0.1-steps read 0.3, not 0.30000000000000004. */
+    int even = fabs(steps * h - (t1 - t0)) <= 1e-9 * (t1 - t0);
+    for (int64_t k = 0; k < count; k++)
+        g[k] = k + 1 == count ? t1
+               : even         ? t0 + (t1 - t0) * (double)k / steps
+                              : t0 + (double)k * h;
     int rc = fmu_schema_default(&m->schema, g, count, why, n);
     free(g);
     return rc;

@@ -24,10 +24,11 @@ static void log_message(fmi3InstanceEnvironment env, fmi3Status status, fmi3Stri
                         fmi3String message) {
     fmu_instance *fi = env;
     if (!fi) return;
-    tsr_log_level level = status == fmi3OK        ? TSR_LOG_INFO
-                          : status == fmi3Warning ? TSR_LOG_WARN
-                          : status == fmi3Discard ? TSR_LOG_WARN
-                                                  : TSR_LOG_ERROR;
+    /* What comes with Error or Fatal reaches the caller in the call's or
+     * the open's error (fi->last), so the log has it only at info. */
+    tsr_log_level level = status == fmi3OK                                  ? TSR_LOG_DEBUG
+                          : status == fmi3Warning || status == fmi3Discard ? TSR_LOG_WARN
+                                                                            : TSR_LOG_INFO;
     const char *text = message ? message : "";
     comp_log(fi->c, level, "FMU [%s] %s: %s", category ? category : "", status_name(status),
              text);
