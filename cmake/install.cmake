@@ -82,8 +82,8 @@ write_basic_package_version_file(
 
 # Private dependencies of libtessera.a, for `pkg-config --static`. A new
 # dependency of the library must be added here and in tesseraConfig.cmake.in.
-set(TESSERA_PC_REQUIRES_PRIVATE "jansson libffi liburing liblz4 libxxhash")
-set(TESSERA_PC_LIBS_PRIVATE "-ldl -lpthread -lrt -lm")
+set(TESSERA_PC_REQUIRES_PRIVATE "jansson libffi liburing liblz4 libxxhash expat")
+set(TESSERA_PC_LIBS_PRIVATE "-lsundials_cvodes -lsundials_nvecserial -ldl -lpthread -lrt -lm")
 
 # The .pc file finds its prefix from its own place (${pcfiledir}), so that
 # `cmake --install --prefix ...` and moved trees work; absolute install dirs

@@ -363,7 +363,7 @@ Test(fmu_describe, a_file_is_read_and_named_in_messages) {
     fputs(full, f);
     fclose(f);
     fmu_description d;
-    cr_assert_eq(fmu_describe_file(path, &d, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(fmu_describe_file(path, NULL, &d, why, sizeof why), 0, "%s", why);
     cr_assert_eq(d.n_vars, 18);
     fmu_description_free(&d);
 
@@ -371,13 +371,13 @@ Test(fmu_describe, a_file_is_read_and_named_in_messages) {
     cr_assert_not_null(f);
     fputs("<fmiModelDescription fmiVersion=\"2.0\"/>", f);
     fclose(f);
-    cr_assert_eq(fmu_describe_file(path, &d, why, sizeof why), TSR_E_LOAD);
+    cr_assert_eq(fmu_describe_file(path, NULL, &d, why, sizeof why), TSR_E_LOAD);
     char at[400];
     snprintf(at, sizeof at, "%s line 1: ", path);
     cr_assert(strstr(why, at), "%s", why);
 
     snprintf(path, sizeof path, "%s/absent.xml", dir);
-    cr_assert_eq(fmu_describe_file(path, &d, why, sizeof why), TSR_E_LOAD);
+    cr_assert_eq(fmu_describe_file(path, NULL, &d, why, sizeof why), TSR_E_LOAD);
     cr_assert(strstr(why, path) && strstr(why, "No such file"), "%s", why);
     remove_tree(dir);
 }

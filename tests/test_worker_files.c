@@ -567,7 +567,8 @@ static void keep_log(void *user, tsr_log_level level, const char *component, con
 /* In this (child) process: shared memory made unusable, as a container's
  * seccomp policy may (memfd_create refused), or too little memory for the
  * arena (a memory cgroup of the test's own, limited to what the child uses
- * plus 512 KiB). "skip" without the privilege. */
+ * plus 512 KiB).
+ * "skip" without the privilege. */
 static memcg cg;
 
 static const char *shm_unusable(int no_memory) {

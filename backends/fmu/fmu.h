@@ -10,8 +10,13 @@
  *   fmu_instance.c  an instance: instantiation, the FMU's log, statuses
  *   fmu_cosim.c     the Co-Simulation form: a trajectory over a grid t
  *   fmu_rhs.c       the Model Exchange right-hand side form
+ *   fmu_simulate.c  the Model Exchange trajectory form: integrated here
+ *                   with CVODES over a grid t
+ *   fmu_sensitivity.c  its jvp and vjp: CVODES forward sensitivities
+ *   fmu_sim_run.c   what those two share (fmu_sim.h)
  *   fmu_fields.c    the schema the forms share: field names from variables,
- *                   scalar parameters with their start values as defaults
+ *                   scalar parameters with their start values as defaults,
+ *                   the trajectories' grid, the Model Exchange states
  *   fmu_backend.c   claims, open (form from the path's #fragment), close */
 #ifndef TESSERA_BACKENDS_FMU_H
 #define TESSERA_BACKENDS_FMU_H
@@ -136,7 +141,8 @@ typedef struct fmu_description {
     int32_t *by_name;  /* indices of vars sorted by name (fmu_find_variable) */
 } fmu_description;
 
-/* Read the modelDescription.xml at path (at most
+/* Read the modelDescription.xml at path (named shown in messages; NULL:
+ * the path itself; at most
  * FMU_MAX_DESCRIPTION_BYTES) into *d. Refused with the file, line and
  * cause: XML that is not well formed, a DOCTYPE or any entity declaration,
  * a root other than fmiModelDescription, an fmiVersion other than 3.x
@@ -152,7 +158,8 @@ typedef struct fmu_description {
  * one without derivative=), elements nested more than 64 deep. Messages
  * read "<shown> line 12: <Float64 name="k">: valueReference "x" is not an
  * unsigned integer". 0, or TSR_E_LOAD / TSR_E_NOMEM / TSR_E_IO with why. */
-int fmu_describe_file(const char *path, fmu_description *d, char *why, size_t n);
+int fmu_describe_file(const char *path, const char *shown, fmu_description *d, char *why,
+                      size_t n);
 /* The same on text in memory; shown names it in messages. */
 int fmu_describe_text(const char *xml, size_t len, const char *shown, fmu_description *d,
                       char *why, size_t n);
@@ -252,6 +259,12 @@ void fmu_instance_free(fmu_instance *fi);
  * fmu_instance_usable fails. */
 int fmu_status(fmu_instance *fi, fmi3Status s, const char *fn, char *why, size_t n);
 int fmu_instance_usable(const fmu_instance *fi, char *why, size_t n);
+/* Model Exchange, in Initialization or Event Mode: fmi3UpdateDiscreteStates
+ * until the FMU needs no more (at most FMU_MAX_EVENT_ITERATIONS), then
+ * fmi3EnterContinuousTimeMode. 0, or -1 with why (also when the FMU asks
+ * to terminate). */
+#define FMU_MAX_EVENT_ITERATIONS 100
+int fmu_event_iteration(fmu_instance *fi, char *why, size_t n);
 
 /* ---- fmu_fields.c ------------------------------------------------------- */
 
@@ -263,11 +276,16 @@ typedef struct fmu_schema {
     tsr_field *in, *out;
     int32_t n_in, n_out, cap;
     int32_t *in_var, *out_var;
-    tsr_dim *in_dims, *out_dims;      /* one per field (rank <= 1) */
+    tsr_dim *in_dims, *out_dims;      /* FMU_MAX_FIELD_RANK per field */
     tsr_array *defaults;              /* one per input */
     void **owned;                     /* names, docs, default data */
     int32_t n_owned, owned_cap;
 } fmu_schema;
+
+/* The most dims a form's field has (the trajectory x: (n, nx)). */
+#define FMU_MAX_FIELD_RANK 2
+/* Steps of a trajectory's default grid without DefaultExperiment's stepSize. */
+#define FMU_DEFAULT_STEPS 100
 
 /* A valid field name made from an FMU's name (malloc'd; NULL: out of
  * memory): dotted identifiers are kept, every other character made '_'. */
@@ -283,6 +301,10 @@ void fmu_schema_free(fmu_schema *s);
 int fmu_schema_add(fmu_schema *s, int output, const char *name, const char *doc,
                    tsr_dtype dtype, int32_t rank, const char *dim_symbol, int64_t dim_size,
                    uint32_t flags, int32_t var, char *why, size_t n);
+/* The same with rank (<= FMU_MAX_FIELD_RANK) dims of any symbols and sizes. */
+int fmu_schema_add_dims(fmu_schema *s, int output, const char *name, const char *doc,
+                        tsr_dtype dtype, int32_t rank, const tsr_dim *dims, uint32_t flags,
+                        int32_t var, char *why, size_t n);
 int fmu_schema_add_variable(fmu_schema *s, const fmu_description *d, int output, int32_t var,
                             tsr_dtype dtype, int32_t rank, const char *dim_symbol,
                             uint32_t flags, const char *const *taken, char *why, size_t n);
@@ -301,6 +323,11 @@ int fmu_schema_add_parameters(fmu_schema *s, const fmu_description *d, tsr_compo
  * order) from inputs[first..]: the FMU's Set function of each type. */
 int fmu_set_parameters(fmu_instance *fi, const fmu_description *d, const int32_t *vars,
                        int32_t n_vars, const tsr_array *inputs, char *why, size_t n);
+
+/* A trajectory's grid t (n,): at least one point, finite, strictly
+ * increasing, and with fixed_step one step throughout (1e-9 relative).
+ * 0, or -1 with why naming 't' and the point. */
+int fmu_check_grid(const tsr_array *t, int fixed_step, char *why, size_t n);
 
 /* ---- the component: fmu_backend.c and the forms ------------------------ */
 
@@ -338,11 +365,27 @@ typedef struct fmu_model {
     double *param_now;               /* Model Exchange: the parameters as last set */
     fmi3ValueReference *vr;          /* scratch: value references */
     double *values, *values2;        /* scratch: values */
+    void *sim;                       /* #simulate: the integrator's (fmu_simulate.c) */
 } fmu_model;
+
+/* Model Exchange: m->states and m->derivatives (room for the description's
+ * derivatives) paired in ModelStructure's order of
+ * ContinuousStateDerivative, and m->n_states; refused when there are none,
+ * when a derivative is not a scalar Float64 naming its state, or when the
+ * binary's fmi3GetNumberOfContinuousStates disagrees. */
+int fmu_find_states(fmu_model *m, char *why, size_t n);
 
 /* fmu_cosim.c, fmu_rhs.c: build m->schema and m->desc for the form (the
  * description, binary and instance are ready). 0, or TSR_E_* with why. */
 int fmu_cosim_build(fmu_model *m, char *why, size_t n);
 int fmu_rhs_build(fmu_model *m, char *why, size_t n);
+/* fmu_simulate.c: the same for #simulate; fmu_simulate_free releases
+ * m->sim (NULL is fine). */
+int fmu_simulate_build(fmu_model *m, char *why, size_t n);
+void fmu_simulate_free(void *sim);
+/* Add the last input's default: t's grid from DefaultExperiment (startTime
+ * to stopTime in steps of stepSize, or FMU_DEFAULT_STEPS steps; 0..1 when
+ * there is none). 0, or TSR_E_NOMEM with why. */
+int fmu_default_grid(fmu_model *m, char *why, size_t n);
 
 #endif

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
 
+#include "fmu_zip.h"
 #include "tessera/tessera.h"
 
 #define MAX_NAME_BYTES 1024 /* an entry's whole name */
@@ -211,6 +211,7 @@ static int write_all(int fd, const char *buf, size_t len) {
 
 typedef struct unpack_ctx {
     const char *path; /* the archive, for messages */
+    const fmu_zip_api *z;
     zip_t *za;
     int root;         /* the scratch folder */
     uint64_t max_bytes, written;
@@ -220,6 +221,7 @@ typedef struct unpack_ctx {
 } unpack_ctx;
 
 static int extract_one(unpack_ctx *c, entry *e, const char *raw_name) {
+    const fmu_zip_api *z = c->z;
     char shown[160];
     const char *sn = shown_name(raw_name, shown, sizeof shown);
     int last_at = 0;
@@ -260,20 +262,20 @@ static int extract_one(unpack_ctx *c, entry *e, const char *raw_name) {
                                       : strerror(open_errno));
         return open_errno == EEXIST ? TSR_E_LOAD : TSR_E_IO;
     }
-    zip_file_t *zf = zip_fopen_index(c->za, e->index, 0);
+    zip_file_t *zf = z->fopen_index(c->za, e->index, 0);
     if (!zf) {
         snprintf(c->why, c->n, "'%s': entry '%s': cannot be read: %s", c->path, sn,
-                 zip_strerror(c->za));
+                 z->strerror(c->za));
         close(fd);
         return TSR_E_LOAD;
     }
     int rc = 0;
     uint64_t this_entry = 0;
     for (;;) {
-        zip_int64_t got = zip_fread(zf, c->buf, COPY_CHUNK);
+        zip_int64_t got = z->fread(zf, c->buf, COPY_CHUNK);
         if (got < 0) {
             snprintf(c->why, c->n, "'%s': entry '%s' is damaged: %s", c->path, sn,
-                     zip_error_strerror(zip_file_get_error(zf)));
+                     z->error_strerror(z->file_get_error(zf)));
             rc = TSR_E_LOAD;
             break;
         }
@@ -304,7 +306,7 @@ static int extract_one(unpack_ctx *c, entry *e, const char *raw_name) {
                  c->path, sn, (unsigned long long)this_entry, (unsigned long long)e->size);
         rc = TSR_E_LOAD;
     }
-    if (zip_fclose(zf) != 0 && rc == 0) {
+    if (z->fclose(zf) != 0 && rc == 0) {
         snprintf(c->why, c->n, "'%s': entry '%s' is damaged", c->path, sn);
         rc = TSR_E_LOAD;
     }
@@ -317,13 +319,13 @@ static int extract_one(unpack_ctx *c, entry *e, const char *raw_name) {
 
 /* Every entry checked, nothing written: 0 with *out_entries (sorted by
  * normalised name), or an error. */
-static int check_entries(const char *path, zip_t *za, uint64_t max_bytes, entry **out_entries,
-                         zip_int64_t *out_count, char *why, size_t n) {
+static int check_entries(const fmu_zip_api *z, const char *path, zip_t *za, uint64_t max_bytes,
+                         entry **out_entries, zip_int64_t *out_count, char *why, size_t n) {
     *out_entries = NULL;
     *out_count = 0;
-    zip_int64_t count = zip_get_num_entries(za, 0);
+    zip_int64_t count = z->get_num_entries(za, 0);
     if (count < 0) {
-        snprintf(why, n, "'%s': cannot count its entries: %s", path, zip_strerror(za));
+        snprintf(why, n, "'%s': cannot count its entries: %s", path, z->strerror(za));
         return TSR_E_LOAD;
     }
     if (count > FMU_MAX_ENTRIES) {
@@ -342,11 +344,11 @@ static int check_entries(const char *path, zip_t *za, uint64_t max_bytes, entry 
     zip_int64_t i = 0;
     for (; i < count; i++) {
         zip_stat_t st;
-        zip_stat_init(&st);
-        if (zip_stat_index(za, (zip_uint64_t)i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) ||
+        z->stat_init(&st);
+        if (z->stat_index(za, (zip_uint64_t)i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) ||
             !(st.valid & ZIP_STAT_SIZE)) {
             snprintf(why, n, "'%s': entry %lld cannot be read: %s", path, (long long)i,
-                     zip_strerror(za));
+                     z->strerror(za));
             rc = TSR_E_LOAD;
             break;
         }
@@ -363,9 +365,9 @@ static int check_entries(const char *path, zip_t *za, uint64_t max_bytes, entry 
         }
         zip_uint8_t opsys = 0;
         zip_uint32_t attr = 0;
-        if (zip_file_get_external_attributes(za, (zip_uint64_t)i, 0, &opsys, &attr) != 0) {
+        if (z->file_get_external_attributes(za, (zip_uint64_t)i, 0, &opsys, &attr) != 0) {
             snprintf(why, n, "'%s': entry '%s': cannot read its attributes: %s", path, sn,
-                     zip_strerror(za));
+                     z->strerror(za));
             rc = TSR_E_LOAD;
             break;
         }
@@ -478,20 +480,24 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
         snprintf(why, n, "'%s' is neither an FMU archive nor its folder", path);
         return TSR_E_LOAD;
     }
+    const fmu_zip_api *z = fmu_zip_load(why, n);
+    if (!z) return TSR_E_LOAD;
     int zerr = 0;
-    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    zip_t *za = z->open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
     if (!za) {
         zip_error_t ze;
-        zip_error_init_with_code(&ze, zerr);
-        snprintf(why, n, "'%s' is not a usable zip archive: %s", path, zip_error_strerror(&ze));
-        zip_error_fini(&ze);
+        z->error_init_with_code(&ze, zerr);
+        /* ZIP_CHECKCONS refuses two entries of one name before any is listed. */
+        snprintf(why, n, "'%s' is not a usable zip archive: %s%s", path, z->error_strerror(&ze),
+                 zerr == ZIP_ER_EXISTS ? " (two of its entries have one name)" : "");
+        z->error_fini(&ze);
         return zerr == ZIP_ER_MEMORY ? TSR_E_NOMEM : TSR_E_LOAD;
     }
     entry *es = NULL;
     zip_int64_t count = 0;
-    int rc = check_entries(path, za, max_bytes, &es, &count, why, n);
+    int rc = check_entries(z, path, za, max_bytes, &es, &count, why, n);
     char *dir = NULL;
-    unpack_ctx c = {.path = path, .za = za, .root = -1, .max_bytes = max_bytes, .why = why, .n = n};
+    unpack_ctx c = {.path = path, .z = z, .za = za, .root = -1, .max_bytes = max_bytes, .why = why, .n = n};
     if (rc == 0) dir = make_scratch(why, n, &rc);
     if (dir) {
         c.root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -512,7 +518,7 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
         } else {
             for (zip_int64_t i = 0; i < count; i++) order[es[i].index] = &es[i];
             for (zip_int64_t i = 0; i < count && rc == 0; i++) {
-                const char *raw = zip_get_name(za, order[i]->index, 0);
+                const char *raw = z->get_name(za, order[i]->index, 0);
                 rc = extract_one(&c, order[i], raw ? raw : order[i]->norm);
             }
             free(order);
@@ -521,7 +527,7 @@ int fmu_unpack(const char *path, uint64_t max_bytes, fmu_unpacked *out, char *wh
     free(c.buf);
     if (c.root >= 0) close(c.root);
     free_entries(es, count);
-    zip_discard(za);
+    z->discard(za);
     if (rc != 0) {
         if (dir) {
             remove_tree(dir);

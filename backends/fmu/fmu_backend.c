@@ -8,6 +8,7 @@
  *   #cosim     the Co-Simulation interface as a trajectory (fmu_cosim.c);
  *              the default when the FMU has that interface
  *   #simulate  the Model Exchange interface integrated here over a grid
+ *              (fmu_simulate.c); the default of an FMU without Co-Simulation
  *   #rhs       the Model Exchange right-hand side (fmu_rhs.c)
  * The fragment travels with the path, so a worker process opens the same
  * form. */
@@ -79,12 +80,6 @@ static int choose_form(fmu_model *m, const char *fragment, char *why, size_t n) 
                              "as '#cosim')", fragment);
             return TSR_E_LOAD;
         }
-        if (m->form == FMU_FORM_SIMULATE) {
-            snprintf(why, n, "the '#simulate' form is not available in this build: open the "
-                             "right-hand side as '#rhs'%s",
-                     d->cs.present ? " or the Co-Simulation trajectory as '#cosim'" : "");
-            return TSR_E_UNSUPPORTED;
-        }
         return 0;
     }
     snprintf(why, n, "'#%s' names no form (the forms: #cosim, #simulate, #rhs)", fragment);
@@ -129,7 +124,7 @@ static int open_model(fmu_model *m, const char *plain, const char *fragment, cha
         snprintf(why, n, "its folder's path is too long");
         return TSR_E_LOAD;
     }
-    rc = fmu_describe_file(xml, &m->d, why, n);
+    rc = fmu_describe_file(xml, "modelDescription.xml", &m->d, why, n);
     if (!rc) rc = choose_form(m, fragment, why, n);
     if (!rc) rc = check_supported(m, why, n);
     if (!rc) rc = make_label(m, why, n);
@@ -138,7 +133,10 @@ static int open_model(fmu_model *m, const char *plain, const char *fragment, cha
                               backend_options(m->c)->mode, m->c, why, n);
     if (!rc)
         rc = fmu_instance_make(&m->inst, &m->lib, &m->d, m->kind, m->unpacked.dir, m->c, why, n);
-    if (!rc) rc = m->form == FMU_FORM_COSIM ? fmu_cosim_build(m, why, n) : fmu_rhs_build(m, why, n);
+    if (!rc)
+        rc = m->form == FMU_FORM_COSIM ? fmu_cosim_build(m, why, n)
+             : m->form == FMU_FORM_RHS ? fmu_rhs_build(m, why, n)
+                                       : fmu_simulate_build(m, why, n);
     return rc;
 }
 
@@ -185,6 +183,7 @@ static void fmu_close(tsr_component *c) {
     free(m->vr);
     free(m->values);
     free(m->values2);
+    fmu_simulate_free(m->sim);
     free(m);
 }
 

@@ -24,44 +24,9 @@
 
 #include "fmu.h"
 
-/* Steps of a default grid without DefaultExperiment's stepSize. */
-#define DEFAULT_STEPS 100
-
 static int fail(tsr_ctx *ctx, const char *why) {
     tsr_ctx_error(ctx, why);
     return -1;
-}
-
-static int check_grid(const fmu_model *m, const tsr_array *t, char *why, size_t n) {
-    int64_t len = t->shape[0];
-    const double *g = t->data;
-    if (len < 1) {
-        snprintf(why, n, "input 't': the grid is empty (it needs at least the start time)");
-        return -1;
-    }
-    for (int64_t k = 0; k < len; k++) {
-        if (!isfinite(g[k])) {
-            snprintf(why, n, "input 't': t[%lld] is not finite", (long long)k);
-            return -1;
-        }
-        if (k && !(g[k] > g[k - 1])) {
-            snprintf(why, n, "input 't': the grid is not strictly increasing at t[%lld] = %.17g",
-                     (long long)k, g[k]);
-            return -1;
-        }
-    }
-    if (m->d.cs.can_handle_variable_communication_step_size || len < 3) return 0;
-    double h = g[1] - g[0];
-    for (int64_t k = 2; k < len; k++)
-        if (fabs((g[k] - g[k - 1]) - h) > 1e-9 * fabs(h)) {
-            snprintf(why, n,
-                     "input 't': the FMU cannot change its communication step size "
-                     "(canHandleVariableCommunicationStepSize is false) but the grid's step at "
-                     "t[%lld] is %.17g, not %.17g",
-                     (long long)k, g[k] - g[k - 1], h);
-            return -1;
-        }
-    return 0;
 }
 
 /* The inputs' values at grid point k (those given). */
@@ -95,7 +60,8 @@ static int simulate(fmu_model *m, const tsr_args *a, char *why, size_t n) {
     const tsr_array *t = &a->inputs[0];
     const double *g = t->data;
     int64_t len = t->shape[0];
-    if (check_grid(m, t, why, n)) return -1;
+    if (fmu_check_grid(t, !m->d.cs.can_handle_variable_communication_step_size, why, n))
+        return -1;
     if (fmu_instance_usable(&m->inst, why, n)) return -1;
     m->inst.last[0] = '\0';
     if (m->used && fmu_status(&m->inst, api->reset(h), "fmi3Reset", why, n)) return -1;
@@ -140,33 +106,6 @@ static int cosim_endpoint(tsr_ctx *ctx, const tsr_args *a) {
     return simulate(m, a, why, sizeof why) ? fail(ctx, why) : 0;
 }
 
-/* DefaultExperiment's grid, or 0..1 in DEFAULT_STEPS steps. */
-static int default_grid(fmu_model *m, char *why, size_t n) {
-    const fmu_description *d = &m->d;
-    double t0 = d->has_start_time ? d->start_time : 0.0;
-    double t1 = d->has_stop_time ? d->stop_time : t0 + 1.0;
-    if (!(t1 > t0)) return 0; /* no default: the caller gives t */
-    double h = d->has_step_size && d->step_size > 0 ? d->step_size : (t1 - t0) / DEFAULT_STEPS;
-    double steps = ceil((t1 - t0) / h - 1e-9);
-    if (!(steps >= 1) || steps * 8 + 8 > (double)TSR_MAX_DEFAULT_BYTES) return 0;
-    int64_t count = (int64_t)steps + 1;
-    double *g = malloc((size_t)count * sizeof *g);
-    if (!g) {
-        snprintf(why, n, "out of memory");
-        return TSR_E_NOMEM;
-    }
-    /* A step that divides the span: each point as span * k / steps, so
-     * that 0.1-steps read 0.3, not 0.30000000000000004. */
-    int even = fabs(steps * h - (t1 - t0)) <= 1e-9 * (t1 - t0);
-    for (int64_t k = 0; k < count; k++)
-        g[k] = k + 1 == count ? t1
-               : even         ? t0 + (t1 - t0) * (double)k / steps
-                              : t0 + (double)k * h;
-    int rc = fmu_schema_default(&m->schema, g, count, why, n);
-    free(g);
-    return rc;
-}
-
 int fmu_cosim_build(fmu_model *m, char *why, size_t n) {
     const fmu_description *d = &m->d;
     static const char *const taken[] = {"t", NULL};
@@ -185,7 +124,7 @@ int fmu_cosim_build(fmu_model *m, char *why, size_t n) {
     int rc = fmu_schema_add(s, 0, "t", "the communication grid: outputs at each point, inputs "
                             "held over each interval", TSR_FLOAT64, 1, "n", TSR_DIM_ANY, 0, -1,
                             why, n);
-    if (!rc) rc = default_grid(m, why, n);
+    if (!rc) rc = fmu_default_grid(m, why, n);
     m->param_field = s->n_in;
     if (!rc) rc = fmu_schema_add_parameters(s, d, m->c, taken, m->params, &m->n_params, why, n);
     m->input_field = s->n_in;

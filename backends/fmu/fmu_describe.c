@@ -810,21 +810,23 @@ int fmu_describe_text(const char *xml, size_t len, const char *shown, fmu_descri
     return ps.rc;
 }
 
-int fmu_describe_file(const char *path, fmu_description *d, char *why, size_t n) {
+int fmu_describe_file(const char *path, const char *shown, fmu_description *d, char *why,
+                      size_t n) {
     memset(d, 0, sizeof *d);
+    if (!shown) shown = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(why, n, "'%s': %s", path, strerror(errno));
+        snprintf(why, n, "'%s': %s", shown, strerror(errno));
         return errno == ENOENT ? TSR_E_LOAD : TSR_E_IO;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        snprintf(why, n, "'%s': %s", path, strerror(errno));
+        snprintf(why, n, "'%s': %s", shown, strerror(errno));
         close(fd);
         return TSR_E_IO;
     }
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > FMU_MAX_DESCRIPTION_BYTES) {
-        snprintf(why, n, "'%s': %s", path,
+        snprintf(why, n, "'%s': %s", shown,
                  S_ISREG(st.st_mode) ? "larger than the 64 MiB a description may be"
                                      : "not a regular file");
         close(fd);
@@ -833,7 +835,7 @@ int fmu_describe_file(const char *path, fmu_description *d, char *why, size_t n)
     size_t size = (size_t)st.st_size;
     char *buf = malloc(size ? size : 1);
     if (!buf) {
-        snprintf(why, n, "'%s': out of memory", path);
+        snprintf(why, n, "'%s': out of memory", shown);
         close(fd);
         return TSR_E_NOMEM;
     }
@@ -842,7 +844,7 @@ int fmu_describe_file(const char *path, fmu_description *d, char *why, size_t n)
         ssize_t r = read(fd, buf + got, size - got);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
-            snprintf(why, n, "'%s': %s", path, strerror(errno));
+            snprintf(why, n, "'%s': %s", shown, strerror(errno));
             free(buf);
             close(fd);
             return TSR_E_IO;
@@ -851,7 +853,7 @@ int fmu_describe_file(const char *path, fmu_description *d, char *why, size_t n)
         got += (size_t)r;
     }
     close(fd);
-    int rc = fmu_describe_text(buf, got, path, d, why, n);
+    int rc = fmu_describe_text(buf, got, shown, d, why, n);
     free(buf);
     return rc;
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The schema the FMU forms share (fmu.h): fields named after the FMU's
- * variables, scalar parameters with their start values as defaults, and
- * setting those parameters on an instance. */
+ * variables (of up to two dims), scalar parameters with their start values
+ * as defaults, the trajectory forms' grid t (its default and its checks),
+ * the Model Exchange states paired with their derivatives, and setting the
+ * parameters on an instance. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +35,8 @@ int fmu_schema_init(fmu_schema *s, int32_t cap) {
     s->out = calloc(k, sizeof *s->out);
     s->in_var = calloc(k, sizeof *s->in_var);
     s->out_var = calloc(k, sizeof *s->out_var);
-    s->in_dims = calloc(k, sizeof *s->in_dims);
-    s->out_dims = calloc(k, sizeof *s->out_dims);
+    s->in_dims = calloc(2 * k, sizeof *s->in_dims);
+    s->out_dims = calloc(2 * k, sizeof *s->out_dims);
     s->defaults = calloc(k, sizeof *s->defaults);
     if (s->in && s->out && s->in_var && s->out_var && s->in_dims && s->out_dims && s->defaults)
         return 0;
@@ -89,12 +92,12 @@ static const char *holder(const fmu_schema *s, const char *name) {
     return NULL;
 }
 
-int fmu_schema_add(fmu_schema *s, int output, const char *name, const char *doc,
-                   tsr_dtype dtype, int32_t rank, const char *dim_symbol, int64_t dim_size,
-                   uint32_t flags, int32_t var, char *why, size_t n) {
+int fmu_schema_add_dims(fmu_schema *s, int output, const char *name, const char *doc,
+                        tsr_dtype dtype, int32_t rank, const tsr_dim *dims, uint32_t flags,
+                        int32_t var, char *why, size_t n) {
     int32_t *count = output ? &s->n_out : &s->n_in;
-    if (*count >= s->cap) {
-        snprintf(why, n, "more fields than expected");
+    if (*count >= s->cap || rank < 0 || rank > FMU_MAX_FIELD_RANK) {
+        snprintf(why, n, "more fields, or more dims, than expected");
         return TSR_E_LOAD;
     }
     const char *other = holder(s, name);
@@ -110,8 +113,9 @@ int fmu_schema_add(fmu_schema *s, int output, const char *name, const char *doc,
         return TSR_E_NOMEM;
     }
     int32_t k = (*count)++;
-    tsr_dim *dim = output ? &s->out_dims[k] : &s->in_dims[k];
-    *dim = (tsr_dim){dim_symbol, dim_size};
+    tsr_dim *dim = output ? &s->out_dims[FMU_MAX_FIELD_RANK * k]
+                          : &s->in_dims[FMU_MAX_FIELD_RANK * k];
+    for (int32_t i = 0; i < rank; i++) dim[i] = dims[i];
     tsr_field f = {.name = name_copy, .dtype = dtype, .rank = rank,
                    .dims = rank ? dim : NULL, .flags = flags, .doc = doc_copy};
     if (output) {
@@ -122,6 +126,14 @@ int fmu_schema_add(fmu_schema *s, int output, const char *name, const char *doc,
         s->in_var[k] = var;
     }
     return 0;
+}
+
+int fmu_schema_add(fmu_schema *s, int output, const char *name, const char *doc,
+                   tsr_dtype dtype, int32_t rank, const char *dim_symbol, int64_t dim_size,
+                   uint32_t flags, int32_t var, char *why, size_t n) {
+    tsr_dim dim = {dim_symbol, dim_size};
+    return fmu_schema_add_dims(s, output, name, doc, dtype, rank > 1 ? 1 : rank, &dim, flags,
+                               var, why, n);
 }
 
 int fmu_schema_add_variable(fmu_schema *s, const fmu_description *d, int output, int32_t var,
@@ -230,6 +242,98 @@ int fmu_set_parameters(fmu_instance *fi, const fmu_description *d, const int32_t
             snprintf(why + used, n - used, " (setting parameter '%s')", v->name);
             return -1;
         }
+    }
+    return 0;
+}
+
+int fmu_check_grid(const tsr_array *t, int fixed_step, char *why, size_t n) {
+    int64_t len = t->shape[0];
+    const double *g = t->data;
+    if (len < 1) {
+        snprintf(why, n, "input 't': the grid is empty (it needs at least the start time)");
+        return -1;
+    }
+    for (int64_t k = 0; k < len; k++) {
+        if (!isfinite(g[k])) {
+            snprintf(why, n, "input 't': t[%lld] is not finite", (long long)k);
+            return -1;
+        }
+        if (k && !(g[k] > g[k - 1])) {
+            snprintf(why, n, "input 't': the grid is not strictly increasing at t[%lld] = %.17g",
+                     (long long)k, g[k]);
+            return -1;
+        }
+    }
+    if (!fixed_step || len < 3) return 0;
+    double h = g[1] - g[0];
+    for (int64_t k = 2; k < len; k++)
+        if (fabs((g[k] - g[k - 1]) - h) > 1e-9 * fabs(h)) {
+            snprintf(why, n,
+                     "input 't': the FMU cannot change its communication step size "
+                     "(canHandleVariableCommunicationStepSize is false) but the grid's step at "
+                     "t[%lld] is %.17g, not %.17g",
+                     (long long)k, g[k] - g[k - 1], h);
+            return -1;
+        }
+    return 0;
+}
+
+int fmu_default_grid(fmu_model *m, char *why, size_t n) {
+    const fmu_description *d = &m->d;
+    double t0 = d->has_start_time ? d->start_time : 0.0;
+    double t1 = d->has_stop_time ? d->stop_time : t0 + 1.0;
+    if (!(t1 > t0)) return 0; /* no default: the caller gives t */
+    double h = d->has_step_size && d->step_size > 0 ? d->step_size
+                                                     : (t1 - t0) / FMU_DEFAULT_STEPS;
+    double steps = ceil((t1 - t0) / h - 1e-9);
+    if (!(steps >= 1) || steps * 8 + 8 > (double)TSR_MAX_DEFAULT_BYTES) return 0;
+    int64_t count = (int64_t)steps + 1;
+    double *g = malloc((size_t)count * sizeof *g);
+    if (!g) {
+        snprintf(why, n, "out of memory");
+        return TSR_E_NOMEM;
+    }
+    /* A step that divides the span: each point as span * k / steps, so
+     * that 0.1-steps read 0.3, not 0.30000000000000004. */
+    int even = fabs(steps * h - (t1 - t0)) <= 1e-9 * (t1 - t0);
+    for (int64_t k = 0; k < count; k++)
+        g[k] = k + 1 == count ? t1
+               : even         ? t0 + (t1 - t0) * (double)k / steps
+                              : t0 + (double)k * h;
+    int rc = fmu_schema_default(&m->schema, g, count, why, n);
+    free(g);
+    return rc;
+}
+
+int fmu_find_states(fmu_model *m, char *why, size_t n) {
+    const fmu_description *d = &m->d;
+    for (int32_t k = 0; k < d->n_derivatives; k++) {
+        const fmu_variable *der = &d->vars[d->derivatives[k]];
+        if (der->derivative_of < 0 || der->type != FMU_FLOAT64 || der->is_array) {
+            snprintf(why, n,
+                     "ContinuousStateDerivative '%s' is not a scalar Float64 with a derivative= "
+                     "attribute naming its state",
+                     der->name);
+            return TSR_E_LOAD;
+        }
+        m->derivatives[k] = d->derivatives[k];
+        m->states[k] = der->derivative_of;
+    }
+    m->n_states = d->n_derivatives;
+    if (!m->n_states) {
+        snprintf(why, n, "its Model Exchange interface has no continuous states "
+                         "(ModelStructure lists no ContinuousStateDerivative)");
+        return TSR_E_LOAD;
+    }
+    size_t count = 0;
+    fmi3Status s = m->inst.api->get_number_of_continuous_states(m->inst.handle, &count);
+    if (fmu_status(&m->inst, s, "fmi3GetNumberOfContinuousStates", why, n)) return TSR_E_LOAD;
+    if (count != (size_t)m->n_states) {
+        snprintf(why, n,
+                 "its description lists %d continuous states but its binary says %zu "
+                 "(fmi3GetNumberOfContinuousStates)",
+                 (int)m->n_states, count);
+        return TSR_E_LOAD;
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* An FMU instance (fmu.h): made with the component's log as the FMU's
- * logger, and every status an FMU function returns read in one place.
+ * logger, every status an FMU function returns read in one place, and
+ * Model Exchange's event iteration.
  * What the FMU logs at Warning or worse is kept as well, so that a
  * failing call can say what the FMU said. */
 #include <stdio.h>
@@ -98,4 +99,26 @@ int fmu_instance_usable(const fmu_instance *fi, char *why, size_t n) {
     if (!fi->fatal) return 0;
     snprintf(why, n, "the FMU returned Fatal before and cannot be called again: close and open it");
     return -1;
+}
+
+int fmu_event_iteration(fmu_instance *fi, char *why, size_t n) {
+    const fmu_api *api = fi->api;
+    fmi3Boolean again = fmi3True, terminate, nominals, values, next_defined;
+    fmi3Float64 next_time;
+    for (int i = 0; again; i++) {
+        if (i == FMU_MAX_EVENT_ITERATIONS) {
+            snprintf(why, n, "fmi3UpdateDiscreteStates still needs another update after %d",
+                     FMU_MAX_EVENT_ITERATIONS);
+            return -1;
+        }
+        fmi3Status s = api->update_discrete_states(fi->handle, &again, &terminate, &nominals,
+                                                   &values, &next_defined, &next_time);
+        if (fmu_status(fi, s, "fmi3UpdateDiscreteStates", why, n)) return -1;
+        if (terminate) {
+            snprintf(why, n, "the FMU asked to terminate (fmi3UpdateDiscreteStates)");
+            return -1;
+        }
+    }
+    return fmu_status(fi, api->enter_continuous_time_mode(fi->handle),
+                      "fmi3EnterContinuousTimeMode", why, n);
 }

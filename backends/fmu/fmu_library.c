@@ -220,9 +220,19 @@ int fmu_library_open(fmu_library *lib, const char *dir, const fmu_description *d
                        : dlopen(lib->so_path, RTLD_NOW | RTLD_LOCAL);
     lib->isolated = isolated;
     if (!lib->dl) {
-        const char *e = dlerror();
-        snprintf(why, n, "cannot load its binary: %s%s", e ? e : "dlopen failed",
-                 isolated && mode != TSR_MODE_ISOLATED
+        char e[512];
+        const char *text = dlerror();
+        snprintf(e, sizeof e, "%s", text ? text : "dlopen failed");
+        /* pythonfmu3's binaries take CPython's symbols from the process
+         * that loads them instead of linking libpython. */
+        int wants_python = strstr(e, "undefined symbol: Py") || strstr(e, "undefined symbol: _Py");
+        snprintf(why, n, "cannot load its binary: %s%s", e,
+                 wants_python
+                     ? " (the binary uses CPython from the process that loads it, as FMUs built "
+                       "with pythonfmu3 do: open it in worker mode with LD_PRELOAD naming "
+                       "libpython in the worker's environment, option env, or in-process in a "
+                       "Python host, whose interpreter it then shares)"
+                 : isolated && mode != TSR_MODE_ISOLATED
                      ? " (a second instance of a once-per-process FMU needs a namespace of its "
                        "own; open it in worker mode instead)"
                      : "");

@@ -28,9 +28,6 @@
 enum { T_FIELD, X_FIELD };        /* inputs; u follows when there are inputs */
 enum { DX_FIELD, Y_FIELD };       /* outputs */
 
-/* fmi3UpdateDiscreteStates until the FMU needs no more, bounded. */
-#define MAX_EVENT_ITERATIONS 100
-
 static int fail(tsr_ctx *ctx, const char *why) {
     tsr_ctx_error(ctx, why);
     return -1;
@@ -41,29 +38,6 @@ static double param_value(const fmu_model *m, const tsr_array *p, int32_t k) {
     if (type == FMU_FLOAT64) return *(const double *)p->data;
     if (type == FMU_INT32) return *(const int32_t *)p->data;
     return *(const uint8_t *)p->data != 0;
-}
-
-static int settle_events(fmu_model *m, char *why, size_t n) {
-    const fmu_api *api = m->inst.api;
-    fmi3Boolean again = fmi3True, terminate, nominals, values, next_defined;
-    fmi3Float64 next_time;
-    for (int i = 0; again; i++) {
-        if (i == MAX_EVENT_ITERATIONS) {
-            snprintf(why, n, "fmi3UpdateDiscreteStates still needs another update after %d",
-                     MAX_EVENT_ITERATIONS);
-            return -1;
-        }
-        fmi3Status s = api->update_discrete_states(m->inst.handle, &again, &terminate,
-                                                   &nominals, &values, &next_defined,
-                                                   &next_time);
-        if (fmu_status(&m->inst, s, "fmi3UpdateDiscreteStates", why, n)) return -1;
-        if (terminate) {
-            snprintf(why, n, "the FMU asked to terminate (fmi3UpdateDiscreteStates)");
-            return -1;
-        }
-    }
-    return fmu_status(&m->inst, api->enter_continuous_time_mode(m->inst.handle),
-                      "fmi3EnterContinuousTimeMode", why, n);
 }
 
 /* Reset (after the first time), parameters, initialisation at t, events,
@@ -82,7 +56,7 @@ static int initialise(fmu_model *m, const tsr_args *a, double t, char *why, size
     if (fmu_status(&m->inst, s, "fmi3EnterInitializationMode", why, n) ||
         fmu_status(&m->inst, api->exit_initialization_mode(h), "fmi3ExitInitializationMode",
                    why, n) ||
-        settle_events(m, why, n))
+        fmu_event_iteration(&m->inst, why, n))
         return -1;
     m->ready = 1;
     return 0;
@@ -105,7 +79,7 @@ static int update_parameters(fmu_model *m, const tsr_args *a, double t, char *wh
         if (fmu_status(&m->inst, m->inst.api->enter_event_mode(m->inst.handle),
                        "fmi3EnterEventMode", why, n) ||
             fmu_set_parameters(&m->inst, &m->d, m->params, m->n_params, p, why, n) ||
-            settle_events(m, why, n))
+            fmu_event_iteration(&m->inst, why, n))
             return -1;
         m->ready = 1;
     }
@@ -258,40 +232,6 @@ static int rhs_endpoint(tsr_ctx *ctx, const tsr_args *a) {
     return rc ? fail(ctx, why) : 0;
 }
 
-/* The states, paired with their derivatives in ModelStructure's order. */
-static int find_states(fmu_model *m, char *why, size_t n) {
-    const fmu_description *d = &m->d;
-    for (int32_t k = 0; k < d->n_derivatives; k++) {
-        const fmu_variable *der = &d->vars[d->derivatives[k]];
-        if (der->derivative_of < 0 || der->type != FMU_FLOAT64 || der->is_array) {
-            snprintf(why, n,
-                     "ContinuousStateDerivative '%s' is not a scalar Float64 with a derivative= "
-                     "attribute naming its state",
-                     der->name);
-            return TSR_E_LOAD;
-        }
-        m->derivatives[k] = d->derivatives[k];
-        m->states[k] = der->derivative_of;
-    }
-    m->n_states = d->n_derivatives;
-    if (!m->n_states) {
-        snprintf(why, n, "its Model Exchange interface has no continuous states "
-                         "(ModelStructure lists no ContinuousStateDerivative)");
-        return TSR_E_LOAD;
-    }
-    size_t count = 0;
-    fmi3Status s = m->inst.api->get_number_of_continuous_states(m->inst.handle, &count);
-    if (fmu_status(&m->inst, s, "fmi3GetNumberOfContinuousStates", why, n)) return TSR_E_LOAD;
-    if (count != (size_t)m->n_states) {
-        snprintf(why, n,
-                 "its description lists %d continuous states but its binary says %zu "
-                 "(fmi3GetNumberOfContinuousStates)",
-                 (int)m->n_states, count);
-        return TSR_E_LOAD;
-    }
-    return 0;
-}
-
 static int add_vectors(fmu_model *m, char *why, size_t n) {
     fmu_schema *s = &m->schema;
     const fmu_description *d = &m->d;
@@ -360,7 +300,7 @@ int fmu_rhs_build(fmu_model *m, char *why, size_t n) {
         return TSR_E_NOMEM;
     }
     fmu_schema *s = &m->schema;
-    int rc = find_states(m, why, n);
+    int rc = fmu_find_states(m, why, n);
     if (!rc)
         rc = fmu_schema_add(s, 0, "t", "time", TSR_FLOAT64, 0, NULL, 0, 0, -1, why, n);
     double t0 = d->has_start_time ? d->start_time : 0.0;
