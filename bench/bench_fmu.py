@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             comps, fns = fd_variants(args.fmu_dir, fd_points, wrt)
             opened += comps
             benches["fd"] = fns
-    except (tessera.TesseraError, RuntimeError, OSError) as e:
+    except (tessera.TesseraError, RuntimeError, OSError, ImportError) as e:
         print(f"bench_fmu.py: {e}", file=sys.stderr)
         for c in opened:
             c.close()
