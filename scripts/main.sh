@@ -118,6 +118,10 @@ echo "== the Tesseract paper's case study: shape optimisation through a FEM solv
 "$python" "$root/bindings/python/examples/shape_optimization/study.py" --out "$build_dir/shape_optimization"
 
 echo
+echo "== an FMU inside JAX: fit the spring's stiffness and damping, then sample their posterior with MALA"
+"$python" "$root/bindings/python/examples/fmu_fit/fit.py" --out "$build_dir/fmu_fit"
+
+echo
 echo "== second derivatives: a Hessian-vector product, then Newton (trust-ncg) with it (docs/guides/second-derivatives.md)"
 show hvp "$plugins/rosenbrock.so" '{"inputs": {"x": [0.5, 1.5], "a": 1, "b": 100},
   "hvp_inputs": ["x"], "hvp_outputs": ["value"], "cotangent_vector": {"value": 1},
