@@ -155,6 +155,23 @@ static int fd_alloc_results(fd_run *r) {
     return 0;
 }
 
+/* Every output's element count from the schema and the inputs (its dims
+ * fixed or bound by the inputs' symbols), and every result already given
+ * a buffer: 1, with r->out_count set; else 0 (the base point tells). */
+static int sizes_from_schema(fd_run *r) {
+    tsr_call *call = r->call;
+    for (int32_t k = 0; k < call->n_results; k++)
+        if (!call->results[k].data) return 0;
+    for (int32_t o = 0; o < call->n_wrt_out; o++) {
+        const field_info *f = &call->comp->out[call->wrt_out[o]];
+        int64_t shape[TSR_MAX_RANK];
+        if (f->field.kind != TSR_KIND_ARRAY || shape_from_symbols(f, call->symval, shape) != 0)
+            return 0;
+        r->out_count[o] = shape_count(shape, f->field.rank);
+    }
+    return 1;
+}
+
 static void free_outputs(double **v, int32_t n) {
     for (int32_t i = 0; v && i < n; i++) free(v[i]);
     free(v);
@@ -471,11 +488,14 @@ int fd_invoke(tsr_call *call) {
     r.out_count = malloc((size_t)n_out * sizeof *r.out_count);
     if (!f0 || !plus || !minus || !r.out_count) rc = call_fail(call, TSR_E_NOMEM, "out of memory");
     for (int32_t o = 0; !rc && o < n_out; o++) r.out_count[o] = -1;
-    /* The base point gives every output's shape; forward differences
-     * need its values too. */
+    /* The base point gives every output's shape, and forward differences
+     * its values. Central and SPSA differences take two shifted points
+     * and no base: where the schema fixes the sizes, that is one apply (one
+     * simulation, one solve) fewer per derivative. */
     if (!rc) rc = fd_setup(&r);
-    if (!rc) rc = fd_eval(&r, f0);
-    if (!rc) rc = fd_alloc_results(&r);
+    int base = call->comp->fd_method == TSR_FD_FORWARD || !sizes_from_schema(&r);
+    if (!rc && base) rc = fd_eval(&r, f0);
+    if (!rc && base) rc = fd_alloc_results(&r);
     if (!rc && call->ep == TSR_EP_JVP) rc = fd_jvp(&r, f0, plus, minus);
     else if (!rc && call->comp->fd_method == TSR_FD_SPSA) rc = fd_spsa(&r, plus, minus);
     else if (!rc) rc = fd_columns(&r, f0, plus, minus);

@@ -64,7 +64,7 @@ def test_fd_endpoints_all_serves_the_vjp_by_the_hosts_differences():
         # the field (where two bars' boundaries meet) another value
         g_scaled = vjp_of(scaled, cot)
         assert np.max(np.abs(g_scaled - g_own)) > 1e-6 * np.max(np.abs(g_own))
-        # the vjp called the component's apply, not its vjp: 1 + 2 * 16 applies
+        # the vjp called the component's apply (its central differences), not its vjp
         eps = pool.stats()["endpoints"]
         assert eps["vjp"]["calls"] == 1 and "apply" not in eps
 
