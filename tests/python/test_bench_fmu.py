@@ -70,9 +70,14 @@ def test_rows_carry_each_benchmarks_figure_and_verdict():
          "fmpy plain": [2.5e-2]}
     rows = {r["variant"]: r for r in bench_fmu.rows_for("cosim", 0, 2,
                                                         bench_fmu.rounds_median(s), s)}
-    assert rows["tessera worker"]["figure"] == pytest.approx(25.0)
+    assert rows["tessera worker"]["figure"] == pytest.approx(250.0)   # plain / worker
+    assert rows["tessera worker"]["vs_reused"] == pytest.approx(25.0)
     assert rows["tessera worker"]["verdict"] == "PASS"
     assert rows["fmpy plain"]["verdict"] == ""
+    s["fmpy plain"] = [5e-4]
+    rows = {r["variant"]: r for r in bench_fmu.rows_for("cosim", 0, 2,
+                                                        bench_fmu.rounds_median(s), s)}
+    assert rows["tessera worker"]["verdict"] == "OVER"
     s = {"tessera jit": [1.2e-5], "jax.numpy jit": [4e-6]}
     rows = {r["variant"]: r for r in bench_fmu.rows_for("rhs", 0, 2,
                                                         bench_fmu.rounds_median(s), s)}
