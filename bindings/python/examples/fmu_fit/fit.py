@@ -9,8 +9,8 @@ Tessera component inside JAX.
     fit    Adam on (log k, log c) under jax.jit(jax.value_and_grad(loss)),
            loss the negative log-likelihood; every value is one simulation
            of the FMU, every gradient the library's central differences of
-           whole simulations (one at the base point, then 2 per
-           parameter: 6 simulations per value and gradient), the columns
+           whole simulations (2 per parameter: 5 simulations per value
+           and gradient), the columns
            split over the worker pool (workers=2: two at once)
     sample MALA (the Metropolis-adjusted Langevin algorithm) on (k, c),
            flat prior on k, c > 0, preconditioned with the Gauss-Newton
@@ -280,7 +280,7 @@ def main() -> int:
     log(f"MALA:      acceptance {acceptance:.2f} at step size {eps:.3f} (target "
         f"{TARGET_ACCEPTANCE})")
     log(f"time:      {wall:.1f} s in all; {per_step_ms:.2f} ms per jitted value_and_grad "
-        f"(6 simulations: the value, then the gradient's base point and 4), "
+        f"(5 simulations: the value, then 2 per parameter), "
         f"{per_mala_ms:.2f} ms per MALA step ({where})")
     log(f"wrote {args.out}/fit.png, summary.json")
     for f in failures:
