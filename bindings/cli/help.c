@@ -25,8 +25,8 @@ void cli_print_main_help(const cli_command *commands, size_t n) {
     fputs(
         "Usage: tessera [--help] [--version] COMMAND [OPTIONS] PLUGIN [PAYLOAD]\n"
         "\n"
-        "Load a Tessera component (a plugin .so, a manifest, or a Tesseract's\n"
-        "tesseract_api.py) and call it with a Tesseract-style\n"
+        "Load a Tessera component (a plugin .so, a manifest, a Tesseract's\n"
+        "tesseract_api.py, or an FMI 3.0 FMU) and call it with a Tesseract-style\n"
         "JSON payload. Results are written to stdout, diagnostics to stderr.\n"
         "\n"
         "Commands:\n",
@@ -43,6 +43,9 @@ void cli_print_main_help(const cli_command *commands, size_t n) {
         "It may also be a JSON manifest of a legacy routine, or a Python component:\n"
         "a folder holding tesseract_api.py (with its tesseract_requirements.txt, an\n"
         "environment is built for it at first use in worker mode), or the file.\n"
+        "An FMI 3.0 FMU is a .fmu archive or its unpacked folder, its form after a\n"
+        "'#': model.fmu#cosim (a Co-Simulation trajectory, the default when it has\n"
+        "one), #simulate (a Model Exchange trajectory) or #rhs (its right-hand side).\n"
         "\n"
         "Options:\n"
         "  -h, --help       show this help\n"
