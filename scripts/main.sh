@@ -118,6 +118,16 @@ echo "== the Tesseract paper's case study: shape optimisation through a FEM solv
 "$python" "$root/bindings/python/examples/shape_optimization/study.py" --out "$build_dir/shape_optimization"
 
 echo
+echo "== FMI 3.0 FMUs (docs/fmi.md): a Co-Simulation trajectory, a Model Exchange right-hand side and simulation"
+fmus="$build_dir/fmu"
+show apply "$fmus/spring.fmu" '{"inputs": {"t": [0, 0.5, 1.0, 1.5, 2.0], "k": 4, "c": 0.4}}'
+show check-gradients "$fmus/vanderpol.fmu#rhs" '{"inputs": {"x": [0.5, -1.0], "mu": 2}}'
+# Differences of an adaptive integration are as noisy as its tolerance:
+# checked against them, the sensitivities need a tight one.
+show check-gradients --config rtol=1e-10 "$fmus/vanderpol.fmu#simulate" \
+  '{"inputs": {"t": [0, 0.5, 1.0, 1.5, 2.0], "mu": 1.5}}'
+
+echo
 echo "== an FMU inside JAX: fit the spring's stiffness and damping, then sample their posterior with MALA"
 "$python" "$root/bindings/python/examples/fmu_fit/fit.py" --out "$build_dir/fmu_fit"
 
