@@ -153,8 +153,8 @@ static void vdp_jacobian(const double *x, double mu, double j[2][3]) {
     j[1][2] = (1 - x[0] * x[0]) * x[1];
 }
 
-static void check_rhs_derivatives(tsr_mode mode) {
-    tsr_component *c = open_mode(VDP_RHS, mode);
+static void check_rhs_derivatives(const char *path, tsr_mode mode, double tol) {
+    tsr_component *c = open_mode(path, mode);
     double x[2] = {0.7, -1.3}, mu = 1.5, j[2][3];
     vdp_jacobian(x, mu, j);
     const char *in[] = {"x", "mu"}, *out[] = {"dx"};
@@ -169,8 +169,8 @@ static void check_rhs_derivatives(tsr_mode mode) {
     run_ok(call);
     const tsr_array *r = tsr_call_result(call, 0);
     for (int i = 0; i < 2; i++)
-        cr_assert_float_eq(at(r, i), j[i][0] * tx[0] + j[i][1] * tx[1] + j[i][2] * tmu, 1e-12,
-                           "%s jvp[%d]", mode_names[mode], i);
+        cr_assert_float_eq(at(r, i), j[i][0] * tx[0] + j[i][1] * tx[1] + j[i][2] * tmu, tol,
+                           "%s %s jvp[%d]", path, mode_names[mode], i);
     tsr_call_free(call);
     /* vjp with cotangent w */
     double w[2] = {0.9, 0.4};
@@ -182,17 +182,36 @@ static void check_rhs_derivatives(tsr_mode mode) {
     run_ok(call);
     const tsr_array *gx = tsr_call_result(call, 0), *gmu = tsr_call_result(call, 1);
     for (int k = 0; k < 2; k++)
-        cr_assert_float_eq(at(gx, k), w[0] * j[0][k] + w[1] * j[1][k], 1e-12, "vjp x[%d]", k);
-    cr_assert_float_eq(at(gmu, 0), w[0] * j[0][2] + w[1] * j[1][2], 1e-12, "vjp mu");
+        cr_assert_float_eq(at(gx, k), w[0] * j[0][k] + w[1] * j[1][k], tol, "%s vjp x[%d]", path,
+                           k);
+    cr_assert_float_eq(at(gmu, 0), w[0] * j[0][2] + w[1] * j[1][2], tol, "%s vjp mu", path);
     tsr_call_free(call);
     tsr_close(c);
 }
 
 Test(fmu_rhs, jvp_and_vjp_are_the_fmus_exact_derivatives_inproc) {
-    check_rhs_derivatives(TSR_MODE_INPROC);
+    check_rhs_derivatives(VDP_RHS, TSR_MODE_INPROC, 1e-12);
 }
 Test(fmu_rhs, jvp_and_vjp_are_the_fmus_exact_derivatives_in_a_worker) {
-    check_rhs_derivatives(TSR_MODE_WORKER);
+    check_rhs_derivatives(VDP_RHS, TSR_MODE_WORKER, 1e-12);
+}
+
+/* The same binary under descriptions that claim less of it. */
+Test(fmu_rhs, without_adjoint_derivatives_the_vjp_comes_from_unit_directional_seeds) {
+    const char *path = FMU("vanderpol_directional") "#rhs";
+    tsr_component *c = open_ok(path, NULL);
+    cr_assert(tsr_component_has_endpoint(c, TSR_EP_VJP));
+    tsr_close(c);
+    check_rhs_derivatives(path, TSR_MODE_INPROC, 1e-12);
+    check_rhs_derivatives(path, TSR_MODE_WORKER, 1e-12);
+}
+
+Test(fmu_rhs, without_any_derivatives_jvp_and_vjp_are_central_differences) {
+    const char *path = FMU("vanderpol_plain") "#rhs";
+    tsr_component *c = open_ok(path, NULL);
+    cr_assert_eq(tsr_component_fd_method(c), TSR_FD_CENTRAL);
+    tsr_close(c);
+    check_rhs_derivatives(path, TSR_MODE_INPROC, 1e-7);
 }
 
 Test(fmu_rhs, schema_names_the_states_and_defaults_to_their_start_values) {
