@@ -205,6 +205,14 @@ Test(alloc_faults, finite_differences) {
     tsr_close(c);
 }
 
+/* Forward differences also evaluate the base point (central ones of
+ * outputs the schema sizes do not). */
+Test(alloc_faults, forward_differences_with_their_base_point) {
+    tsr_component *c = open_mode(TEST_PLUGIN("fd_forward"), TSR_MODE_INPROC);
+    each_allocation_fails_cleanly("forward differences", c, fd_endpoints);
+    tsr_close(c);
+}
+
 Test(alloc_faults, a_batch) {
     tsr_component *c = open_mode(BUNDLED_PLUGIN("vectoradd"), TSR_MODE_INPROC);
     each_allocation_fails_cleanly("batch", c, batch_of_three);

@@ -227,6 +227,7 @@ typedef struct fmu_library {
     char *so_path;
     int isolated;        /* loaded with dlmopen into a namespace of its own */
     int once_held;       /* holds the process's one instance of a once-only FMU */
+    int keep_loaded;     /* an instance went Fatal and was never freed: its code stays */
     char *once_key;
 } fmu_library;
 

@@ -168,6 +168,7 @@ static int fmu_open(tsr_component *c, tsr_error *err) {
 static void fmu_close(tsr_component *c) {
     fmu_model *m = backend_state(c);
     if (!m) return;
+    m->lib.keep_loaded = m->inst.fatal;
     fmu_instance_free(&m->inst);
     fmu_library_close(&m->lib);
     fmu_schema_free(&m->schema);

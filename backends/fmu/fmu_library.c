@@ -242,7 +242,9 @@ int fmu_library_open(fmu_library *lib, const char *dir, const fmu_description *d
 }
 
 void fmu_library_close(fmu_library *lib) {
-    if (lib->dl) {
+    /* An instance that returned Fatal may not be freed (fmi3FreeInstance
+     * included): its memory stays, and so must the code it belongs to. */
+    if (lib->dl && !lib->keep_loaded) {
         if (lib->isolated) backend_flush_namespace_stdio(lib->dl);
         dlclose(lib->dl);
     }

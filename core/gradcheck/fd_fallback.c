@@ -493,7 +493,7 @@ int fd_invoke(tsr_call *call) {
      * and no base: where the schema fixes the sizes, that is one apply (one
      * simulation, one solve) fewer per derivative. */
     if (!rc) rc = fd_setup(&r);
-    int base = call->comp->fd_method == TSR_FD_FORWARD || !sizes_from_schema(&r);
+    int base = !rc && (call->comp->fd_method == TSR_FD_FORWARD || !sizes_from_schema(&r));
     if (!rc && base) rc = fd_eval(&r, f0);
     if (!rc && base) rc = fd_alloc_results(&r);
     if (!rc && call->ep == TSR_EP_JVP) rc = fd_jvp(&r, f0, plus, minus);

@@ -72,7 +72,7 @@ fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueRe
               nKnowns, nSensitivity, nUnknowns) != 0)
         return fmu_fail(inst, fmi3Error);
     for (size_t i = 0; i < nUnknowns; i++) {
-        double sum = 0.0, d;
+        double sum = 0.0, d = 0.0; /* partial sets it for every pair check() let through */
         for (size_t j = 0; j < nKnowns; j++) {
             partial(inst->v, unknowns[i], knowns[j], &d);
             sum += d * seed[j];
@@ -92,7 +92,7 @@ fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueRefere
               nUnknowns, nSensitivity, nKnowns) != 0)
         return fmu_fail(inst, fmi3Error);
     for (size_t j = 0; j < nKnowns; j++) {
-        double sum = 0.0, d;
+        double sum = 0.0, d = 0.0; /* partial sets it for every pair check() let through */
         for (size_t i = 0; i < nUnknowns; i++) {
             partial(inst->v, unknowns[i], knowns[j], &d);
             sum += seed[i] * d;
