@@ -17,7 +17,13 @@ int shm_proc_starttime(pid_t pid, unsigned long long *start);
 /* 16 random lowercase hex digits and a NUL into hex; -1 (errno set) if
  * the kernel has no randomness to give. */
 int shm_random_hex(char hex[SHM_RANDOM_HEX + 1]);
-/* The "<pid>-<starttime>" part of names made by this process (spools). */
+/* The "<pid>-<starttime>" part of names made by this process (spools,
+ * FMU scratch folders). */
 const char *arena_process_tag(void);
+/* Whether the process a "<pid>-<start>" tag names is gone: no such pid, or
+ * one that started at another time (the pid was reused). This process is
+ * never gone; with start 0 (its maker could not read its own) only a
+ * missing pid counts. */
+int shm_process_gone(pid_t pid, unsigned long long start);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What still has a name, the spool directories of the files transport
- * (arena segments and channels are memfds, which have none): the
- * creator's tag (pid and start time) and a random part. */
+ * and FMU scratch folders (arena segments and channels are memfds, which
+ * have none): the creator's tag (pid and start time), whether that
+ * creator is gone, and a random part. */
 #include "arena_internal.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -122,4 +124,12 @@ const char *arena_process_tag(void) {
     }
     atomic_store(&tag_lock, 0);
     return tag_text;
+}
+
+int shm_process_gone(pid_t pid, unsigned long long start) {
+    if (pid == getpid()) return 0;
+    if (kill(pid, 0) != 0 && errno == ESRCH) return 1;
+    unsigned long long now;
+    if (start == 0 || shm_proc_starttime(pid, &now) != 0) return 0;
+    return now != start;
 }

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,14 +150,6 @@ static int parse_spool_name(const char *name, pid_t *pid, unsigned long long *st
     return 0;
 }
 
-static int creator_gone(pid_t pid, unsigned long long start) {
-    if (pid == getpid()) return 0;
-    if (kill(pid, 0) != 0 && errno == ESRCH) return 1;
-    unsigned long long now;
-    if (start == 0 || shm_proc_starttime(pid, &now) != 0) return 0;
-    return now != start;
-}
-
 int spool_remove_orphans(const char *parent) {
     int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pfd < 0) return 0;
@@ -176,7 +167,7 @@ int spool_remove_orphans(const char *parent) {
         if (strncmp(e->d_name, SPOOL_STEM, strlen(SPOOL_STEM)) != 0 ||
             parse_spool_name(e->d_name, &pid, &start) != 0 ||
             fstatat(pfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-            st.st_uid != geteuid() || !creator_gone(pid, start))
+            st.st_uid != geteuid() || !shm_process_gone(pid, start))
             continue;
         if (remove_tree(pfd, e->d_name) == 0) removed++;
     }

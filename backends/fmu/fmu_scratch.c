@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,20 +77,15 @@ static int remove_at(int pfd, const char *name) {
 
 int fmu_scratch_remove(const char *path) { return remove_at(AT_FDCWD, path); }
 
-/* Whether the process named in a scratch folder's name is gone: no such
- * pid, or one that started at another time (the pid was reused). */
+/* Whether the maker named in a scratch folder's name is gone. */
 static int creator_gone(const char *name) {
     long pid;
-    unsigned long long start, now;
+    unsigned long long start;
     int used = -1;
     if (sscanf(name, STEM "%ld-%llu-%*6[A-Za-z0-9]%n", &pid, &start, &used) != 2 || used < 0 ||
         name[used] != '\0' || pid <= 0 || pid > INT_MAX)
         return 0;
-    if ((pid_t)pid == getpid()) return 0;
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 1;
-    /* start 0: its maker could not read its own; only a missing pid counts */
-    if (start == 0 || shm_proc_starttime((pid_t)pid, &now) != 0) return 0;
-    return now != start;
+    return shm_process_gone((pid_t)pid, start);
 }
 
 /* This user's scratch folders in parent whose makers are gone. */
@@ -119,10 +113,8 @@ char *fmu_scratch_make(char *why, size_t n, int *code) {
     const char *t = getenv("TMPDIR");
     if (!t || !*t) t = "/tmp";
     remove_orphans(t);
-    unsigned long long start = 0;
-    (void)shm_proc_starttime(getpid(), &start); /* 0: never taken for an orphan's */
     char tmpl[PATH_MAX];
-    int len = snprintf(tmpl, sizeof tmpl, "%s/" STEM "%ld-%llu-XXXXXX", t, (long)getpid(), start);
+    int len = snprintf(tmpl, sizeof tmpl, "%s/" STEM "%s-XXXXXX", t, arena_process_tag());
     if (len < 0 || (size_t)len >= sizeof tmpl) {
         snprintf(why, n, "TMPDIR is too long a path");
         *code = TSR_E_IO;
