@@ -396,6 +396,9 @@ int fmu_schema_add_signals(fmu_model *m, fmu_causality which, uint32_t flags,
 /* The model's index lists and scratch, sized from its variables, and an
  * empty schema. 0 or TSR_E_NOMEM. */
 int fmu_model_scratch(fmu_model *m, char *why, size_t n);
+/* m->desc from the built schema, with apply as its apply endpoint; the
+ * form adds its derivative endpoints or fd_method. */
+void fmu_schema_describe(fmu_model *m, tsr_endpoint_fn apply);
 
 /* fmu_cosim.c, fmu_rhs.c: build m->schema and m->desc for the form (the
  * description, binary and instance are ready). 0, or TSR_E_* with why. */

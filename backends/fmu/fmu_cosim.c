@@ -128,15 +128,7 @@ int fmu_cosim_build(fmu_model *m, char *why, size_t n) {
                          "would be empty");
         return TSR_E_LOAD;
     }
-    m->desc = (tsr_plugin){TSR_PLUGIN_HEADER,
-                           .name = m->label,
-                           .version = d->fmi_version,
-                           .description = d->description ? d->description : d->model_name,
-                           .inputs = s->in,
-                           .n_inputs = s->n_in,
-                           .outputs = s->out,
-                           .n_outputs = s->n_out,
-                           .apply = cosim_endpoint,
-                           .fd_method = TSR_FD_CENTRAL};
+    fmu_schema_describe(m, cosim_endpoint);
+    m->desc.fd_method = TSR_FD_CENTRAL;
     return 0;
 }

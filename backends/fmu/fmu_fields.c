@@ -399,3 +399,16 @@ int fmu_model_scratch(fmu_model *m, char *why, size_t n) {
     snprintf(why, n, "out of memory");
     return TSR_E_NOMEM; /* fmu_close frees what was had */
 }
+
+void fmu_schema_describe(fmu_model *m, tsr_endpoint_fn apply) {
+    const fmu_description *d = &m->d;
+    m->desc = (tsr_plugin){TSR_PLUGIN_HEADER,
+                           .name = m->label,
+                           .version = d->fmi_version,
+                           .description = d->description ? d->description : d->model_name,
+                           .inputs = m->schema.in,
+                           .n_inputs = m->schema.n_in,
+                           .outputs = m->schema.out,
+                           .n_outputs = m->schema.n_out,
+                           .apply = apply};
+}

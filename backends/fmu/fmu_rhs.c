@@ -283,15 +283,7 @@ int fmu_rhs_build(fmu_model *m, char *why, size_t n) {
     if (!rc) rc = fmu_schema_add_parameters(s, d, m->c, taken, m->params, &m->n_params, why, n);
     if (rc) return rc;
     const fmu_api *api = m->inst.api;
-    m->desc = (tsr_plugin){TSR_PLUGIN_HEADER,
-                           .name = m->label,
-                           .version = d->fmi_version,
-                           .description = d->description ? d->description : d->model_name,
-                           .inputs = s->in,
-                           .n_inputs = s->n_in,
-                           .outputs = s->out,
-                           .n_outputs = s->n_out,
-                           .apply = rhs_endpoint};
+    fmu_schema_describe(m, rhs_endpoint);
     if (api->get_directional_derivative) m->desc.jvp = m->desc.vjp = rhs_endpoint;
     if (api->get_adjoint_derivative) m->desc.vjp = rhs_endpoint;
     if (!m->desc.jvp) m->desc.fd_method = TSR_FD_CENTRAL;

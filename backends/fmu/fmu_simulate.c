@@ -405,7 +405,6 @@ static int add_fields(fmu_model *m, const char *const *taken, char *why, size_t 
 }
 
 int fmu_simulate_build(fmu_model *m, char *why, size_t n) {
-    const fmu_description *d = &m->d;
     static const char *const taken[] = {"t", "x0", "x", NULL};
     if (fmu_model_scratch(m, why, n)) return TSR_E_NOMEM;
     fmu_schema *s = &m->schema;
@@ -420,15 +419,7 @@ int fmu_simulate_build(fmu_model *m, char *why, size_t n) {
     if (!rc) rc = fmu_default_grid(m, why, n);
     if (!rc) rc = add_fields(m, taken, why, n);
     if (rc) return rc;
-    m->desc = (tsr_plugin){TSR_PLUGIN_HEADER,
-                           .name = m->label,
-                           .version = d->fmi_version,
-                           .description = d->description ? d->description : d->model_name,
-                           .inputs = s->in,
-                           .n_inputs = s->n_in,
-                           .outputs = s->out,
-                           .n_outputs = s->n_out,
-                           .apply = simulate_endpoint};
+    fmu_schema_describe(m, simulate_endpoint);
     if (m->inst.api->get_directional_derivative)
         m->desc.jvp = m->desc.vjp = m->desc.jacobian = simulate_endpoint;
     else
